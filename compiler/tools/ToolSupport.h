@@ -1,0 +1,63 @@
+//===- compiler/tools/ToolSupport.h - Shared by collc subcommands -*- C++ -*-===//
+#ifndef COLLC_TOOLS_TOOLSUPPORT_H
+#define COLLC_TOOLS_TOOLSUPPORT_H
+
+#include "ir/Diagnostics.h"
+#include "ir/Program.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace collc::tool {
+
+/// Exit codes of every subcommand.
+enum ExitCode : int {
+  ExitOk = 0,
+  ExitUserError = 1, ///< the input is wrong (located diagnostics say how)
+  ExitUsage = 2,     ///< the command line is wrong
+  ExitInternal = 3,  ///< a bug in collc
+};
+
+/// How a subcommand reads its input program(s).
+struct InputOptions {
+  std::string Path;
+  bool SplitInputFile = false;
+  bool VerifyDiagnostics = false;
+  bool VerifyRoundTrip = false;
+};
+
+/// Parses every case of the input. For each program that parses, calls
+/// \p Fn with the program and a diagnostics engine. With
+/// VerifyDiagnostics, success means the diagnostics of every case matched
+/// the `expected-*` comments, and nothing is printed for them. Returns the
+/// exit code.
+int forEachProgram(const InputOptions &In,
+                   llvm::function_ref<llvm::Error(Program &, DiagnosticEngine &)> Fn);
+
+/// print(parse(print(P))) == print(P), or an internal error naming the first
+/// line that differs.
+llvm::Error checkRoundTrip(const Program &P);
+
+/// True when the environment asks every tool run to check round trips
+/// (COLLC_VERIFY_ROUNDTRIP=1, set by the golden test suite).
+bool roundTripRequestedByEnvironment();
+
+/// Reports \p E to stderr as "collc <cmd>: error: ..." and returns the
+/// matching exit code (internal errors give ExitInternal).
+int reportError(llvm::StringRef Command, llvm::Error E);
+
+/// Options every subcommand that reads IR takes, bound to \p Sub.
+struct CommonInputFlags {
+  llvm::cl::opt<std::string> Input;
+  llvm::cl::opt<bool> Split;
+  llvm::cl::opt<bool> VerifyDiags;
+  llvm::cl::opt<bool> RoundTrip;
+  explicit CommonInputFlags(llvm::cl::SubCommand &Sub);
+  InputOptions get() const;
+};
+
+} // namespace collc::tool
+
+#endif // COLLC_TOOLS_TOOLSUPPORT_H

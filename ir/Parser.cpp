@@ -1,0 +1,838 @@
+//===- ir/Parser.cpp - Text IR to Program ---------------------------------===//
+//
+// A recursive-descent parser over the Lexer's tokens. Structural errors
+// (syntax, undefined or duplicate names, missing types) are reported here;
+// semantic rules (shapes, ranges, every rank's specialization) belong to the
+// verifier. After an error inside an item the parser skips to the next token
+// that starts a line and goes on, so one run reports several mistakes; the
+// results of a failed op are remembered so their uses do not cascade.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Parser.h"
+
+#include "ir/Lexer.h"
+#include "ir/TypeInference.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+using namespace llvm;
+
+namespace collc {
+
+namespace {
+
+class Parser {
+public:
+  Parser(const SourceMgr &SM, unsigned BufferID, DiagnosticEngine &Diags)
+      : Lex(SM.getMemoryBuffer(BufferID)->getBuffer()), Diags(Diags) {
+    Tok = Lex.next();
+  }
+
+  std::unique_ptr<Program> parseFile();
+
+private:
+  // --- token helpers ---------------------------------------------------
+  void consume() { Tok = Lex.next(); }
+  bool consumeIf(Token::Kind K) {
+    if (!Tok.is(K))
+      return false;
+    consume();
+    return true;
+  }
+  bool consumeKeyword(StringRef W) {
+    if (!Tok.isKeyword(W))
+      return false;
+    consume();
+    return true;
+  }
+  /// Reports "expected X" at the current token and returns false.
+  bool errorExpected(const Twine &What);
+  bool expect(Token::Kind K, StringRef What) {
+    if (consumeIf(K))
+      return true;
+    return errorExpected(What);
+  }
+  bool expectKeyword(StringRef W) {
+    if (consumeKeyword(W))
+      return true;
+    return errorExpected("'" + W + "'");
+  }
+  bool error(SMLoc Loc, const Twine &Msg) {
+    Diags.error(Loc, Msg);
+    return false;
+  }
+  std::string describe(const Token &T) const;
+  /// Skips to the next token that starts a line (or the end of input),
+  /// past the item that began at \p ItemStart.
+  void recover(const char *ItemStart);
+
+  // --- grammar ---------------------------------------------------------
+  bool parseHeader();
+  bool parseItem();
+  bool parseGroup();
+  bool parseOp();
+  bool parseInteger(int64_t &Out, StringRef What);
+  bool parseType(TensorType &Out);
+  bool parseValueUse(ValueId &Out);
+  bool parseValueUses(SmallVectorImpl<ValueId> &Out);
+  bool parseGroupRef(GroupId &Out);
+  bool parseReduceOp(Op &O);
+  bool parseDuration(int64_t &Ns);
+  bool parseSplitMatrix(std::vector<int64_t> &Out);
+  bool parseAttrDict(Op &O);
+  bool parseString(std::string &Out);
+  const RankExpr *parseExpr(unsigned MinPrec = 1);
+  const RankExpr *parseUnary();
+  const RankExpr *parsePrimary();
+
+  Lexer Lex;
+  Token Tok;
+  DiagnosticEngine &Diags;
+  std::unique_ptr<Program> Prog;
+  /// Results of ops that failed to parse; uses of them are not re-reported.
+  StringSet<> Poisoned;
+  /// Set when a use named a poisoned value: the op fails without a message.
+  bool SilentFailure = false;
+};
+
+std::string Parser::describe(const Token &T) const {
+  switch (T.K) {
+  case Token::Eof:
+    return "end of input";
+  case Token::ValueName:
+    return ("'%" + T.Text + "'").str();
+  case Token::SymbolName:
+    return ("'@" + T.Text + "'").str();
+  case Token::String:
+    return ("\"" + T.Text + "\"").str();
+  default:
+    return ("'" + T.Text + "'").str();
+  }
+}
+
+bool Parser::errorExpected(const Twine &What) {
+  if (Tok.is(Token::Error) && Lex.lastErrorWasUnterminatedString())
+    return error(Tok.loc(), "unterminated string");
+  return error(Tok.loc(), "expected " + What + ", found " + describe(Tok));
+}
+
+void Parser::recover(const char *ItemStart) {
+  // An error found at the first token of the next line (a missing operand
+  // at the end of a line) must not swallow that line.
+  if (!Tok.is(Token::Eof) && (!Tok.StartsLine || Tok.Text.data() == ItemStart))
+    consume();
+  while (!Tok.is(Token::Eof) && !Tok.StartsLine)
+    consume();
+}
+
+bool Parser::parseInteger(int64_t &Out, StringRef What) {
+  if (!Tok.is(Token::Integer))
+    return errorExpected(What);
+  if (Tok.Text.getAsInteger(10, Out))
+    return error(Tok.loc(), "integer " + Tok.Text + " does not fit in 64 bits");
+  consume();
+  return true;
+}
+
+bool Parser::parseType(TensorType &Out) {
+  if (!Tok.is(Token::Identifier))
+    return errorExpected("an element type (" + allElemTypeNames() + ")");
+  Optional<ElemType> E = parseElemType(Tok.Text);
+  if (!E)
+    return error(Tok.loc(),
+                 "unknown element type '" + Tok.Text + "'; expected one of " + allElemTypeNames());
+  consume();
+  Out = TensorType();
+  Out.Elem = *E;
+  if (!consumeIf(Token::LSquare))
+    return true; // a scalar
+  if (consumeIf(Token::RSquare))
+    return true;
+  int64_t Elements = 1;
+  do {
+    SMLoc Loc = Tok.loc();
+    if (Tok.is(Token::Minus))
+      return error(Loc, "dimension sizes must be non-negative");
+    int64_t D;
+    if (!parseInteger(D, "a dimension size"))
+      return false;
+    // Keep the total byte size representable so later arithmetic is safe.
+    if (D != 0 && Elements > (int64_t(1) << 48) / D)
+      return error(Loc, "tensor has more than 2^48 elements");
+    Elements *= D;
+    Out.Shape.push_back(D);
+  } while (consumeIf(Token::Comma));
+  return expect(Token::RSquare, "',' or ']' in a shape");
+}
+
+bool Parser::parseValueUse(ValueId &Out) {
+  if (!Tok.is(Token::ValueName))
+    return errorExpected("a value name (%name)");
+  Out = Prog->lookupValue(Tok.Text);
+  if (Out == InvalidId) {
+    if (Poisoned.count(Tok.Text)) {
+      SilentFailure = true;
+      return false;
+    }
+    return error(Tok.loc(), "use of undefined value %" + Tok.Text +
+                                " (values must be defined before they are used)");
+  }
+  consume();
+  return true;
+}
+
+bool Parser::parseValueUses(SmallVectorImpl<ValueId> &Out) {
+  do {
+    ValueId V;
+    if (!parseValueUse(V))
+      return false;
+    Out.push_back(V);
+  } while (consumeIf(Token::Comma));
+  return true;
+}
+
+bool Parser::parseGroupRef(GroupId &Out) {
+  if (!Tok.is(Token::SymbolName))
+    return errorExpected("a group name (@name)");
+  Out = Prog->lookupGroup(Tok.Text);
+  if (Out == InvalidId)
+    return error(Tok.loc(), "use of undefined group @" + Tok.Text);
+  consume();
+  return true;
+}
+
+bool Parser::parseReduceOp(Op &O) {
+  if (!Tok.is(Token::Identifier))
+    return errorExpected("a reduce op (sum, prod, min, max, avg, premul_sum)");
+  Optional<ReduceOp> R = collc::parseReduceOp(Tok.Text);
+  if (!R)
+    return error(Tok.loc(), "unknown reduce op '" + Tok.Text +
+                                "'; expected one of sum, prod, min, max, avg, premul_sum");
+  consume();
+  O.Reduce = *R;
+  if (*R != ReduceOp::PremulSum)
+    return true;
+  if (!expect(Token::LParen, "'(' and the scale of premul_sum"))
+    return false;
+  bool Neg = consumeIf(Token::Minus);
+  if (!Tok.is(Token::Float) && !Tok.is(Token::Integer))
+    return errorExpected("a number");
+  double V;
+  if (Tok.Text.getAsDouble(V) || !std::isfinite(V))
+    return error(Tok.loc(), "scale " + Tok.Text + " is not a finite number");
+  consume();
+  O.Scale = Neg ? -V : V;
+  return expect(Token::RParen, "')'");
+}
+
+bool Parser::parseDuration(int64_t &Ns) {
+  SMLoc Loc = Tok.loc();
+  if (!Tok.is(Token::Integer) && !Tok.is(Token::Float))
+    return errorExpected("a duration such as 12us");
+  StringRef Number = Tok.Text;
+  consume();
+  if (!Tok.is(Token::Identifier) || Tok.Text.data() != Number.end())
+    return error(Loc, "expected a unit (ns, us, ms, s) right after the number " + Number);
+  int64_t Factor = StringSwitch<int64_t>(Tok.Text)
+                       .Case("ns", 1)
+                       .Case("us", 1000)
+                       .Case("ms", 1000000)
+                       .Case("s", 1000000000)
+                       .Default(0);
+  if (!Factor)
+    return error(Tok.loc(), "unknown time unit '" + Tok.Text + "'; expected ns, us, ms or s");
+  consume();
+  double V;
+  if (Number.getAsDouble(V))
+    return error(Loc, "bad number " + Number);
+  double Total = V * double(Factor);
+  if (Total > 9.0e18)
+    return error(Loc, "duration " + Number + " is too large");
+  if (std::nearbyint(Total) != Total)
+    return error(Loc, "duration must be a whole number of nanoseconds");
+  Ns = int64_t(Total);
+  return true;
+}
+
+bool Parser::parseSplitMatrix(std::vector<int64_t> &Out) {
+  if (!expect(Token::LSquare, "'[' starting a split matrix or a %counts value"))
+    return false;
+  size_t Rows = 0, Width = 0;
+  do {
+    SMLoc RowLoc = Tok.loc();
+    if (!expect(Token::LSquare, "'[' starting a row of split sizes"))
+      return false;
+    size_t RowStart = Out.size();
+    do {
+      if (Tok.is(Token::Minus))
+        return error(Tok.loc(), "split sizes must be non-negative");
+      int64_t V;
+      if (!parseInteger(V, "a split size"))
+        return false;
+      Out.push_back(V);
+    } while (consumeIf(Token::Comma));
+    if (!expect(Token::RSquare, "',' or ']' in a row of split sizes"))
+      return false;
+    size_t Len = Out.size() - RowStart;
+    if (Rows == 0)
+      Width = Len;
+    else if (Len != Width)
+      return error(RowLoc, formatv("row {0} of the split matrix has {1} sizes but row 0 has {2}",
+                                   Rows, Len, Width));
+    ++Rows;
+  } while (consumeIf(Token::Comma));
+  SMLoc EndLoc = Tok.loc();
+  if (!expect(Token::RSquare, "',' or ']' closing the split matrix"))
+    return false;
+  if (Rows != Width)
+    return error(EndLoc, formatv("the split matrix must be square (one row and one column per "
+                                 "group rank); it has {0} rows of {1}",
+                                 Rows, Width));
+  return true;
+}
+
+bool Parser::parseString(std::string &Out) {
+  if (!Tok.is(Token::String))
+    return errorExpected("a string");
+  StringRef Raw = Tok.Text;
+  for (size_t I = 0; I < Raw.size(); ++I) {
+    char C = Raw[I];
+    if (C != '\\') {
+      Out.push_back(C);
+      continue;
+    }
+    char E = Raw[++I];
+    switch (E) {
+    case 'n':
+      Out.push_back('\n');
+      break;
+    case 't':
+      Out.push_back('\t');
+      break;
+    case '"':
+    case '\\':
+      Out.push_back(E);
+      break;
+    default:
+      return error(SMLoc::getFromPointer(Raw.data() + I - 1),
+                   "unknown escape '\\" + Twine(E) + "'; expected \\n, \\t, \\\" or \\\\");
+    }
+  }
+  consume();
+  return true;
+}
+
+bool Parser::parseAttrDict(Op &O) {
+  // '{' already seen.
+  consume();
+  if (consumeIf(Token::RBrace))
+    return true;
+  do {
+    if (!Tok.is(Token::Identifier))
+      return errorExpected("an attribute name");
+    StringRef Key = Tok.Text;
+    SMLoc KeyLoc = Tok.loc();
+    consume();
+    if (O.getAttr(Key))
+      return error(KeyLoc, "attribute '" + Key + "' is given twice");
+    if (!expect(Token::Equal, "'=' after the attribute name"))
+      return false;
+    Attribute A;
+    A.Key = Prog->save(Key);
+    if (Tok.is(Token::String)) {
+      std::string S;
+      if (!parseString(S))
+        return false;
+      A.IsString = true;
+      A.Str = Prog->save(S);
+    } else {
+      bool Neg = consumeIf(Token::Minus);
+      int64_t V;
+      if (!parseInteger(V, "an integer or a string attribute value"))
+        return false;
+      A.Int = Neg ? -V : V;
+    }
+    O.Attrs.push_back(A);
+  } while (consumeIf(Token::Comma));
+  return expect(Token::RBrace, "',' or '}' in the attribute list");
+}
+
+// --- rank expressions ----------------------------------------------------
+
+static Optional<RankExpr::Kind> binaryOp(Token::Kind K) {
+  switch (K) {
+  case Token::Plus:
+    return RankExpr::Add;
+  case Token::Minus:
+    return RankExpr::Sub;
+  case Token::Star:
+    return RankExpr::Mul;
+  case Token::Slash:
+    return RankExpr::Div;
+  case Token::Percent:
+    return RankExpr::Mod;
+  case Token::Less:
+    return RankExpr::Lt;
+  case Token::LessEqual:
+    return RankExpr::Le;
+  case Token::Greater:
+    return RankExpr::Gt;
+  case Token::GreaterEqual:
+    return RankExpr::Ge;
+  case Token::EqualEqual:
+    return RankExpr::Eq;
+  case Token::NotEqual:
+    return RankExpr::Ne;
+  case Token::AndAnd:
+    return RankExpr::And;
+  case Token::OrOr:
+    return RankExpr::Or;
+  default:
+    return None;
+  }
+}
+
+const RankExpr *Parser::parseExpr(unsigned MinPrec) {
+  const RankExpr *LHS = parseUnary();
+  if (!LHS)
+    return nullptr;
+  while (true) {
+    // `rank %2` lexes as a value name; say what was meant.
+    if (Tok.is(Token::ValueName) && Tok.Text.front() >= '0' && Tok.Text.front() <= '9') {
+      error(Tok.loc(), "write the remainder operator with a space after it ('% " + Tok.Text +
+                           "'); '%" + Tok.Text + "' is a value name");
+      return nullptr;
+    }
+    Optional<RankExpr::Kind> K = binaryOp(Tok.K);
+    if (!K || RankExpr::precedence(*K) < MinPrec)
+      return LHS;
+    SMLoc OpLoc = Tok.loc();
+    consume();
+    const RankExpr *RHS = parseExpr(RankExpr::precedence(*K) + 1);
+    if (!RHS)
+      return nullptr;
+    LHS = Prog->makeExpr(*K, OpLoc, 0, LHS, RHS);
+  }
+}
+
+const RankExpr *Parser::parseUnary() {
+  SMLoc Loc = Tok.loc();
+  if (consumeIf(Token::Minus)) {
+    const RankExpr *E = parseUnary();
+    return E ? Prog->makeExpr(RankExpr::Neg, Loc, 0, E) : nullptr;
+  }
+  if (consumeIf(Token::Bang)) {
+    const RankExpr *E = parseUnary();
+    return E ? Prog->makeExpr(RankExpr::Not, Loc, 0, E) : nullptr;
+  }
+  return parsePrimary();
+}
+
+const RankExpr *Parser::parsePrimary() {
+  SMLoc Loc = Tok.loc();
+  if (Tok.is(Token::Integer)) {
+    int64_t V;
+    if (!parseInteger(V, "an integer"))
+      return nullptr;
+    return Prog->makeConst(V, Loc);
+  }
+  if (consumeIf(Token::LParen)) {
+    const RankExpr *E = parseExpr();
+    if (!E || !expect(Token::RParen, "')'"))
+      return nullptr;
+    return E;
+  }
+  if (consumeKeyword("rank"))
+    return Prog->makeExpr(RankExpr::Rank, Loc);
+  if (consumeKeyword("world"))
+    return Prog->makeExpr(RankExpr::World, Loc);
+  if (Tok.isKeyword("min") || Tok.isKeyword("max")) {
+    RankExpr::Kind K = Tok.isKeyword("min") ? RankExpr::Min : RankExpr::Max;
+    consume();
+    if (!expect(Token::LParen, "'('"))
+      return nullptr;
+    const RankExpr *A = parseExpr();
+    if (!A || !expect(Token::Comma, "','"))
+      return nullptr;
+    const RankExpr *B = parseExpr();
+    if (!B || !expect(Token::RParen, "')'"))
+      return nullptr;
+    return Prog->makeExpr(K, Loc, 0, A, B);
+  }
+  if (Tok.is(Token::Identifier)) {
+    error(Loc, "unknown name '" + Tok.Text +
+                   "' in a rank expression; expected rank, world, an integer, min or max");
+    return nullptr;
+  }
+  errorExpected("a rank expression");
+  return nullptr;
+}
+
+// --- program structure ---------------------------------------------------
+
+bool Parser::parseHeader() {
+  if (!expectKeyword("program"))
+    return false;
+  if (!Tok.is(Token::SymbolName))
+    return errorExpected("the program name (@name)");
+  StringRef Name = Tok.Text;
+  consume();
+  if (!expectKeyword("world") || !expect(Token::LParen, "'('"))
+    return false;
+  SMLoc Loc = Tok.loc();
+  int64_t World;
+  if (!parseInteger(World, "the world size"))
+    return false;
+  if (World < 1 || World > MaxWorldSize)
+    return error(Loc, formatv("world size {0} is not in 1..{1}", World, MaxWorldSize));
+  if (!expect(Token::RParen, "')'") || !expect(Token::LBrace, "'{'"))
+    return false;
+  Prog = std::make_unique<Program>(Name, World);
+  // Growing the op and value tables by doubling copies them and touches
+  // fresh pages each time; a line is rarely shorter than ~40 bytes, so
+  // reserving from the file size makes large files parse in one sweep.
+  Prog->reserve(Lex.bufferSize() / 40);
+  return true;
+}
+
+bool Parser::parseGroup() {
+  SMLoc Loc = Tok.loc();
+  consume(); // 'group'
+  if (!Tok.is(Token::SymbolName))
+    return errorExpected("a group name (@name)");
+  Group G;
+  G.Name = Tok.Text;
+  G.Loc = Loc;
+  SMLoc NameLoc = Tok.loc();
+  consume();
+  if (!expect(Token::Equal, "'='"))
+    return false;
+  if (consumeKeyword("world")) {
+    G.K = Group::World;
+  } else if (consumeKeyword("ranks")) {
+    G.K = Group::Ranks;
+    if (!expect(Token::LSquare, "'[' starting the rank list"))
+      return false;
+    do {
+      int64_t R;
+      if (Tok.is(Token::Minus))
+        return error(Tok.loc(), "ranks must be non-negative");
+      if (!parseInteger(R, "a rank"))
+        return false;
+      G.ExplicitRanks.push_back(R);
+    } while (consumeIf(Token::Comma));
+    if (!expect(Token::RSquare, "',' or ']' in the rank list"))
+      return false;
+  } else if (consumeKeyword("split")) {
+    G.K = Group::Split;
+    if (!expect(Token::LParen, "'(' and the color expression"))
+      return false;
+    if (!(G.Color = parseExpr()) || !expect(Token::Comma, "',' and the key expression") ||
+        !(G.Key = parseExpr()) || !expect(Token::RParen, "')'"))
+      return false;
+  } else {
+    return errorExpected("'world', 'ranks [...]' or 'split(color, key)'");
+  }
+  if (Prog->lookupGroup(G.Name) != InvalidId)
+    return error(NameLoc, "group @" + G.Name + " is already defined");
+  Expected<GroupId> Id = Prog->addGroup(std::move(G));
+  if (!Id)
+    return error(Loc, toString(Id.takeError()));
+  return true;
+}
+
+static Optional<OpKind> opKindFromKeyword(StringRef W) {
+  return StringSwitch<Optional<OpKind>>(W)
+      .Case("compute", OpKind::Compute)
+      .Case("all_reduce", OpKind::AllReduce)
+      .Case("all_gather", OpKind::AllGather)
+      .Case("reduce_scatter", OpKind::ReduceScatter)
+      .Case("broadcast", OpKind::Broadcast)
+      .Case("all_to_all", OpKind::AllToAll)
+      .Case("all_to_all_v", OpKind::AllToAllV)
+      .Case("send", OpKind::Send)
+      .Case("recv", OpKind::Recv)
+      .Case("barrier", OpKind::Barrier)
+      .Case("wait", OpKind::Wait)
+      .Default(None);
+}
+
+bool Parser::parseOp() {
+  SMLoc OpLoc = Tok.loc();
+  // Results.
+  SmallVector<std::pair<StringRef, SMLoc>, 2> ResultNames;
+  if (Tok.is(Token::ValueName)) {
+    do {
+      if (!Tok.is(Token::ValueName))
+        return errorExpected("a result name (%name)");
+      ResultNames.push_back({Tok.Text, Tok.loc()});
+      consume();
+    } while (consumeIf(Token::Comma));
+    auto PoisonResults = [&] {
+      for (auto &R : ResultNames)
+        Poisoned.insert(R.first);
+    };
+    if (!expect(Token::Equal, "'=' after the result names")) {
+      PoisonResults();
+      return false;
+    }
+    for (auto &R : ResultNames)
+      if (Prog->lookupValue(R.first) != InvalidId) {
+        error(R.second, "value %" + R.first + " is already defined");
+        return false;
+      }
+  }
+  auto Fail = [&] {
+    for (auto &R : ResultNames)
+      Poisoned.insert(R.first);
+    return false;
+  };
+
+  SMLoc KindLoc = Tok.loc();
+  Optional<OpKind> Kind = Tok.is(Token::Identifier) ? opKindFromKeyword(Tok.Text) : None;
+  if (!Kind) {
+    if (Tok.is(Token::Identifier))
+      error(KindLoc, "unknown op '" + Tok.Text +
+                         "'; expected compute, all_reduce, all_gather, reduce_scatter, "
+                         "broadcast, all_to_all, all_to_all_v, send, recv, barrier or wait");
+    else
+      errorExpected("an op");
+    return Fail();
+  }
+  consume();
+  Op O;
+  O.Kind = *Kind;
+  O.Loc = ResultNames.empty() ? KindLoc : OpLoc;
+
+  bool HasResults = *Kind != OpKind::Send && *Kind != OpKind::Barrier && *Kind != OpKind::Wait;
+  if (!HasResults && !ResultNames.empty()) {
+    error(OpLoc, opKindName(*Kind) + " has no results");
+    return Fail();
+  }
+  if (HasResults && *Kind != OpKind::Compute && ResultNames.empty()) {
+    error(KindLoc, opKindName(*Kind) + " needs result names (%r = " + opKindName(*Kind) + " ...)");
+    return Fail();
+  }
+
+  if (isCommunication(*Kind) && HasResults && consumeKeyword("async"))
+    O.Async = true;
+
+  switch (*Kind) {
+  case OpKind::Compute: {
+    if (!Tok.is(Token::SymbolName)) {
+      errorExpected("the compute name (@name)");
+      return Fail();
+    }
+    O.Callee = Prog->save(Tok.Text);
+    consume();
+    if (consumeIf(Token::LParen)) {
+      if (!Tok.is(Token::RParen) && !parseValueUses(O.Operands))
+        return Fail();
+      if (!expect(Token::RParen, "',' or ')' in the argument list"))
+        return Fail();
+    }
+    while (true) {
+      if (consumeKeyword("cost")) {
+        if (!expect(Token::LParen, "'('") || !parseDuration(O.CostNs) ||
+            !expect(Token::RParen, "')'"))
+          return Fail();
+      } else if (consumeKeyword("stream")) {
+        SMLoc Loc = Tok.loc();
+        int64_t S;
+        if (!expect(Token::LParen, "'('") || !parseInteger(S, "a stream number") ||
+            !expect(Token::RParen, "')'"))
+          return Fail();
+        if (S > 1023) {
+          error(Loc, formatv("stream {0} is not in 0..1023", S));
+          return Fail();
+        }
+        O.Stream = S;
+      } else {
+        break;
+      }
+    }
+    break;
+  }
+  case OpKind::AllReduce:
+  case OpKind::ReduceScatter:
+    if (!parseReduceOp(O))
+      return Fail();
+    [[fallthrough]];
+  case OpKind::AllGather:
+  case OpKind::AllToAll:
+  case OpKind::AllToAllV:
+  case OpKind::Broadcast:
+    if (!parseValueUses(O.Operands))
+      return Fail();
+    if (*Kind == OpKind::Broadcast) {
+      if (!expectKeyword("root") || !(O.Peer = parseExpr()))
+        return Fail();
+    }
+    if (!expectKeyword("in") || !parseGroupRef(O.Group))
+      return Fail();
+    if (*Kind == OpKind::AllToAllV) {
+      if (!expectKeyword("splits"))
+        return Fail();
+      if (Tok.is(Token::ValueName)) {
+        ValueId Counts;
+        if (!parseValueUse(Counts))
+          return Fail();
+        O.Operands.push_back(Counts);
+        O.HasCountsOperand = true;
+      } else if (!parseSplitMatrix(O.Splits)) {
+        return Fail();
+      }
+    }
+    break;
+  case OpKind::Send:
+  case OpKind::Recv:
+    if (*Kind == OpKind::Send && !parseValueUses(O.Operands))
+      return Fail();
+    if (!expectKeyword(*Kind == OpKind::Send ? "to" : "from") || !(O.Peer = parseExpr()))
+      return Fail();
+    if (consumeKeyword("in") && !parseGroupRef(O.Group))
+      return Fail();
+    break;
+  case OpKind::Barrier:
+    if (!expectKeyword("in") || !parseGroupRef(O.Group))
+      return Fail();
+    break;
+  case OpKind::Wait:
+    if (!parseValueUses(O.Operands))
+      return Fail();
+    break;
+  }
+
+  // Result types.
+  SmallVector<TensorType, 2> Types;
+  SMLoc TypesLoc = Tok.loc();
+  if (consumeIf(Token::Colon)) {
+    if (!HasResults) {
+      error(TypesLoc, opKindName(*Kind) + " has no results to give types to");
+      return Fail();
+    }
+    do {
+      TensorType T;
+      if (!parseType(T))
+        return Fail();
+      Types.push_back(std::move(T));
+    } while (consumeIf(Token::Comma));
+    if (Types.size() != ResultNames.size()) {
+      error(TypesLoc, formatv("{0} result names but {1} types", ResultNames.size(), Types.size()));
+      return Fail();
+    }
+  }
+
+  if (consumeKeyword("when") && !(O.When = parseExpr()))
+    return Fail();
+  if (Tok.is(Token::LBrace) && !parseAttrDict(O))
+    return Fail();
+  if (!Tok.StartsLine && !Tok.is(Token::Eof) && !Tok.is(Token::RBrace)) {
+    errorExpected("the end of the op (a new line)");
+    return Fail();
+  }
+
+  // Results: written types, or inferred ones.
+  if (Types.empty() && !ResultNames.empty()) {
+    if (!hasInferredResultTypes(*Kind)) {
+      error(OpLoc, opKindName(*Kind) + " needs its result types written (': f32[...]')");
+      return Fail();
+    }
+    // Every operand's type must be known, and the counts must agree.
+    if (O.Operands.size() != ResultNames.size()) {
+      error(OpLoc, formatv("{0} has {1} operands but {2} results; each operand has one result",
+                           opKindName(*Kind), O.Operands.size(), ResultNames.size()));
+      return Fail();
+    }
+    for (unsigned I = 0; I != ResultNames.size(); ++I) {
+      Expected<TensorType> T = inferResultType(*Prog, O, I);
+      if (!T) {
+        error(OpLoc, toString(T.takeError()));
+        return Fail();
+      }
+      Types.push_back(std::move(*T));
+    }
+  }
+  for (unsigned I = 0; I != ResultNames.size(); ++I) {
+    Expected<ValueId> V = Prog->addValue(ResultNames[I].first, std::move(Types[I]));
+    if (!V) {
+      error(ResultNames[I].second, toString(V.takeError()));
+      return Fail();
+    }
+    O.Results.push_back(*V);
+  }
+  Prog->addOp(std::move(O));
+  return true;
+}
+
+bool Parser::parseItem() {
+  SilentFailure = false;
+  if (Tok.isKeyword("group"))
+    return parseGroup();
+  return parseOp();
+}
+
+std::unique_ptr<Program> Parser::parseFile() {
+  if (!parseHeader())
+    return nullptr;
+  while (!Tok.is(Token::RBrace)) {
+    if (Tok.is(Token::Eof)) {
+      error(Tok.loc(), "expected '}' closing program @" + Prog->name() + ", found end of input");
+      return nullptr;
+    }
+    const char *ItemStart = Tok.Text.data();
+    if (!parseItem())
+      recover(ItemStart);
+  }
+  consume();
+  if (!Tok.is(Token::Eof))
+    error(Tok.loc(), "expected end of input after the program, found " + describe(Tok));
+  if (Diags.hasErrors())
+    return nullptr;
+  return std::move(Prog);
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Program>> parseProgram(const SourceMgr &SM, unsigned BufferID,
+                                                DiagnosticEngine &Diags) {
+  unsigned ErrorsBefore = Diags.numErrors();
+  Parser P(SM, BufferID, Diags);
+  std::unique_ptr<Program> Prog = P.parseFile();
+  if (!Prog || Diags.numErrors() != ErrorsBefore)
+    return Diags.takeError("parse");
+  Prog->setSourceMgr(&SM);
+  return Prog;
+}
+
+static Expected<ParsedProgram> parseBuffer(std::unique_ptr<MemoryBuffer> Buffer) {
+  ParsedProgram Out;
+  Out.Source = std::make_unique<SourceMgr>();
+  unsigned Id = Out.Source->AddNewSourceBuffer(std::move(Buffer), SMLoc());
+  DiagnosticEngine Diags(Out.Source.get());
+  Expected<std::unique_ptr<Program>> Prog = parseProgram(*Out.Source, Id, Diags);
+  if (!Prog)
+    return Prog.takeError();
+  Out.Prog = std::move(*Prog);
+  return Out;
+}
+
+Expected<ParsedProgram> parseProgramText(StringRef Text, StringRef BufferName) {
+  return parseBuffer(MemoryBuffer::getMemBufferCopy(Text, BufferName));
+}
+
+Expected<ParsedProgram> parseProgramFile(StringRef Path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path);
+  if (!Buf)
+    return createStringError(Buf.getError(), "cannot read %s: %s", Path.str().c_str(),
+                             Buf.getError().message().c_str());
+  return parseBuffer(std::move(*Buf));
+}
+
+} // namespace collc

@@ -1,0 +1,43 @@
+//===- ir/Parser.h - Text IR to Program --------------------------*- C++ -*-===//
+//
+// Grammar and examples: docs/ir.md. The parser reports every error it can
+// recover from (it resynchronises at the next line), each located in the
+// source, and returns a program only when there were none.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_IR_PARSER_H
+#define COLLC_IR_PARSER_H
+
+#include "ir/Diagnostics.h"
+#include "ir/Program.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <memory>
+
+namespace collc {
+
+/// Parses the program in buffer \p BufferID of \p SM. Diagnostics go to
+/// \p Diags; on failure the returned error carries them rendered. The
+/// program's locations point into \p SM, which must outlive it.
+llvm::Expected<std::unique_ptr<Program>> parseProgram(const llvm::SourceMgr &SM, unsigned BufferID,
+                                                      DiagnosticEngine &Diags);
+
+/// A program parsed from text together with the source it points into.
+struct ParsedProgram {
+  std::unique_ptr<llvm::SourceMgr> Source;
+  std::unique_ptr<Program> Prog;
+};
+
+/// Parses \p Text (named \p BufferName in diagnostics). Convenient for
+/// tests and tools that hold the text in memory.
+llvm::Expected<ParsedProgram> parseProgramText(llvm::StringRef Text,
+                                               llvm::StringRef BufferName = "<string>");
+
+/// Parses the file at \p Path.
+llvm::Expected<ParsedProgram> parseProgramFile(llvm::StringRef Path);
+
+} // namespace collc
+
+#endif // COLLC_IR_PARSER_H

@@ -1,0 +1,220 @@
+//===- ir/Program.h - The collc IR -------------------------------*- C++ -*-===//
+//
+// A Program is one model's communication as seen by every rank: a world
+// size, named groups of ranks, and a straight-line list of ops over named
+// tensor values. Compute ops are opaque producers and consumers with a cost
+// and a stream; collective ops move and reduce tensors within a group.
+//
+// One program describes all ranks. An op runs on rank r when its `when`
+// predicate holds at r and r is a member of the op's group; otherwise it is
+// skipped there, like torch.distributed on a rank outside the group, and
+// its results are undefined on r.
+//
+// Ops live in program order in one vector; values are referenced by index.
+// Names, expressions and strings live in the program's arena.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_IR_PROGRAM_H
+#define COLLC_IR_PROGRAM_H
+
+#include "ir/RankExpr.h"
+#include "ir/Types.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/SMLoc.h"
+#include "llvm/Support/StringSaver.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace llvm {
+class SourceMgr;
+}
+
+namespace collc {
+
+using ValueId = uint32_t;
+using OpId = uint32_t;
+using GroupId = uint32_t;
+constexpr uint32_t InvalidId = ~0u;
+
+/// Largest world the IR accepts; the verifier specializes for every rank.
+constexpr int64_t MaxWorldSize = 1 << 20;
+
+/// A set of ranks that communicate together. `world` is every rank; an
+/// explicit `ranks [..]` list is one subgroup; `split(color, key)` puts the
+/// ranks of equal non-negative color into one subgroup ordered by key (ties
+/// by world rank), and ranks of negative color in none.
+struct Group {
+  enum Kind : uint8_t { World, Ranks, Split };
+  Kind K = World;
+  llvm::StringRef Name;
+  llvm::SMLoc Loc;
+  llvm::SmallVector<int64_t, 8> ExplicitRanks; // K == Ranks, as written
+  const RankExpr *Color = nullptr;             // K == Split
+  const RankExpr *Key = nullptr;               // K == Split
+
+  // Resolved membership, computed when the group is added to a program.
+  std::vector<int32_t> SubgroupOf;             ///< per world rank; -1 outside every subgroup
+  std::vector<int32_t> LocalRank;              ///< per world rank; -1 outside
+  std::vector<std::vector<int32_t>> Subgroups; ///< world ranks in local-rank order
+
+  bool isMember(int64_t Rank) const { return SubgroupOf[Rank] >= 0; }
+  /// Size of \p Rank's subgroup (0 outside every subgroup).
+  int64_t sizeOn(int64_t Rank) const {
+    return SubgroupOf[Rank] < 0 ? 0 : int64_t(Subgroups[SubgroupOf[Rank]].size());
+  }
+  /// The size every subgroup has, or -1 when subgroups differ in size.
+  int64_t uniformSize() const;
+  /// Every world rank is in some subgroup.
+  bool coversWorld() const;
+  /// The members of \p Rank's subgroup (empty outside).
+  llvm::ArrayRef<int32_t> membersOf(int64_t Rank) const {
+    if (SubgroupOf[Rank] < 0)
+      return {};
+    return Subgroups[SubgroupOf[Rank]];
+  }
+};
+
+struct Value {
+  llvm::StringRef Name; ///< without the '%'
+  TensorType Type;
+  OpId Def = InvalidId;
+};
+
+enum class OpKind : uint8_t {
+  Compute,
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  AllToAll,
+  AllToAllV,
+  Send,
+  Recv,
+  Barrier,
+  Wait,
+};
+llvm::StringRef opKindName(OpKind K);
+/// Moves data between ranks (everything but compute and wait).
+bool isCommunication(OpKind K);
+/// A collective over a group that every member issues (not send/recv).
+bool isCollective(OpKind K);
+bool hasReduceOp(OpKind K);
+
+/// An attribute attached by a pass or a user: `{bucket = 3, why = "..."}`.
+struct Attribute {
+  llvm::StringRef Key;
+  bool IsString = false;
+  int64_t Int = 0;
+  llvm::StringRef Str;
+};
+
+struct Op {
+  OpKind Kind = OpKind::Compute;
+  bool Async = false;            ///< completes at a later `wait`
+  bool HasCountsOperand = false; ///< all_to_all_v whose last operand holds split sizes
+  ReduceOp Reduce = ReduceOp::Sum;
+  uint32_t Stream = 0; ///< compute stream
+  GroupId Group = InvalidId;
+  llvm::SMLoc Loc;
+  const RankExpr *When = nullptr; ///< null: every rank
+  const RankExpr *Peer = nullptr; ///< send/recv peer, broadcast root (group-local)
+  double Scale = 1.0;             ///< premul_sum factor
+  int64_t CostNs = 0;             ///< compute cost estimate
+  llvm::StringRef Callee;         ///< compute name, without '@'
+  llvm::SmallVector<ValueId, 1> Results;
+  llvm::SmallVector<ValueId, 2> Operands;
+  /// all_to_all_v static split sizes, group size x group size, row-major
+  /// [sender][receiver], in rows of dimension 0.
+  std::vector<int64_t> Splits;
+  llvm::SmallVector<Attribute, 0> Attrs;
+
+  /// Operands carrying tensor data (all but an all_to_all_v counts operand).
+  llvm::ArrayRef<ValueId> dataOperands() const {
+    return llvm::ArrayRef<ValueId>(Operands).drop_back(HasCountsOperand ? 1 : 0);
+  }
+  ValueId countsOperand() const { return HasCountsOperand ? Operands.back() : InvalidId; }
+  const Attribute *getAttr(llvm::StringRef Key) const;
+  void setAttr(llvm::StringRef Key, int64_t V);
+  /// \p V must live as long as the op (use Program::save).
+  void setAttr(llvm::StringRef Key, llvm::StringRef V);
+};
+
+class Program {
+public:
+  explicit Program(llvm::StringRef Name = "main", int64_t WorldSize = 1);
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+
+  llvm::StringRef name() const { return Name; }
+  void setName(llvm::StringRef N) { Name = save(N); }
+  int64_t worldSize() const { return WorldSize; }
+
+  /// The source the op locations point into, if the program was parsed.
+  const llvm::SourceMgr *sourceMgr() const { return SrcMgr; }
+  void setSourceMgr(const llvm::SourceMgr *SM) { SrcMgr = SM; }
+
+  // Groups.
+  /// Adds a group and resolves its membership for every rank. Fails on a
+  /// duplicate name, a rank out of range, a repeated rank, or a color/key
+  /// that cannot be evaluated on some rank.
+  llvm::Expected<GroupId> addGroup(Group G);
+  llvm::ArrayRef<Group> groups() const { return Groups; }
+  const Group &group(GroupId Id) const { return Groups[Id]; }
+  GroupId lookupGroup(llvm::StringRef Name) const;
+
+  // Values.
+  /// Fails on a duplicate name.
+  llvm::Expected<ValueId> addValue(llvm::StringRef Name, TensorType Type);
+  const Value &value(ValueId Id) const { return Values[Id]; }
+  Value &value(ValueId Id) { return Values[Id]; }
+  size_t numValues() const { return Values.size(); }
+  ValueId lookupValue(llvm::StringRef Name) const;
+
+  // Ops, in program order.
+  std::vector<Op> &ops() { return Ops; }
+  const std::vector<Op> &ops() const { return Ops; }
+  /// Appends \p O and records it as the definer of its results.
+  OpId addOp(Op O);
+  /// Rewrites every value's defining op after ops were reordered, inserted
+  /// or removed.
+  void recomputeDefs();
+
+  // Arena.
+  llvm::StringRef save(llvm::StringRef S) { return Saver.save(S); }
+  const RankExpr *makeExpr(RankExpr::Kind K, llvm::SMLoc Loc, int64_t Value = 0,
+                           const RankExpr *L = nullptr, const RankExpr *R = nullptr);
+  const RankExpr *makeConst(int64_t V, llvm::SMLoc Loc = {}) {
+    return makeExpr(RankExpr::Const, Loc, V);
+  }
+
+  /// Reserve space for about \p N ops (parsers of large files).
+  void reserve(size_t NumOps);
+
+private:
+  llvm::BumpPtrAllocator Arena;
+  llvm::StringSaver Saver{Arena};
+  llvm::StringRef Name;
+  int64_t WorldSize;
+  const llvm::SourceMgr *SrcMgr = nullptr;
+  std::vector<Group> Groups;
+  std::vector<Value> Values;
+  std::vector<Op> Ops;
+  llvm::StringMap<GroupId> GroupNames;
+  llvm::StringMap<ValueId> ValueNames;
+};
+
+/// Whether \p O runs on \p Rank: its predicate holds and Rank is in its
+/// group. Fails when the predicate cannot be evaluated there.
+llvm::Expected<bool> runsOn(const Program &P, const Op &O, int64_t Rank);
+
+} // namespace collc
+
+#endif // COLLC_IR_PROGRAM_H

@@ -1,0 +1,76 @@
+//===- ir/TypeInference.cpp - Result types of collectives -----------------===//
+
+#include "ir/TypeInference.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace collc {
+
+bool hasInferredResultTypes(OpKind K) {
+  switch (K) {
+  case OpKind::AllReduce:
+  case OpKind::AllGather:
+  case OpKind::ReduceScatter:
+  case OpKind::Broadcast:
+  case OpKind::AllToAll:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static Error typeError(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), Msg.str());
+}
+
+Expected<TensorType> inferResultType(const Program &P, const Op &O, unsigned Index) {
+  assert(hasInferredResultTypes(O.Kind) && "result type is written, not inferred");
+  if (Index >= O.Operands.size())
+    return typeError(formatv("{0} has {1} operands but {2} results; each operand has one result",
+                             opKindName(O.Kind), O.Operands.size(), O.Results.size()));
+  const TensorType &In = P.value(O.Operands[Index]).Type;
+  switch (O.Kind) {
+  case OpKind::AllReduce:
+  case OpKind::Broadcast:
+    return In;
+  default:
+    break;
+  }
+  const Group &G = P.group(O.Group);
+  int64_t N = G.uniformSize();
+  if (N < 0)
+    return typeError(formatv("{0} needs a group whose subgroups have one size; @{1} has "
+                             "subgroups of different sizes",
+                             opKindName(O.Kind), G.Name));
+  StringRef Name = P.value(O.Operands[Index]).Name;
+  switch (O.Kind) {
+  case OpKind::AllGather: {
+    TensorType Out = In;
+    if (Out.Shape.empty())
+      Out.Shape.push_back(N);
+    else
+      Out.Shape[0] *= N;
+    return Out;
+  }
+  case OpKind::ReduceScatter:
+  case OpKind::AllToAll: {
+    if (In.Shape.empty())
+      return typeError(formatv("{0} needs an operand of rank 1 or more; %{1} is a scalar",
+                               opKindName(O.Kind), Name));
+    if (In.Shape[0] % N != 0)
+      return typeError(formatv("{0}: dimension 0 of %{1} ({2}) is not divisible by the size "
+                               "{3} of @{4}",
+                               opKindName(O.Kind), Name, In.Shape[0], N, G.Name));
+    TensorType Out = In;
+    if (O.Kind == OpKind::ReduceScatter)
+      Out.Shape[0] /= N;
+    return Out;
+  }
+  default:
+    llvm_unreachable("handled above");
+  }
+}
+
+} // namespace collc

@@ -1,0 +1,99 @@
+//===- ir/Types.cpp - Element types, tensor types, reduce ops -------------===//
+
+#include "ir/Types.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <charconv>
+
+using namespace llvm;
+
+namespace collc {
+
+namespace {
+struct ElemTypeInfo {
+  const char *Name;
+  unsigned Bytes;
+  bool IsFloat;
+};
+// Indexed by ElemType.
+constexpr ElemTypeInfo ElemTypeTable[NumElemTypes] = {
+    {"f32", 4, true},  {"f16", 2, true},  {"bf16", 2, true},   {"f64", 8, true},
+    {"i8", 1, false},  {"u8", 1, false},  {"i32", 4, false},   {"u32", 4, false},
+    {"i64", 8, false}, {"u64", 8, false}, {"f8e4m3", 1, true}, {"f8e5m2", 1, true},
+};
+} // namespace
+
+StringRef elemTypeName(ElemType T) { return ElemTypeTable[unsigned(T)].Name; }
+unsigned elemTypeBytes(ElemType T) { return ElemTypeTable[unsigned(T)].Bytes; }
+bool isFloatType(ElemType T) { return ElemTypeTable[unsigned(T)].IsFloat; }
+
+Optional<ElemType> parseElemType(StringRef Name) {
+  for (unsigned I = 0; I != NumElemTypes; ++I)
+    if (Name == ElemTypeTable[I].Name)
+      return ElemType(I);
+  return None;
+}
+
+StringRef allElemTypeNames() {
+  return "f32, f16, bf16, f64, i8, u8, i32, u32, i64, u64, f8e4m3, f8e5m2";
+}
+
+int64_t TensorType::numElements() const {
+  int64_t N = 1;
+  for (int64_t D : Shape)
+    N *= D;
+  return N;
+}
+
+std::string TensorType::str() const {
+  std::string S;
+  raw_string_ostream OS(S);
+  OS << elemTypeName(Elem) << '[';
+  for (size_t I = 0; I != Shape.size(); ++I)
+    OS << (I ? ", " : "") << Shape[I];
+  OS << ']';
+  return S;
+}
+
+StringRef reduceOpName(ReduceOp Op) {
+  switch (Op) {
+  case ReduceOp::Sum:
+    return "sum";
+  case ReduceOp::Prod:
+    return "prod";
+  case ReduceOp::Min:
+    return "min";
+  case ReduceOp::Max:
+    return "max";
+  case ReduceOp::Avg:
+    return "avg";
+  case ReduceOp::PremulSum:
+    return "premul_sum";
+  }
+  llvm_unreachable("bad reduce op");
+}
+
+Optional<ReduceOp> parseReduceOp(StringRef Name) {
+  return StringSwitch<Optional<ReduceOp>>(Name)
+      .Case("sum", ReduceOp::Sum)
+      .Case("prod", ReduceOp::Prod)
+      .Case("min", ReduceOp::Min)
+      .Case("max", ReduceOp::Max)
+      .Case("avg", ReduceOp::Avg)
+      .Case("premul_sum", ReduceOp::PremulSum)
+      .Default(None);
+}
+
+std::string formatExactDouble(double V) {
+  char Buf[64];
+  auto R = std::to_chars(Buf, Buf + sizeof(Buf), V);
+  std::string S(Buf, R.ptr);
+  // Keep a marker that this is a real number so "1" prints as "1.0".
+  if (S.find_first_of(".eEn") == std::string::npos)
+    S += ".0";
+  return S;
+}
+
+} // namespace collc

@@ -1,0 +1,77 @@
+//===- ir/Types.h - Element types, tensor types, reduce ops -----*- C++ -*-===//
+//
+// The value vocabulary of collc: what a tensor holds (element type and
+// shape) and how a reduction combines elements. Shared by the IR, the plan
+// file and the runtime, so it depends on nothing but LLVM ADT.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_IR_TYPES_H
+#define COLLC_IR_TYPES_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace collc {
+
+/// Element types. The order is part of the plan format (digests hash the
+/// spelling, not the number), so new types go at the end.
+enum class ElemType : uint8_t {
+  F32,
+  F16,
+  BF16,
+  F64,
+  I8,
+  U8,
+  I32,
+  U32,
+  I64,
+  U64,
+  F8E4M3,
+  F8E5M2,
+};
+constexpr unsigned NumElemTypes = 12;
+
+/// The spelling used by the text formats: "f32", "bf16", "f8e4m3", ...
+llvm::StringRef elemTypeName(ElemType T);
+llvm::Optional<ElemType> parseElemType(llvm::StringRef Name);
+/// Size of one element in bytes.
+unsigned elemTypeBytes(ElemType T);
+bool isFloatType(ElemType T);
+/// A comma-separated list of every spelling, for "expected one of" messages.
+llvm::StringRef allElemTypeNames();
+
+/// A dense, row-major tensor type: element type and static shape.
+/// A shape of rank 0 is a scalar.
+struct TensorType {
+  ElemType Elem = ElemType::F32;
+  llvm::SmallVector<int64_t, 4> Shape;
+
+  TensorType() = default;
+  TensorType(ElemType E, llvm::ArrayRef<int64_t> S) : Elem(E), Shape(S.begin(), S.end()) {}
+
+  int64_t numElements() const;
+  int64_t bytes() const { return numElements() * elemTypeBytes(Elem); }
+  /// "f32[768, 3072]"
+  std::string str() const;
+
+  bool operator==(const TensorType &O) const { return Elem == O.Elem && Shape == O.Shape; }
+  bool operator!=(const TensorType &O) const { return !(*this == O); }
+};
+
+/// How a reduction combines the elements of every rank.
+enum class ReduceOp : uint8_t { Sum, Prod, Min, Max, Avg, PremulSum };
+llvm::StringRef reduceOpName(ReduceOp Op);
+llvm::Optional<ReduceOp> parseReduceOp(llvm::StringRef Name);
+
+/// Formats a double so that parsing it back gives the same bits
+/// (shortest round-trip form).
+std::string formatExactDouble(double V);
+
+} // namespace collc
+
+#endif // COLLC_IR_TYPES_H

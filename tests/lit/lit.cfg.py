@@ -1,0 +1,21 @@
+# lit configuration of collc's golden tests. Every test runs with
+# COLLC_VERIFY_ROUNDTRIP=1, so each `collc` invocation also checks that its
+# input round-trips: print(parse(print(x))) == print(x).
+import os
+import lit.formats
+
+config.name = "collc"
+# An external shell (bash), so tests can check exact exit codes with $?.
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".coll", ".test"]
+config.excludes = ["Inputs"]
+config.suffixes = [".coll", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.collc_obj_root, "tests", "lit")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.collc_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.environment["COLLC_VERIFY_ROUNDTRIP"] = "1"
+config.substitutions.append(("%examples", os.path.join(config.collc_src_root, "examples")))
+if config.have_nccl:
+    config.available_features.add("nccl")
