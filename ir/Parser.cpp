@@ -29,8 +29,8 @@ namespace {
 
 class Parser {
 public:
-  Parser(const SourceMgr &SM, unsigned BufferID, DiagnosticEngine &Diags)
-      : Lex(SM.getMemoryBuffer(BufferID)->getBuffer()), Diags(Diags) {
+  Parser(const SourceMgr &SM, unsigned BufferID, DiagnosticEngine &Diags, const ParseOptions &Opts)
+      : Lex(SM.getMemoryBuffer(BufferID)->getBuffer()), Diags(Diags), Opts(Opts) {
     Tok = Lex.next();
   }
 
@@ -94,6 +94,7 @@ private:
   Lexer Lex;
   Token Tok;
   DiagnosticEngine &Diags;
+  const ParseOptions &Opts;
   std::unique_ptr<Program> Prog;
   /// Results of ops that failed to parse; uses of them are not re-reported.
   StringSet<> Poisoned;
@@ -491,6 +492,12 @@ bool Parser::parseHeader() {
     return false;
   if (World < 1 || World > MaxWorldSize)
     return error(Loc, formatv("world size {0} is not in 1..{1}", World, MaxWorldSize));
+  if (Opts.WorldSize) {
+    if (Opts.WorldSize < 1 || Opts.WorldSize > MaxWorldSize)
+      return error(Loc, formatv("the requested world size {0} is not in 1..{1}", Opts.WorldSize,
+                                MaxWorldSize));
+    World = Opts.WorldSize;
+  }
   if (!expect(Token::RParen, "')'") || !expect(Token::LBrace, "'{'"))
     return false;
   Prog = std::make_unique<Program>(Name, World);
@@ -801,9 +808,9 @@ std::unique_ptr<Program> Parser::parseFile() {
 } // namespace
 
 Expected<std::unique_ptr<Program>> parseProgram(const SourceMgr &SM, unsigned BufferID,
-                                                DiagnosticEngine &Diags) {
+                                                DiagnosticEngine &Diags, const ParseOptions &Opts) {
   unsigned ErrorsBefore = Diags.numErrors();
-  Parser P(SM, BufferID, Diags);
+  Parser P(SM, BufferID, Diags, Opts);
   std::unique_ptr<Program> Prog = P.parseFile();
   if (!Prog || Diags.numErrors() != ErrorsBefore)
     return Diags.takeError("parse");
@@ -811,12 +818,13 @@ Expected<std::unique_ptr<Program>> parseProgram(const SourceMgr &SM, unsigned Bu
   return Prog;
 }
 
-static Expected<ParsedProgram> parseBuffer(std::unique_ptr<MemoryBuffer> Buffer) {
+static Expected<ParsedProgram> parseBuffer(std::unique_ptr<MemoryBuffer> Buffer,
+                                           const ParseOptions &Opts) {
   ParsedProgram Out;
   Out.Source = std::make_unique<SourceMgr>();
   unsigned Id = Out.Source->AddNewSourceBuffer(std::move(Buffer), SMLoc());
   DiagnosticEngine Diags(Out.Source.get());
-  Expected<std::unique_ptr<Program>> Prog = parseProgram(*Out.Source, Id, Diags);
+  Expected<std::unique_ptr<Program>> Prog = parseProgram(*Out.Source, Id, Diags, Opts);
   if (!Prog)
     return Prog.takeError();
   Out.Prog = std::move(*Prog);
@@ -824,15 +832,15 @@ static Expected<ParsedProgram> parseBuffer(std::unique_ptr<MemoryBuffer> Buffer)
 }
 
 Expected<ParsedProgram> parseProgramText(StringRef Text, StringRef BufferName) {
-  return parseBuffer(MemoryBuffer::getMemBufferCopy(Text, BufferName));
+  return parseBuffer(MemoryBuffer::getMemBufferCopy(Text, BufferName), ParseOptions());
 }
 
-Expected<ParsedProgram> parseProgramFile(StringRef Path) {
+Expected<ParsedProgram> parseProgramFile(StringRef Path, const ParseOptions &Opts) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path);
   if (!Buf)
     return createStringError(Buf.getError(), "cannot read %s: %s", Path.str().c_str(),
                              Buf.getError().message().c_str());
-  return parseBuffer(std::move(*Buf));
+  return parseBuffer(std::move(*Buf), Opts);
 }
 
 } // namespace collc

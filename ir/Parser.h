@@ -18,11 +18,18 @@
 
 namespace collc {
 
+struct ParseOptions {
+  /// Compile for this world size instead of the one the program declares
+  /// (0: as declared). Expressions over `world` follow it.
+  int64_t WorldSize = 0;
+};
+
 /// Parses the program in buffer \p BufferID of \p SM. Diagnostics go to
 /// \p Diags; on failure the returned error carries them rendered. The
 /// program's locations point into \p SM, which must outlive it.
 llvm::Expected<std::unique_ptr<Program>> parseProgram(const llvm::SourceMgr &SM, unsigned BufferID,
-                                                      DiagnosticEngine &Diags);
+                                                      DiagnosticEngine &Diags,
+                                                      const ParseOptions &Opts = {});
 
 /// A program parsed from text together with the source it points into.
 struct ParsedProgram {
@@ -36,7 +43,7 @@ llvm::Expected<ParsedProgram> parseProgramText(llvm::StringRef Text,
                                                llvm::StringRef BufferName = "<string>");
 
 /// Parses the file at \p Path.
-llvm::Expected<ParsedProgram> parseProgramFile(llvm::StringRef Path);
+llvm::Expected<ParsedProgram> parseProgramFile(llvm::StringRef Path, const ParseOptions &Opts = {});
 
 } // namespace collc
 

@@ -8,6 +8,7 @@
 
 #include "ir/Verifier.h"
 
+#include "ir/RankMasks.h"
 #include "ir/TypeInference.h"
 
 #include "llvm/ADT/BitVector.h"
@@ -33,11 +34,8 @@ private:
   void verifyPerRank(OpId I);
   void verifyUses(OpId I);
   void verifyAsync(OpId I);
-  /// The ranks \p O runs on; null means every rank.
-  const BitVector *execMask(OpId I) const {
-    return MaskIndex[I] < 0 ? nullptr : &Masks[MaskIndex[I]];
-  }
-  void computeMask(OpId I);
+  /// The ranks op \p I runs on; null means every rank.
+  const BitVector *execMask(OpId I) const { return Masks->mask(I); }
   SMLoc locOf(const RankExpr *E, const Op &O) const {
     return E && E->loc().isValid() ? E->loc() : O.Loc;
   }
@@ -46,46 +44,12 @@ private:
 
   const Program &P;
   DiagnosticEngine &Diags;
-  std::vector<int32_t> MaskIndex; // per op: -1 every rank, else index into Masks
-  std::vector<BitVector> Masks;
+  std::unique_ptr<RankMasks> Masks;
   // Async bookkeeping, per value.
   enum AsyncState : uint8_t { NotAsync, Pending, PendingReported, Waited };
   std::vector<AsyncState> Async;
   std::vector<OpId> WaitedBy;
 };
-
-void Verifier::computeMask(OpId I) {
-  const Op &O = P.ops()[I];
-  bool GroupCovers = O.Group == InvalidId || P.group(O.Group).coversWorld();
-  if (!O.When && GroupCovers) {
-    MaskIndex.push_back(-1);
-    return;
-  }
-  BitVector Mask(P.worldSize());
-  bool Reported = false;
-  for (int64_t R = 0; R != P.worldSize(); ++R) {
-    Expected<bool> Runs = runsOn(P, O, R);
-    if (!Runs) {
-      // Report the first failing rank only; the rest usually fail alike.
-      handleAllErrors(Runs.takeError(), [&](const RankExprError &E) {
-        if (!Reported)
-          errorAt(E.Loc.isValid() ? E.Loc : O.Loc,
-                  formatv("`when` predicate of {0} cannot be evaluated on rank {1}: {2}",
-                          opKindName(O.Kind), R, E.Msg));
-      });
-      Reported = true;
-      continue;
-    }
-    if (*Runs)
-      Mask.set(R);
-  }
-  if (Mask.all()) {
-    MaskIndex.push_back(-1);
-    return;
-  }
-  MaskIndex.push_back(Masks.size());
-  Masks.push_back(std::move(Mask));
-}
 
 void Verifier::verifyTypes(const Op &O) {
   if (!hasInferredResultTypes(O.Kind))
@@ -340,13 +304,15 @@ void Verifier::verifyOp(OpId I) {
 
 void Verifier::run() {
   const auto &Ops = P.ops();
-  MaskIndex.reserve(Ops.size());
+  Masks = std::make_unique<RankMasks>(P, [&](OpId I, int64_t R, const RankExprError &E) {
+    errorAt(E.Loc.isValid() ? E.Loc : Ops[I].Loc,
+            formatv("`when` predicate of {0} cannot be evaluated on rank {1}: {2}",
+                    opKindName(Ops[I].Kind), R, E.Msg));
+  });
   Async.assign(P.numValues(), NotAsync);
   WaitedBy.assign(P.numValues(), InvalidId);
-  for (OpId I = 0; I != Ops.size(); ++I) {
-    computeMask(I);
+  for (OpId I = 0; I != Ops.size(); ++I)
     verifyOp(I);
-  }
   for (ValueId V = 0; V != P.numValues(); ++V)
     if (Async[V] == Pending || Async[V] == PendingReported) {
       errorAt(P.ops()[P.value(V).Def].Loc,

@@ -8,6 +8,7 @@ packages=(
   llvm-14-dev llvm-14-tools          # LLVM ADT/Support, FileCheck, lit, not
   libclang-rt-14-dev                 # libFuzzer and sanitizer runtimes for clang
   libgtest-dev libgmock-dev libbenchmark-dev
+  graphviz                           # renders `collc dump --format dot` in the tests
 )
 
 sudo=""

@@ -27,15 +27,7 @@ static cl::opt<std::string> Pipeline("passes",
                                      cl::value_desc("pipeline"), cl::sub(Cmd));
 static cl::opt<std::string> Output("o", cl::desc("Output file (default: stdout)"),
                                    cl::value_desc("file"), cl::init("-"), cl::sub(Cmd));
-static cl::opt<bool> PrintAfterAll("print-ir-after-all", cl::desc("Print the IR after each pass"),
-                                   cl::sub(Cmd));
-static cl::opt<bool> PrintAfterChange("print-ir-after-change",
-                                      cl::desc("Print the IR after each pass that changed it"),
-                                      cl::sub(Cmd));
-static cl::opt<bool> VerifyEach("verify-each", cl::desc("Run the verifier after every pass"),
-                                cl::sub(Cmd));
-static cl::opt<bool> TimePasses("time-passes", cl::desc("Time each pass"), cl::sub(Cmd));
-static cl::opt<bool> Stats("stats", cl::desc("Print the statistics of each pass"), cl::sub(Cmd));
+static PassFlags Instrument(Cmd);
 static cl::opt<bool> ListPasses("list-passes", cl::desc("List the registered passes and exit"),
                                 cl::sub(Cmd));
 
@@ -66,11 +58,7 @@ int run_optCommand() {
         << "cannot write '" << Output << "': " << EC.message() << '\n';
     return ExitUserError;
   }
-  PassManagerOptions PMOpts;
-  PMOpts.PrintAfterAll = PrintAfterAll;
-  PMOpts.PrintAfterChange = PrintAfterChange;
-  PMOpts.VerifyEach = VerifyEach;
-  PMOpts.TimePasses = TimePasses;
+  PassManagerOptions PMOpts = Instrument.get();
   InputOptions In = Flags.get();
   bool First = true;
   int Exit = forEachProgram(In, [&](Program &P, DiagnosticEngine &Diags) -> Error {
@@ -84,7 +72,7 @@ int run_optCommand() {
     if (In.VerifyRoundTrip)
       if (Error E = checkRoundTrip(P))
         return E;
-    if (Stats)
+    if (Instrument.Stats)
       for (auto &[Name, N] : Ctx.Stats)
         errs() << "  " << N << "  " << Name << '\n';
     if (In.VerifyDiagnostics)

@@ -2,6 +2,7 @@
 
 #include "ToolSupport.h"
 
+#include "compiler/Compile.h"
 #include "compiler/SourceChunks.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -84,7 +85,7 @@ int forEachProgram(const InputOptions &In, function_ref<Error(Program &, Diagnos
     if (!In.VerifyDiagnostics)
       Diags.setStream(&errs());
     auto Process = [&]() -> Error {
-      Expected<std::unique_ptr<Program>> P = parseProgram(SM, Id, Diags);
+      Expected<std::unique_ptr<Program>> P = parseProgram(SM, Id, Diags, In.Parse);
       if (!P)
         return P.takeError();
       if (In.VerifyRoundTrip)
@@ -120,6 +121,47 @@ int forEachProgram(const InputOptions &In, function_ref<Error(Program &, Diagnos
     }
   }
   return Exit;
+}
+
+PassFlags::PassFlags(cl::SubCommand &Sub)
+    : PrintAfterAll("print-ir-after-all", cl::desc("Print the IR after each pass"), cl::sub(Sub)),
+      PrintAfterChange("print-ir-after-change",
+                       cl::desc("Print the IR after each pass that changed it"), cl::sub(Sub)),
+      VerifyEach("verify-each", cl::desc("Run the verifier after every pass"), cl::sub(Sub)),
+      TimePasses("time-passes", cl::desc("Time each pass"), cl::sub(Sub)),
+      Stats("stats", cl::desc("Print the statistics of each pass"), cl::sub(Sub)) {}
+
+PassManagerOptions PassFlags::get() const {
+  PassManagerOptions O;
+  O.PrintAfterAll = PrintAfterAll;
+  O.PrintAfterChange = PrintAfterChange;
+  O.VerifyEach = VerifyEach;
+  O.TimePasses = TimePasses;
+  return O;
+}
+
+bool isPlanFile(StringRef Path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path);
+  return Buf && (*Buf)->getBuffer().startswith("collc-plan");
+}
+
+Expected<plan::Plan> loadOrCompilePlan(StringRef Path, StringRef BucketPolicy) {
+  if (isPlanFile(Path))
+    return plan::readPlanFile(Path);
+  Expected<ParsedProgram> P = parseProgramFile(Path);
+  if (!P)
+    return P.takeError();
+  Expected<std::string> Bucket = bucketPassFor(BucketPolicy);
+  if (!Bucket)
+    return Bucket.takeError();
+  CompileOptions Opts;
+  Opts.Pipeline = defaultPipeline(*Bucket);
+  Opts.PM.CheckUnchanged = false;
+  DiagnosticEngine Diags(P->Source.get());
+  Expected<plan::Plan> Plan = compileProgram(*P->Prog, Opts, Diags, errs());
+  if (Plan)
+    Plan->Digest = plan::computeDigest(*Plan);
+  return Plan;
 }
 
 } // namespace collc::tool

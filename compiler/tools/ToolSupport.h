@@ -2,7 +2,10 @@
 #ifndef COLLC_TOOLS_TOOLSUPPORT_H
 #define COLLC_TOOLS_TOOLSUPPORT_H
 
+#include "compiler/PassManager.h"
+#include "compiler/plan/Plan.h"
 #include "ir/Diagnostics.h"
+#include "ir/Parser.h"
 #include "ir/Program.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -26,6 +29,7 @@ struct InputOptions {
   bool SplitInputFile = false;
   bool VerifyDiagnostics = false;
   bool VerifyRoundTrip = false;
+  ParseOptions Parse;
 };
 
 /// Parses every case of the input. For each program that parses, calls
@@ -57,6 +61,20 @@ struct CommonInputFlags {
   explicit CommonInputFlags(llvm::cl::SubCommand &Sub);
   InputOptions get() const;
 };
+
+/// The pass-manager instrumentation flags, bound to \p Sub.
+struct PassFlags {
+  llvm::cl::opt<bool> PrintAfterAll, PrintAfterChange, VerifyEach, TimePasses, Stats;
+  explicit PassFlags(llvm::cl::SubCommand &Sub);
+  PassManagerOptions get() const;
+};
+
+/// Whether \p Path holds a plan (it starts with "collc-plan") rather than IR.
+bool isPlanFile(llvm::StringRef Path);
+
+/// Reads a plan, or compiles an IR file with the default pipeline, so that
+/// commands that explain plans also take programs.
+llvm::Expected<plan::Plan> loadOrCompilePlan(llvm::StringRef Path, llvm::StringRef BucketPolicy);
 
 } // namespace collc::tool
 

@@ -9,6 +9,8 @@
 #include "Commands.h"
 #include "ToolSupport.h"
 
+#include "compiler/support/BatchMalloc.h"
+
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -18,6 +20,7 @@ using namespace collc::tool;
 
 int main(int argc, char **argv) {
   InitLLVM Init(argc, argv);
+  collc::tuneMallocForBatchWork();
   std::string Errors;
   raw_string_ostream ErrStream(Errors);
   if (!cl::ParseCommandLineOptions(argc, argv,

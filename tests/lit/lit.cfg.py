@@ -17,5 +17,6 @@ config.environment["PATH"] = os.pathsep.join(
     [config.collc_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.environment["COLLC_VERIFY_ROUNDTRIP"] = "1"
 config.substitutions.append(("%examples", os.path.join(config.collc_src_root, "examples")))
+config.substitutions.append(("%python", config.python_executable))
 if config.have_nccl:
     config.available_features.add("nccl")

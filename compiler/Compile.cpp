@@ -1,0 +1,52 @@
+//===- compiler/Compile.cpp - From a program to a plan ---------------------===//
+
+#include "compiler/Compile.h"
+
+#include "passes/Pass.h"
+
+using namespace llvm;
+
+namespace collc {
+
+std::string defaultPipeline(StringRef BucketPass) {
+  std::string P = "verify,check-cross-rank,order,";
+  if (!BucketPass.empty())
+    P += BucketPass.str() + ",";
+  P += "fuse,order,schedule,plan-memory,check-cross-rank";
+  return P;
+}
+
+Expected<std::string> bucketPassFor(StringRef Policy) {
+  if (Policy == "ddp")
+    return std::string("bucket{policy=ddp}");
+  if (Policy == "auto")
+    return std::string("bucket{policy=auto}");
+  if (Policy == "none")
+    return std::string();
+  if (Policy.consume_front("fixed:")) {
+    Expected<uint64_t> Bytes = parseByteSize(Policy);
+    if (!Bytes)
+      return Bytes.takeError();
+    return "bucket{policy=fixed,bytes=" + std::to_string(*Bytes) + "}";
+  }
+  return createStringError(inconvertibleErrorCode(),
+                           "--bucket=%s: expected ddp, fixed:<bytes> (such as fixed:25MiB), auto "
+                           "or none",
+                           Policy.str().c_str());
+}
+
+Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts, DiagnosticEngine &Diags,
+                                    raw_ostream &Log) {
+  PassManager PM(Opts.PM);
+  std::string Pipeline = Opts.Pipeline.empty() ? defaultPipeline() : Opts.Pipeline;
+  if (Error E = PM.addPipeline(Pipeline))
+    return std::move(E);
+  PassContext Ctx(Diags);
+  if (Error E = PM.run(P, Ctx, Log))
+    return std::move(E);
+  LoweringOptions L = Opts.Lowering;
+  L.Notes.insert(L.Notes.begin(), "pipeline: " + Pipeline);
+  return lowerToPlan(P, L);
+}
+
+} // namespace collc

@@ -1,0 +1,44 @@
+//===- compiler/Compile.h - From a program to a plan -------------*- C++ -*-===//
+//
+// The default pipeline, top to bottom (order matters where commented):
+//   verify              the program is well formed on every rank
+//   check-cross-rank    ranks agree before anything moves
+//   order               canonical order: bucket sees gradient-ready order,
+//                       whatever order the input listed independent ops in
+//   bucket{policy=ddp}  buckets for all_reduce / all_gather / reduce_scatter
+//   fuse                merges what bucketing left (broadcast, all_to_all)
+//   order               places merged ops right after their last producer
+//   schedule            async launches, waits before first consumers
+//   plan-memory         buffers and offsets
+//   check-cross-rank    nothing above broke agreement
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_COMPILER_COMPILE_H
+#define COLLC_COMPILER_COMPILE_H
+
+#include "compiler/Lowering.h"
+#include "compiler/PassManager.h"
+#include "compiler/plan/Plan.h"
+
+namespace collc {
+
+/// The default pipeline with \p BucketPass in its bucket slot (empty: none).
+std::string defaultPipeline(llvm::StringRef BucketPass = "bucket{policy=ddp}");
+
+/// Turns a `--bucket` value (ddp, fixed:25MiB, auto, none) into a bucket
+/// pass string for the pipeline.
+llvm::Expected<std::string> bucketPassFor(llvm::StringRef Policy);
+
+struct CompileOptions {
+  std::string Pipeline; ///< empty: defaultPipeline()
+  PassManagerOptions PM;
+  LoweringOptions Lowering;
+};
+
+/// Runs the pipeline on \p P (in place) and lowers it.
+llvm::Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts,
+                                          DiagnosticEngine &Diags, llvm::raw_ostream &Log);
+
+} // namespace collc
+
+#endif

@@ -1,0 +1,208 @@
+//===- compiler/Lowering.cpp - Program to plan -----------------------------===//
+
+#include "compiler/Lowering.h"
+
+#include "ir/RankMasks.h"
+#include "passes/MemoryPlan.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace collc {
+
+static plan::RankSet rankSet(const RankMasks &M, OpId I, int64_t World) {
+  plan::RankSet S;
+  const BitVector *Mask = M.mask(I);
+  if (!Mask)
+    return S;
+  S.All = false;
+  for (int64_t R = 0; R != World; ++R)
+    if (Mask->test(R))
+      S.Ranks.push_back(R);
+  return S;
+}
+
+static Optional<plan::CommKind> commKind(OpKind K) {
+  switch (K) {
+  case OpKind::AllReduce:
+    return plan::CommKind::AllReduce;
+  case OpKind::AllGather:
+    return plan::CommKind::AllGather;
+  case OpKind::ReduceScatter:
+    return plan::CommKind::ReduceScatter;
+  case OpKind::Broadcast:
+    return plan::CommKind::Broadcast;
+  case OpKind::AllToAll:
+    return plan::CommKind::AllToAll;
+  case OpKind::AllToAllV:
+    return plan::CommKind::AllToAllV;
+  case OpKind::Send:
+    return plan::CommKind::Send;
+  case OpKind::Recv:
+    return plan::CommKind::Recv;
+  case OpKind::Barrier:
+    return plan::CommKind::Barrier;
+  default:
+    return None;
+  }
+}
+
+Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) {
+  plan::Plan Out;
+  Out.Program = P.name().str();
+  Out.World = P.worldSize();
+  Out.Alignment = Opts.Alignment;
+  Out.Notes = Opts.Notes;
+  // Locations as line:col; the file is named once.
+  const SourceMgr *SM = P.sourceMgr();
+  unsigned Buffer = 0;
+  if (SM)
+    for (const Op &O : P.ops())
+      if (O.Loc.isValid() && (Buffer = SM->FindBufferContainingLoc(O.Loc)))
+        break;
+  auto Loc = [&](SMLoc L) -> std::string {
+    if (!Buffer || !L.isValid() || SM->FindBufferContainingLoc(L) != Buffer)
+      return "";
+    auto [Line, Col] = SM->getLineAndColumn(L, Buffer);
+    return std::to_string(Line) + ":" + std::to_string(Col);
+  };
+  if (Buffer)
+    Out.Source = SM->getMemoryBuffer(Buffer)->getBufferIdentifier().str();
+
+  for (const Group &G : P.groups()) {
+    plan::Group PG;
+    PG.Name = G.Name.str();
+    for (const auto &S : G.Subgroups)
+      PG.Subgroups.push_back(S);
+    Out.Groups.push_back(std::move(PG));
+  }
+  // Tensors are numbered in the order the (canonically ordered) program
+  // defines them, never by value id, which follows the input's text order.
+  std::vector<uint32_t> TensorOf(P.numValues(), ~0u);
+  Out.Tensors.reserve(P.numValues());
+  for (const Op &O : P.ops())
+    for (ValueId V : O.Results) {
+      TensorOf[V] = Out.Tensors.size();
+      Out.Tensors.push_back({P.value(V).Name.str(), P.value(V).Type});
+    }
+  auto Tensors = [&](ArrayRef<ValueId> Vs) {
+    std::vector<uint32_t> T;
+    T.reserve(Vs.size());
+    for (ValueId V : Vs)
+      T.push_back(TensorOf[V]);
+    return T;
+  };
+
+  MemoryPlan Mem = planMemory(P, Opts.Alignment, Opts.AllowViews);
+  for (const MemoryBuffer &B : Mem.Buffers) {
+    plan::Buffer PB;
+    PB.Bytes = B.Bytes;
+    PB.Segments = B.Segments;
+    for (const MemorySlot &S : B.Slots)
+      PB.Slots.push_back({TensorOf[S.Value], S.Offset, S.Bytes, plan::SlotMode(S.Mode)});
+    Out.Buffers.push_back(std::move(PB));
+  }
+
+  RankMasks Masks(P);
+  std::vector<int32_t> CommOfValue(P.numValues(), -1);
+  const auto &Ops = P.ops();
+  Out.Steps.reserve(Ops.size() * 2);
+  Out.Computes.reserve(Ops.size());
+  Out.Comms.reserve(Ops.size());
+  for (OpId I = 0; I != Ops.size(); ++I) {
+    const Op &O = Ops[I];
+    if (O.Kind == OpKind::Compute) {
+      plan::Compute C;
+      C.Name = O.Callee.str();
+      C.Stream = O.Stream;
+      C.CostNs = O.CostNs;
+      C.Ranks = rankSet(Masks, I, P.worldSize());
+      C.Inputs = Tensors(O.Operands);
+      C.Outputs = Tensors(O.Results);
+      C.Loc = Loc(O.Loc);
+      Out.Steps.push_back({plan::StepKind::Compute, uint32_t(Out.Computes.size())});
+      Out.Computes.push_back(std::move(C));
+      continue;
+    }
+    if (O.Kind == OpKind::Wait) {
+      // One wait step per comm, in the order the values are listed.
+      SmallVector<int32_t, 4> Seen;
+      for (ValueId V : O.Operands) {
+        int32_t C = CommOfValue[V];
+        if (C < 0)
+          return createStringError(inconvertibleErrorCode(),
+                                   "wait on %%%s, which no communication op produces",
+                                   P.value(V).Name.str().c_str());
+        if (llvm::is_contained(Seen, C))
+          continue;
+        Seen.push_back(C);
+        Out.Steps.push_back({plan::StepKind::Wait, uint32_t(C)});
+      }
+      continue;
+    }
+    Optional<plan::CommKind> K = commKind(O.Kind);
+    assert(K && "every other op communicates");
+    plan::Comm C;
+    C.Kind = *K;
+    C.Reduce = O.Reduce;
+    C.Scale = O.Scale;
+    ArrayRef<ValueId> Data =
+        O.Kind == OpKind::Recv ? ArrayRef<ValueId>(O.Results) : O.dataOperands();
+    C.Elem = Data.empty() ? ElemType::F32 : P.value(Data.front()).Type.Elem;
+    C.Group = O.Group == InvalidId ? -1 : int32_t(O.Group);
+    C.Ranks = rankSet(Masks, I, P.worldSize());
+    C.Inputs = Tensors(O.dataOperands());
+    C.Outputs = Tensors(O.Results);
+    C.InBuffer = Mem.PerOp[I].In;
+    C.OutBuffer = Mem.PerOp[I].Out;
+    C.Async = O.Async;
+    if (O.Peer) {
+      C.Peers.assign(P.worldSize(), -1);
+      for (int64_t R = 0; R != P.worldSize(); ++R) {
+        if (!C.Ranks.contains(R))
+          continue;
+        Expected<int64_t> V = O.Peer->evaluate(R, P.worldSize());
+        if (!V)
+          return createStringError(inconvertibleErrorCode(), "%s:%s: %s on rank %lld: %s",
+                                   Out.Source.c_str(), Loc(O.Loc).c_str(),
+                                   opKindName(O.Kind).str().c_str(), (long long)R,
+                                   toString(V.takeError()).c_str());
+        int64_t Peer = *V;
+        // Send/recv peers become world ranks; broadcast roots stay local.
+        if (O.Kind != OpKind::Broadcast && O.Group != InvalidId) {
+          ArrayRef<int32_t> M = P.group(O.Group).membersOf(R);
+          Peer = Peer >= 0 && Peer < int64_t(M.size()) ? M[Peer] : -1;
+        }
+        C.Peers[R] = Peer;
+      }
+    }
+    if (O.Kind == OpKind::AllToAllV) {
+      if (O.HasCountsOperand)
+        C.Counts = TensorOf[O.countsOperand()];
+      else
+        C.Splits = O.Splits;
+    }
+    if (const Attribute *B = O.getAttr("bucket"); B && !B->IsString)
+      C.Bucket = B->Int;
+    // Where it launches and waits, and its buffers, are in the plan itself.
+    for (StringRef Key : {"fused_why", "bucket_why"})
+      if (const Attribute *A = O.getAttr(Key); A && A->IsString)
+        C.Why.push_back((Key + ": " + A->Str).str());
+    C.Loc = Loc(O.Loc);
+    uint32_t Index = Out.Comms.size();
+    for (ValueId V : O.Results)
+      CommOfValue[V] = Index;
+    Out.Steps.push_back({plan::StepKind::Launch, Index});
+    // A blocking op completes before the next step.
+    if (!O.Async)
+      Out.Steps.push_back({plan::StepKind::Wait, Index});
+    Out.Comms.push_back(std::move(C));
+  }
+  Out.finalize();
+  // The digest is computed when the plan is written (plan::writePlan).
+  return Out;
+}
+
+} // namespace collc

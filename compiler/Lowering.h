@@ -1,0 +1,29 @@
+//===- compiler/Lowering.h - Program to plan ---------------------*- C++ -*-===//
+//
+// Lowers a program (after the pass pipeline) to a plan: rank sets from the
+// predicates, per-rank peers and roots, buffers and slots from the memory
+// plan, one step per op in program order (a blocking collective becomes a
+// launch and a wait), and the decisions the passes recorded.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_COMPILER_LOWERING_H
+#define COLLC_COMPILER_LOWERING_H
+
+#include "compiler/plan/Plan.h"
+#include "ir/Program.h"
+
+#include "llvm/Support/Error.h"
+
+namespace collc {
+
+struct LoweringOptions {
+  uint64_t Alignment = 256;
+  bool AllowViews = true;
+  std::vector<std::string> Notes;
+};
+
+llvm::Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts);
+
+} // namespace collc
+
+#endif

@@ -1,0 +1,172 @@
+//===- compiler/plan/Plan.h - The compiled communication plan ----*- C++ -*-===//
+//
+// A plan is what the compiler hands the runtime: for one world size, the
+// groups, the tensors, the buffers and where each tensor sits in them, the
+// compute ops (for readiness and simulation), the communication ops, and
+// the ordered steps every rank walks (each step says which ranks run it).
+// It is a text file first (docs/plan.md): diffable, loadable, versioned,
+// and sealed by a digest over everything ranks must agree on.
+//
+// This library depends only on ir/Types.h and LLVM Support, so the runtime
+// can load plans without the passes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_COMPILER_PLAN_PLAN_H
+#define COLLC_COMPILER_PLAN_PLAN_H
+
+#include "ir/Types.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace collc::plan {
+
+constexpr int FormatVersion = 1;
+
+/// The ranks a step or op runs on: every rank, or a sorted list.
+struct RankSet {
+  bool All = true;
+  std::vector<int32_t> Ranks;
+
+  bool contains(int64_t R) const;
+  /// "all", or ranges: "0-3,6".
+  std::string str() const;
+  static llvm::Expected<RankSet> parse(llvm::StringRef Text, int64_t World);
+  bool operator==(const RankSet &O) const { return All == O.All && Ranks == O.Ranks; }
+};
+
+struct Group {
+  std::string Name;
+  std::vector<std::vector<int32_t>> Subgroups; ///< world ranks in local-rank order
+  // Derived on load: per world rank, its subgroup and local rank (-1 outside).
+  std::vector<int32_t> SubgroupOf, LocalRank;
+  llvm::ArrayRef<int32_t> membersOf(int64_t Rank) const;
+};
+
+struct Tensor {
+  std::string Name; ///< without '%'
+  TensorType Type;
+};
+
+enum class SlotMode : uint8_t { View, Pack, Unpack };
+llvm::StringRef slotModeName(SlotMode M);
+
+struct Slot {
+  uint32_t Tensor;
+  uint64_t Offset; ///< within each segment of a segmented buffer
+  uint64_t Bytes;  ///< the whole tensor
+  SlotMode Mode;
+};
+
+struct Buffer {
+  uint64_t Bytes = 0;
+  int64_t Segments = 1; ///< per-rank segments (reduce_scatter, all_gather buckets)
+  std::vector<Slot> Slots;
+};
+
+enum class CommKind : uint8_t {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  AllToAll,
+  AllToAllV,
+  Send,
+  Recv,
+  Barrier,
+};
+llvm::StringRef commKindName(CommKind K);
+
+/// One communication op: a collective, a send or a recv.
+struct Comm {
+  CommKind Kind = CommKind::AllReduce;
+  ReduceOp Reduce = ReduceOp::Sum;
+  double Scale = 1.0; ///< premul_sum
+  ElemType Elem = ElemType::F32;
+  int32_t Group = -1; ///< -1: the world (send/recv without a group)
+  RankSet Ranks;
+  std::vector<uint32_t> Inputs, Outputs; ///< tensors
+  int32_t InBuffer = -1, OutBuffer = -1;
+  /// Per world rank: the peer (world rank) of a send/recv, or the root
+  /// (local rank) of a broadcast; -1 where the op does not run. Empty when
+  /// the op has neither.
+  std::vector<int32_t> Peers;
+  std::vector<int64_t> Splits; ///< all_to_all_v static, group size squared, rows
+  int32_t Counts = -1;         ///< all_to_all_v runtime split sizes (a tensor)
+  bool Async = false;
+  int32_t Bucket = -1;
+  // Not part of the digest:
+  std::vector<std::string> Why; ///< decisions of the passes
+  std::string Loc;              ///< line:col in Plan::Source
+
+  uint64_t inputBytes(llvm::ArrayRef<Tensor> Tensors) const;
+  uint64_t outputBytes(llvm::ArrayRef<Tensor> Tensors) const;
+};
+
+struct Compute {
+  std::string Name; ///< without '@'
+  uint32_t Stream = 0;
+  int64_t CostNs = 0;
+  RankSet Ranks;
+  std::vector<uint32_t> Inputs, Outputs;
+  std::string Loc; ///< line:col in Plan::Source; not part of the digest
+};
+
+enum class StepKind : uint8_t { Compute, Launch, Wait };
+llvm::StringRef stepKindName(StepKind K);
+
+/// Steps run in order on the ranks of the compute or comm they name.
+struct Step {
+  StepKind Kind;
+  uint32_t Index; ///< into Computes or Comms
+};
+
+struct Plan {
+  int Version = FormatVersion;
+  std::string Program;
+  int64_t World = 1;
+  uint64_t Alignment = 256;
+  std::vector<Group> Groups;
+  std::vector<Tensor> Tensors;
+  std::vector<Buffer> Buffers;
+  std::vector<Compute> Computes;
+  std::vector<Comm> Comms;
+  std::vector<Step> Steps;
+  std::vector<std::string> Notes; ///< how it was compiled; not in the digest
+  std::string Source;             ///< the program's file; not in the digest
+  std::string Digest;             ///< "xxh64:<hex>"; set by readPlan (computeDigest)
+
+  /// The ranks step \p S runs on.
+  const RankSet &ranksOf(const Step &S) const {
+    return S.Kind == StepKind::Compute ? Computes[S.Index].Ranks : Comms[S.Index].Ranks;
+  }
+  int64_t groupSize(const Comm &C, int64_t Rank) const;
+  /// Fills the derived fields of groups (after building or reading).
+  void finalize();
+};
+
+/// Writes the text form, digest and end marker included (computed fresh);
+/// returns the digest.
+std::string writePlan(const Plan &P, llvm::raw_ostream &OS);
+std::string writePlan(const Plan &P);
+/// The digest of what ranks must agree on: every line but notes, decisions
+/// and locations.
+std::string computeDigest(const Plan &P);
+/// The same over plan text (up to, not including, its digest line).
+std::string digestOfText(llvm::StringRef Text);
+
+/// Reads a plan; rejects a wrong format version, a malformed or truncated
+/// file, dangling references and a digest that does not match the content,
+/// each with the line and what was expected.
+llvm::Expected<Plan> readPlan(llvm::StringRef Text, llvm::StringRef Name = "<plan>");
+llvm::Expected<Plan> readPlanFile(llvm::StringRef Path);
+
+} // namespace collc::plan
+
+#endif

@@ -1,0 +1,733 @@
+//===- compiler/plan/PlanReader.cpp - Text to Plan -------------------------===//
+//
+// Line by line; every error names the line, what was found and what was
+// expected. After the last entity the digest line must match the digest of
+// the text above it, and an `end` line must follow: a plan cut short or
+// changed by hand is refused rather than half-run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/plan/Plan.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace llvm;
+
+namespace collc::plan {
+
+Expected<RankSet> RankSet::parse(StringRef Text, int64_t World) {
+  RankSet S;
+  if (Text == "all")
+    return S;
+  S.All = false;
+  if (Text == "none")
+    return S;
+  SmallVector<StringRef, 8> Parts;
+  Text.split(Parts, ',');
+  for (StringRef Part : Parts) {
+    auto [A, B] = Part.split('-');
+    int64_t Lo, Hi;
+    if (A.getAsInteger(10, Lo) || (B.empty() ? (Hi = Lo, false) : B.getAsInteger(10, Hi)) ||
+        Lo < 0 || Hi < Lo || Hi >= World)
+      return createStringError(inconvertibleErrorCode(),
+                               "bad rank set '%s': expected 'all', 'none' or ranges such as "
+                               "0-3,6 within 0..%lld",
+                               Text.str().c_str(), (long long)World - 1);
+    for (int64_t R = Lo; R <= Hi; ++R) {
+      if (!S.Ranks.empty() && S.Ranks.back() >= R)
+        return createStringError(inconvertibleErrorCode(), "bad rank set '%s': ranks must increase",
+                                 Text.str().c_str());
+      S.Ranks.push_back(R);
+    }
+  }
+  return S;
+}
+
+namespace {
+
+class Reader {
+public:
+  Reader(StringRef Text, StringRef Name) : Text(Text), Name(Name) {}
+  Expected<Plan> run();
+
+private:
+  // --- one line at a time --------------------------------------------
+  bool nextLine();
+  Error err(const Twine &Msg) const {
+    return createStringError(inconvertibleErrorCode(), "%s:%u: %s", Name.str().c_str(), LineNo,
+                             Msg.str().c_str());
+  }
+  bool atEnd() const { return Pos == Words.size(); }
+  StringRef peek() const { return atEnd() ? StringRef() : Words[Pos]; }
+  Expected<StringRef> word(const Twine &What);
+  Error keyword(StringRef K);
+  bool consumeKeyword(StringRef K) {
+    if (peek() != K)
+      return false;
+    ++Pos;
+    return true;
+  }
+  Expected<int64_t> integer(const Twine &What, int64_t Min, int64_t Max);
+  Expected<std::string> quoted();
+  Expected<std::string> sigilName(char Sigil, const Twine &What);
+  Expected<std::vector<int64_t>> list(const Twine &What, int64_t Min, int64_t Max);
+  Expected<TensorType> type();
+  Error endOfLine();
+
+  // --- entities -------------------------------------------------------
+  Error header();
+  Error group();
+  Error tensor();
+  Error buffer();
+  Error slot();
+  Error compute();
+  Error comm();
+  Error step();
+  Error checkReferences();
+
+  StringRef Text, Name;
+  StringRef Rest;
+  const char *LineStart = nullptr;
+  unsigned LineNo = 0;
+  std::vector<std::string> Words;
+  size_t Pos = 0;
+  Plan P;
+  StringMap<int32_t> GroupIndex;
+  enum class Last { None, Compute, Comm, Buffer } LastEntity = Last::None;
+};
+
+bool Reader::nextLine() {
+  while (!Rest.empty()) {
+    LineStart = Rest.data();
+    auto [Line, Tail] = Rest.split('\n');
+    Rest = Tail;
+    ++LineNo;
+    Words.clear();
+    Pos = 0;
+    // Words are space separated; a quoted string is one word (unescaped).
+    StringRef L = Line.rtrim("\r");
+    size_t I = 0;
+    while (I < L.size()) {
+      if (L[I] == ' ') {
+        ++I;
+        continue;
+      }
+      if (L[I] == '"') {
+        std::string W = "\"";
+        ++I;
+        bool Closed = false;
+        while (I < L.size()) {
+          char C = L[I++];
+          if (C == '\\' && I < L.size()) {
+            char E = L[I++];
+            W += E == 'n' ? '\n' : E;
+          } else if (C == '"') {
+            Closed = true;
+            break;
+          } else {
+            W += C;
+          }
+        }
+        if (!Closed)
+          W = "\x01unterminated";
+        Words.push_back(W);
+        continue;
+      }
+      size_t J = L.find(' ', I);
+      if (J == StringRef::npos)
+        J = L.size();
+      Words.push_back(L.slice(I, J).str());
+      I = J;
+    }
+    if (!Words.empty())
+      return true;
+  }
+  return false;
+}
+
+Expected<StringRef> Reader::word(const Twine &What) {
+  if (atEnd())
+    return err("expected " + What + ", found the end of the line");
+  return StringRef(Words[Pos++]);
+}
+
+Error Reader::keyword(StringRef K) {
+  if (consumeKeyword(K))
+    return Error::success();
+  return err("expected '" + K + "', found " +
+             (atEnd() ? "the end of the line" : "'" + peek() + "'"));
+}
+
+Expected<int64_t> Reader::integer(const Twine &What, int64_t Min, int64_t Max) {
+  Expected<StringRef> W = word(What);
+  if (!W)
+    return W.takeError();
+  int64_t V;
+  if (W->getAsInteger(10, V))
+    return err("expected " + What + ", found '" + *W + "'");
+  if (V < Min || V > Max)
+    return err(What + " " + Twine(V) + " is not in " + Twine(Min) + ".." + Twine(Max));
+  return V;
+}
+
+Expected<std::string> Reader::quoted() {
+  Expected<StringRef> W = word("a quoted string");
+  if (!W)
+    return W.takeError();
+  if (*W == "\x01unterminated")
+    return err("unterminated string");
+  if (!W->startswith("\""))
+    return err("expected a quoted string, found '" + *W + "'");
+  return W->drop_front().str();
+}
+
+Expected<std::string> Reader::sigilName(char Sigil, const Twine &What) {
+  Expected<StringRef> W = word(What);
+  if (!W)
+    return W.takeError();
+  if (W->size() < 2 || W->front() != Sigil)
+    return err("expected " + What + " (" + Twine(Sigil) + "name), found '" + *W + "'");
+  return W->drop_front().str();
+}
+
+Expected<std::vector<int64_t>> Reader::list(const Twine &What, int64_t Min, int64_t Max) {
+  Expected<StringRef> W = word(What);
+  if (!W)
+    return W.takeError();
+  if (!W->startswith("[") || !W->endswith("]"))
+    return err("expected " + What + " as [a,b,...], found '" + *W + "'");
+  std::vector<int64_t> Out;
+  StringRef Inner = W->drop_front().drop_back();
+  if (Inner.empty())
+    return Out;
+  SmallVector<StringRef, 16> Parts;
+  Inner.split(Parts, ',');
+  for (StringRef Part : Parts) {
+    int64_t V;
+    if (Part.getAsInteger(10, V))
+      return err("expected " + What + " as [a,b,...], found '" + Part + "' in '" + *W + "'");
+    if (V < Min || V > Max)
+      return err("in " + What + ": " + Twine(V) + " is not in " + Twine(Min) + ".." + Twine(Max));
+    Out.push_back(V);
+  }
+  return Out;
+}
+
+Expected<TensorType> Reader::type() {
+  Expected<StringRef> W = word("a tensor type such as f32[768,3072]");
+  if (!W)
+    return W.takeError();
+  size_t Bracket = W->find('[');
+  Optional<ElemType> E = parseElemType(W->take_front(Bracket));
+  if (!E)
+    return err("unknown element type '" + W->take_front(Bracket) + "'; expected one of " +
+               allElemTypeNames());
+  TensorType T;
+  T.Elem = *E;
+  if (Bracket == StringRef::npos)
+    return T;
+  --Pos; // re-read the dims as a list
+  Words[Pos].erase(0, Bracket);
+  Expected<std::vector<int64_t>> Dims = list("dimensions", 0, int64_t(1) << 48);
+  if (!Dims)
+    return Dims.takeError();
+  T.Shape.assign(Dims->begin(), Dims->end());
+  return T;
+}
+
+Error Reader::endOfLine() {
+  if (atEnd())
+    return Error::success();
+  return err("unexpected '" + peek() + "' at the end of the line");
+}
+
+Error Reader::header() {
+  if (!nextLine())
+    return err("empty plan: expected 'collc-plan " + Twine(FormatVersion) + "'");
+  if (Error E = keyword("collc-plan"))
+    return createStringError(inconvertibleErrorCode(),
+                             "%s:%u: not a collc plan: it must start with 'collc-plan %d'",
+                             Name.str().c_str(), LineNo, FormatVersion);
+  Expected<int64_t> V = integer("the format version", 0, INT32_MAX);
+  if (!V)
+    return V.takeError();
+  if (*V != FormatVersion)
+    return err("plan format version " + Twine(*V) +
+               " is not supported; this collc reads "
+               "version " +
+               Twine(FormatVersion) + " (compile the plan again with this collc)");
+  P.Version = *V;
+  if (!nextLine())
+    return err("plan is truncated after its first line");
+  if (Error E = keyword("program"))
+    return E;
+  Expected<std::string> N = sigilName('@', "the program name");
+  if (!N)
+    return N.takeError();
+  P.Program = *N;
+  if (Error E = keyword("world"))
+    return E;
+  Expected<int64_t> W = integer("world size", 1, 1 << 20);
+  if (!W)
+    return W.takeError();
+  P.World = *W;
+  if (Error E = keyword("align"))
+    return E;
+  Expected<int64_t> A = integer("alignment", 1, 1 << 20);
+  if (!A)
+    return A.takeError();
+  if (*A & (*A - 1))
+    return err("alignment " + Twine(*A) + " is not a power of two");
+  P.Alignment = *A;
+  return endOfLine();
+}
+
+Error Reader::group() {
+  Group G;
+  Expected<std::string> N = sigilName('@', "the group name");
+  if (!N)
+    return N.takeError();
+  G.Name = *N;
+  if (GroupIndex.count(G.Name))
+    return err("group @" + G.Name + " is defined twice");
+  std::vector<uint8_t> Seen(P.World, 0);
+  while (!atEnd()) {
+    Expected<std::vector<int64_t>> Members = list("a subgroup's ranks", 0, P.World - 1);
+    if (!Members)
+      return Members.takeError();
+    if (Members->empty())
+      return err("group @" + G.Name + " has an empty subgroup");
+    for (int64_t R : *Members) {
+      if (Seen[R])
+        return err("rank " + Twine(R) + " is in two subgroups of @" + G.Name);
+      Seen[R] = 1;
+    }
+    G.Subgroups.emplace_back(Members->begin(), Members->end());
+  }
+  if (G.Subgroups.empty())
+    return err("group @" + G.Name + " has no subgroups");
+  GroupIndex[G.Name] = P.Groups.size();
+  P.Groups.push_back(std::move(G));
+  return Error::success();
+}
+
+Error Reader::tensor() {
+  Expected<int64_t> I = integer("the tensor number", 0, INT32_MAX);
+  if (!I)
+    return I.takeError();
+  if (*I != int64_t(P.Tensors.size()))
+    return err("tensor " + Twine(*I) + " out of sequence; expected tensor " +
+               Twine(P.Tensors.size()));
+  Tensor T;
+  Expected<std::string> N = sigilName('%', "the tensor name");
+  if (!N)
+    return N.takeError();
+  T.Name = *N;
+  Expected<TensorType> Ty = type();
+  if (!Ty)
+    return Ty.takeError();
+  T.Type = *Ty;
+  P.Tensors.push_back(std::move(T));
+  return endOfLine();
+}
+
+Error Reader::buffer() {
+  Expected<int64_t> I = integer("the buffer number", 0, INT32_MAX);
+  if (!I)
+    return I.takeError();
+  if (*I != int64_t(P.Buffers.size()))
+    return err("buffer " + Twine(*I) + " out of sequence; expected buffer " +
+               Twine(P.Buffers.size()));
+  Buffer B;
+  if (Error E = keyword("bytes"))
+    return E;
+  Expected<int64_t> Bytes = integer("buffer bytes", 0, INT64_MAX);
+  if (!Bytes)
+    return Bytes.takeError();
+  B.Bytes = *Bytes;
+  if (Error E = keyword("segments"))
+    return E;
+  Expected<int64_t> Seg = integer("segments", 1, P.World);
+  if (!Seg)
+    return Seg.takeError();
+  B.Segments = *Seg;
+  P.Buffers.push_back(std::move(B));
+  LastEntity = Last::Buffer;
+  return endOfLine();
+}
+
+Error Reader::slot() {
+  if (LastEntity != Last::Buffer)
+    return err("a slot must follow its buffer");
+  Buffer &B = P.Buffers.back();
+  Slot S;
+  Expected<int64_t> T = integer("the slot's tensor", 0, int64_t(P.Tensors.size()) - 1);
+  if (!T)
+    return T.takeError();
+  S.Tensor = *T;
+  if (Error E = keyword("offset"))
+    return E;
+  Expected<int64_t> Off = integer("offset", 0, INT64_MAX);
+  if (!Off)
+    return Off.takeError();
+  S.Offset = *Off;
+  if (Error E = keyword("bytes"))
+    return E;
+  Expected<int64_t> Bytes = integer("slot bytes", 0, INT64_MAX);
+  if (!Bytes)
+    return Bytes.takeError();
+  S.Bytes = *Bytes;
+  Expected<StringRef> Mode = word("a slot mode (view, pack, unpack)");
+  if (!Mode)
+    return Mode.takeError();
+  if (*Mode == "view")
+    S.Mode = SlotMode::View;
+  else if (*Mode == "pack")
+    S.Mode = SlotMode::Pack;
+  else if (*Mode == "unpack")
+    S.Mode = SlotMode::Unpack;
+  else
+    return err("unknown slot mode '" + *Mode + "'; expected view, pack or unpack");
+  if (S.Bytes != uint64_t(P.Tensors[S.Tensor].Type.bytes()))
+    return err("slot of %" + P.Tensors[S.Tensor].Name + " has " + Twine(S.Bytes) +
+               " bytes; the tensor has " + Twine(P.Tensors[S.Tensor].Type.bytes()));
+  uint64_t Segment = B.Bytes / uint64_t(B.Segments);
+  if (S.Offset + S.Bytes / uint64_t(B.Segments) > Segment)
+    return err("slot of %" + P.Tensors[S.Tensor].Name + " at offset " + Twine(S.Offset) +
+               " does not fit its buffer of " + Twine(B.Bytes) + " bytes");
+  B.Slots.push_back(S);
+  return endOfLine();
+}
+
+Error Reader::compute() {
+  Expected<int64_t> I = integer("the compute number", 0, INT32_MAX);
+  if (!I)
+    return I.takeError();
+  if (*I != int64_t(P.Computes.size()))
+    return err("compute " + Twine(*I) + " out of sequence; expected compute " +
+               Twine(P.Computes.size()));
+  Compute C;
+  Expected<std::string> N = sigilName('@', "the compute name");
+  if (!N)
+    return N.takeError();
+  C.Name = *N;
+  if (Error E = keyword("stream"))
+    return E;
+  Expected<int64_t> S = integer("stream", 0, 1023);
+  if (!S)
+    return S.takeError();
+  C.Stream = *S;
+  if (Error E = keyword("cost"))
+    return E;
+  Expected<int64_t> Cost = integer("cost in ns", 0, INT64_MAX);
+  if (!Cost)
+    return Cost.takeError();
+  C.CostNs = *Cost;
+  if (Error E = keyword("ranks"))
+    return E;
+  Expected<StringRef> RS = word("a rank set");
+  if (!RS)
+    return RS.takeError();
+  Expected<RankSet> Ranks = RankSet::parse(*RS, P.World);
+  if (!Ranks)
+    return err(toString(Ranks.takeError()));
+  C.Ranks = *Ranks;
+  int64_t MaxT = int64_t(P.Tensors.size()) - 1;
+  if (Error E = keyword("in"))
+    return E;
+  Expected<std::vector<int64_t>> In = list("input tensors", 0, MaxT);
+  if (!In)
+    return In.takeError();
+  if (Error E = keyword("out"))
+    return E;
+  Expected<std::vector<int64_t>> Out = list("output tensors", 0, MaxT);
+  if (!Out)
+    return Out.takeError();
+  C.Inputs.assign(In->begin(), In->end());
+  C.Outputs.assign(Out->begin(), Out->end());
+  P.Computes.push_back(std::move(C));
+  LastEntity = Last::Compute;
+  return endOfLine();
+}
+
+Error Reader::comm() {
+  Expected<int64_t> I = integer("the comm number", 0, INT32_MAX);
+  if (!I)
+    return I.takeError();
+  if (*I != int64_t(P.Comms.size()))
+    return err("comm " + Twine(*I) + " out of sequence; expected comm " + Twine(P.Comms.size()));
+  Comm C;
+  Expected<StringRef> K = word("a communication kind");
+  if (!K)
+    return K.takeError();
+  Optional<CommKind> Kind = StringSwitch<Optional<CommKind>>(*K)
+                                .Case("all_reduce", CommKind::AllReduce)
+                                .Case("all_gather", CommKind::AllGather)
+                                .Case("reduce_scatter", CommKind::ReduceScatter)
+                                .Case("broadcast", CommKind::Broadcast)
+                                .Case("all_to_all", CommKind::AllToAll)
+                                .Case("all_to_all_v", CommKind::AllToAllV)
+                                .Case("send", CommKind::Send)
+                                .Case("recv", CommKind::Recv)
+                                .Case("barrier", CommKind::Barrier)
+                                .Default(None);
+  if (!Kind)
+    return err("unknown communication kind '" + *K + "'");
+  C.Kind = *Kind;
+  if (C.Kind == CommKind::AllReduce || C.Kind == CommKind::ReduceScatter) {
+    Expected<StringRef> R = word("a reduce op");
+    if (!R)
+      return R.takeError();
+    Optional<ReduceOp> Op = parseReduceOp(*R);
+    if (!Op)
+      return err("unknown reduce op '" + *R + "'");
+    C.Reduce = *Op;
+    if (C.Reduce == ReduceOp::PremulSum) {
+      if (Error E = keyword("scale"))
+        return E;
+      Expected<StringRef> S = word("the scale");
+      if (!S)
+        return S.takeError();
+      if (S->getAsDouble(C.Scale))
+        return err("bad scale '" + *S + "'");
+    }
+  }
+  Expected<StringRef> Elem = word("an element type");
+  if (!Elem)
+    return Elem.takeError();
+  Optional<ElemType> ET = parseElemType(*Elem);
+  if (!ET)
+    return err("unknown element type '" + *Elem + "'");
+  C.Elem = *ET;
+  if (consumeKeyword("group")) {
+    Expected<std::string> G = sigilName('@', "the group name");
+    if (!G)
+      return G.takeError();
+    auto It = GroupIndex.find(*G);
+    if (It == GroupIndex.end())
+      return err("comm uses undefined group @" + *G);
+    C.Group = It->second;
+  }
+  if (Error E = keyword("ranks"))
+    return E;
+  Expected<StringRef> RS = word("a rank set");
+  if (!RS)
+    return RS.takeError();
+  Expected<RankSet> Ranks = RankSet::parse(*RS, P.World);
+  if (!Ranks)
+    return err(toString(Ranks.takeError()));
+  C.Ranks = *Ranks;
+  C.Async = consumeKeyword("async");
+  int64_t MaxT = int64_t(P.Tensors.size()) - 1;
+  if (Error E = keyword("in"))
+    return E;
+  Expected<std::vector<int64_t>> In = list("input tensors", 0, MaxT);
+  if (!In)
+    return In.takeError();
+  if (Error E = keyword("out"))
+    return E;
+  Expected<std::vector<int64_t>> Out = list("output tensors", 0, MaxT);
+  if (!Out)
+    return Out.takeError();
+  C.Inputs.assign(In->begin(), In->end());
+  C.Outputs.assign(Out->begin(), Out->end());
+  int64_t MaxB = int64_t(P.Buffers.size()) - 1;
+  if (Error E = keyword("inbuf"))
+    return E;
+  Expected<int64_t> IB = integer("input buffer", -1, MaxB);
+  if (!IB)
+    return IB.takeError();
+  if (Error E = keyword("outbuf"))
+    return E;
+  Expected<int64_t> OB = integer("output buffer", -1, MaxB);
+  if (!OB)
+    return OB.takeError();
+  C.InBuffer = *IB;
+  C.OutBuffer = *OB;
+  StringRef PK = peek();
+  if (PK == "peer" || PK == "root") {
+    ++Pos;
+    Expected<int64_t> V = integer(PK, 0, P.World - 1);
+    if (!V)
+      return V.takeError();
+    C.Peers.assign(P.World, -1);
+    for (int64_t R = 0; R != P.World; ++R)
+      if (C.Ranks.contains(R))
+        C.Peers[R] = *V;
+  } else if (PK == "peers" || PK == "roots") {
+    ++Pos;
+    Expected<std::vector<int64_t>> V = list(PK, -1, P.World - 1);
+    if (!V)
+      return V.takeError();
+    if (int64_t(V->size()) != P.World)
+      return err(PK + " lists " + Twine(V->size()) +
+                 " ranks; expected one per rank of the "
+                 "world (" +
+                 Twine(P.World) + ")");
+    C.Peers.assign(V->begin(), V->end());
+  }
+  if (consumeKeyword("counts")) {
+    Expected<int64_t> T = integer("counts tensor", 0, MaxT);
+    if (!T)
+      return T.takeError();
+    C.Counts = *T;
+  } else if (consumeKeyword("splits")) {
+    Expected<std::vector<int64_t>> S = list("split sizes", 0, INT64_MAX);
+    if (!S)
+      return S.takeError();
+    C.Splits = std::move(*S);
+  }
+  if (consumeKeyword("bucket")) {
+    Expected<int64_t> B = integer("bucket", 0, INT32_MAX);
+    if (!B)
+      return B.takeError();
+    C.Bucket = *B;
+  }
+  P.Comms.push_back(std::move(C));
+  LastEntity = Last::Comm;
+  return endOfLine();
+}
+
+Error Reader::step() {
+  Expected<StringRef> K = word("a step kind (compute, launch, wait)");
+  if (!K)
+    return K.takeError();
+  Step S;
+  if (*K == "compute")
+    S.Kind = StepKind::Compute;
+  else if (*K == "launch")
+    S.Kind = StepKind::Launch;
+  else if (*K == "wait")
+    S.Kind = StepKind::Wait;
+  else
+    return err("unknown step kind '" + *K + "'; expected compute, launch or wait");
+  int64_t Max =
+      S.Kind == StepKind::Compute ? int64_t(P.Computes.size()) - 1 : int64_t(P.Comms.size()) - 1;
+  Expected<int64_t> I = integer(S.Kind == StepKind::Compute ? "compute" : "comm", 0, Max);
+  if (!I)
+    return I.takeError();
+  S.Index = *I;
+  P.Steps.push_back(S);
+  return endOfLine();
+}
+
+Error Reader::checkReferences() {
+  for (size_t I = 0; I != P.Comms.size(); ++I) {
+    const Comm &C = P.Comms[I];
+    bool NeedsGroup = C.Kind != CommKind::Send && C.Kind != CommKind::Recv;
+    if (NeedsGroup && C.Group < 0)
+      return createStringError(inconvertibleErrorCode(), "%s: comm %zu (%s) has no group",
+                               Name.str().c_str(), I, commKindName(C.Kind).str().c_str());
+    if ((C.Kind == CommKind::Send || C.Kind == CommKind::Recv || C.Kind == CommKind::Broadcast) &&
+        int64_t(C.Peers.size()) != P.World)
+      return createStringError(inconvertibleErrorCode(), "%s: comm %zu (%s) has no %s",
+                               Name.str().c_str(), I, commKindName(C.Kind).str().c_str(),
+                               C.Kind == CommKind::Broadcast ? (const char *)"root"
+                                                             : (const char *)"peer");
+  }
+  return Error::success();
+}
+
+Expected<Plan> Reader::run() {
+  Rest = Text;
+  if (Error E = header())
+    return E;
+  while (true) {
+    if (!nextLine())
+      return createStringError(inconvertibleErrorCode(),
+                               "%s: plan is truncated: it ends at line %u without its digest "
+                               "and 'end' lines",
+                               Name.str().c_str(), LineNo);
+    StringRef K = Words[Pos++];
+    Error E = Error::success();
+    if (K == "note") {
+      Expected<std::string> N = quoted();
+      if (!N)
+        return N.takeError();
+      P.Notes.push_back(*N);
+      E = endOfLine();
+    } else if (K == "group") {
+      E = group();
+    } else if (K == "tensor") {
+      E = tensor();
+    } else if (K == "buffer") {
+      E = buffer();
+    } else if (K == "slot") {
+      E = slot();
+    } else if (K == "compute") {
+      E = compute();
+    } else if (K == "comm") {
+      E = comm();
+    } else if (K == "source") {
+      Expected<std::string> S = quoted();
+      if (!S)
+        return S.takeError();
+      P.Source = *S;
+      E = endOfLine();
+    } else if (K == "loc") {
+      if (LastEntity != Last::Comm && LastEntity != Last::Compute)
+        return err("'loc' must follow a compute or comm line");
+      Expected<StringRef> S = word("a location line:col");
+      if (!S)
+        return S.takeError();
+      (LastEntity == Last::Comm ? P.Comms.back().Loc : P.Computes.back().Loc) = S->str();
+      E = endOfLine();
+    } else if (K == "why") {
+      if (LastEntity != Last::Comm)
+        return err("'why' must follow a comm line");
+      Expected<std::string> S = quoted();
+      if (!S)
+        return S.takeError();
+      P.Comms.back().Why.push_back(*S);
+      E = endOfLine();
+    } else if (K == "step") {
+      E = step();
+    } else if (K == "digest") {
+      StringRef Above(Text.data(), LineStart - Text.data());
+      Expected<StringRef> D = word("the digest");
+      if (!D)
+        return D.takeError();
+      std::string Want = digestOfText(Above);
+      if (*D != Want)
+        return err("digest mismatch: the plan says " + *D + " but its content hashes to " + Want +
+                   "; the file was modified or corrupted (compile it again)");
+      P.Digest = D->str();
+      if (Error EE = endOfLine())
+        return EE;
+      if (!nextLine() || Words.size() != 1 || Words[0] != "end")
+        return createStringError(inconvertibleErrorCode(),
+                                 "%s: plan is truncated: expected 'end' after the digest",
+                                 Name.str().c_str());
+      if (nextLine())
+        return err("unexpected '" + Words[0] + "' after 'end'");
+      break;
+    } else if (K == "end") {
+      return err("'end' before the digest line: the plan is incomplete");
+    } else {
+      return err("unknown line '" + K + "'");
+    }
+    if (E)
+      return E;
+  }
+  if (Error E = checkReferences())
+    return E;
+  P.finalize();
+  return std::move(P);
+}
+
+} // namespace
+
+Expected<Plan> readPlan(StringRef Text, StringRef Name) { return Reader(Text, Name).run(); }
+
+Expected<Plan> readPlanFile(StringRef Path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path);
+  if (!Buf)
+    return createStringError(Buf.getError(), "cannot read plan '%s': %s", Path.str().c_str(),
+                             Buf.getError().message().c_str());
+  return readPlan((*Buf)->getBuffer(), Path);
+}
+
+} // namespace collc::plan

@@ -1,0 +1,360 @@
+//===- compiler/plan/PlanWriter.cpp - Plan to text -------------------------===//
+//
+// One line per entity, in a fixed order; see docs/plan.md. The digest hashes
+// the text without its note, why and loc lines (the explanations), so it is
+// computed from the written text itself and can never drift from the format.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/plan/Plan.h"
+#include "compiler/plan/PlanDigest.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace llvm;
+
+namespace collc::plan {
+
+StringRef slotModeName(SlotMode M) {
+  switch (M) {
+  case SlotMode::View:
+    return "view";
+  case SlotMode::Pack:
+    return "pack";
+  case SlotMode::Unpack:
+    return "unpack";
+  }
+  llvm_unreachable("bad slot mode");
+}
+
+StringRef commKindName(CommKind K) {
+  switch (K) {
+  case CommKind::AllReduce:
+    return "all_reduce";
+  case CommKind::AllGather:
+    return "all_gather";
+  case CommKind::ReduceScatter:
+    return "reduce_scatter";
+  case CommKind::Broadcast:
+    return "broadcast";
+  case CommKind::AllToAll:
+    return "all_to_all";
+  case CommKind::AllToAllV:
+    return "all_to_all_v";
+  case CommKind::Send:
+    return "send";
+  case CommKind::Recv:
+    return "recv";
+  case CommKind::Barrier:
+    return "barrier";
+  }
+  llvm_unreachable("bad comm kind");
+}
+
+StringRef stepKindName(StepKind K) {
+  switch (K) {
+  case StepKind::Compute:
+    return "compute";
+  case StepKind::Launch:
+    return "launch";
+  case StepKind::Wait:
+    return "wait";
+  }
+  llvm_unreachable("bad step kind");
+}
+
+bool RankSet::contains(int64_t R) const {
+  return All || std::binary_search(Ranks.begin(), Ranks.end(), int32_t(R));
+}
+
+std::string RankSet::str() const {
+  if (All)
+    return "all";
+  if (Ranks.empty())
+    return "none";
+  std::string S;
+  for (size_t I = 0; I < Ranks.size();) {
+    size_t J = I;
+    while (J + 1 < Ranks.size() && Ranks[J + 1] == Ranks[J] + 1)
+      ++J;
+    if (!S.empty())
+      S += ',';
+    S += std::to_string(Ranks[I]);
+    if (J > I)
+      S += "-" + std::to_string(Ranks[J]);
+    I = J + 1;
+  }
+  return S;
+}
+
+ArrayRef<int32_t> Group::membersOf(int64_t Rank) const {
+  if (Rank < 0 || Rank >= int64_t(SubgroupOf.size()) || SubgroupOf[Rank] < 0)
+    return {};
+  return Subgroups[SubgroupOf[Rank]];
+}
+
+int64_t Plan::groupSize(const Comm &C, int64_t Rank) const {
+  if (C.Group < 0)
+    return World;
+  return Groups[C.Group].membersOf(Rank).size();
+}
+
+void Plan::finalize() {
+  for (Group &G : Groups) {
+    G.SubgroupOf.assign(World, -1);
+    G.LocalRank.assign(World, -1);
+    for (size_t S = 0; S != G.Subgroups.size(); ++S)
+      for (size_t L = 0; L != G.Subgroups[S].size(); ++L) {
+        int32_t R = G.Subgroups[S][L];
+        if (R >= 0 && R < World) {
+          G.SubgroupOf[R] = S;
+          G.LocalRank[R] = L;
+        }
+      }
+  }
+}
+
+uint64_t Comm::inputBytes(ArrayRef<Tensor> Tensors) const {
+  uint64_t B = 0;
+  for (uint32_t T : Inputs)
+    B += Tensors[T].Type.bytes();
+  return B;
+}
+
+uint64_t Comm::outputBytes(ArrayRef<Tensor> Tensors) const {
+  uint64_t B = 0;
+  for (uint32_t T : Outputs)
+    B += Tensors[T].Type.bytes();
+  return B;
+}
+
+namespace {
+
+void writeQuoted(raw_ostream &OS, StringRef S) {
+  OS << '"';
+  // Write runs of plain characters at once; escape the rest.
+  size_t Start = 0;
+  for (size_t I = 0; I != S.size(); ++I) {
+    char C = S[I];
+    if (C != '"' && C != '\\' && C != '\n')
+      continue;
+    OS << S.slice(Start, I) << (C == '\n' ? "\\n" : C == '"' ? "\\\"" : "\\\\");
+    Start = I + 1;
+  }
+  OS << S.drop_front(Start) << '"';
+}
+
+/// Lists and types are single space-free words: [0,1,2], f32[768,3072].
+template <typename T> void writeList(raw_ostream &OS, ArrayRef<T> Xs) {
+  OS << '[';
+  for (size_t I = 0; I != Xs.size(); ++I)
+    OS << (I ? "," : "") << Xs[I];
+  OS << ']';
+}
+
+void writeType(raw_ostream &OS, const TensorType &T) {
+  OS << elemTypeName(T.Elem);
+  writeList(OS, ArrayRef<int64_t>(T.Shape));
+}
+
+/// Per-rank values: one number when every running rank has the same one.
+void writePeers(raw_ostream &OS, StringRef One, StringRef Many, ArrayRef<int32_t> Peers) {
+  int32_t Uniform = -2;
+  for (int32_t V : Peers) {
+    if (V < 0)
+      continue;
+    if (Uniform == -2)
+      Uniform = V;
+    else if (Uniform != V)
+      Uniform = -3;
+  }
+  if (Uniform >= 0) {
+    OS << ' ' << One << ' ' << Uniform;
+    return;
+  }
+  OS << ' ' << Many << ' ';
+  writeList(OS, Peers);
+}
+
+/// Forwards everything to another stream and hashes all of it except the
+/// explanation lines the writer brackets with pause()/resume(), so the plan
+/// is written once, straight to its destination.
+class DigestingStream : public raw_ostream {
+public:
+  explicit DigestingStream(raw_ostream &Out) : Out(Out) { SetBufferSize(1 << 16); }
+  ~DigestingStream() override { flush(); }
+  void pause() {
+    flush();
+    Paused = true;
+  }
+  void resume() {
+    flush();
+    Paused = false;
+  }
+  std::string digest() {
+    flush();
+    return Hash.final();
+  }
+
+private:
+  void write_impl(const char *Ptr, size_t Size) override {
+    Out.write(Ptr, Size);
+    if (!Paused)
+      Hash.update(StringRef(Ptr, Size));
+    Pos += Size;
+  }
+  uint64_t current_pos() const override { return Pos; }
+
+  raw_ostream &Out;
+  PlanDigester Hash;
+  bool Paused = false;
+  uint64_t Pos = 0;
+};
+
+void writeBody(const Plan &P, DigestingStream &OS) {
+  OS << "collc-plan " << P.Version << '\n';
+  OS << "program @" << P.Program << " world " << P.World << " align " << P.Alignment << '\n';
+  if (!P.Source.empty()) {
+    OS.pause();
+    OS << "source ";
+    writeQuoted(OS, P.Source);
+    OS << '\n';
+    OS.resume();
+  }
+  for (const std::string &N : P.Notes) {
+    OS.pause();
+    OS << "note ";
+    writeQuoted(OS, N);
+    OS << '\n';
+    OS.resume();
+  }
+  for (const Group &G : P.Groups) {
+    OS << "group @" << G.Name;
+    for (const auto &S : G.Subgroups) {
+      OS << ' ';
+      writeList(OS, ArrayRef<int32_t>(S));
+    }
+    OS << '\n';
+  }
+  for (size_t I = 0; I != P.Tensors.size(); ++I) {
+    OS << "tensor " << I << " %" << P.Tensors[I].Name << ' ';
+    writeType(OS, P.Tensors[I].Type);
+    OS << '\n';
+  }
+  for (size_t I = 0; I != P.Buffers.size(); ++I) {
+    const Buffer &B = P.Buffers[I];
+    OS << "buffer " << I << " bytes " << B.Bytes << " segments " << B.Segments << '\n';
+    for (const Slot &S : B.Slots)
+      OS << "  slot " << S.Tensor << " offset " << S.Offset << " bytes " << S.Bytes << ' '
+         << slotModeName(S.Mode) << '\n';
+  }
+  for (size_t I = 0; I != P.Computes.size(); ++I) {
+    const Compute &C = P.Computes[I];
+    OS << "compute " << I << " @" << C.Name << " stream " << C.Stream << " cost " << C.CostNs
+       << " ranks " << C.Ranks.str() << " in ";
+    writeList(OS, ArrayRef<uint32_t>(C.Inputs));
+    OS << " out ";
+    writeList(OS, ArrayRef<uint32_t>(C.Outputs));
+    OS << '\n';
+    if (!C.Loc.empty()) {
+      OS.pause();
+      OS << "  loc " << C.Loc << '\n';
+      OS.resume();
+    }
+  }
+  for (size_t I = 0; I != P.Comms.size(); ++I) {
+    const Comm &C = P.Comms[I];
+    OS << "comm " << I << ' ' << commKindName(C.Kind);
+    if (C.Kind == CommKind::AllReduce || C.Kind == CommKind::ReduceScatter) {
+      OS << ' ' << reduceOpName(C.Reduce);
+      if (C.Reduce == ReduceOp::PremulSum)
+        OS << " scale " << formatExactDouble(C.Scale);
+    }
+    OS << ' ' << elemTypeName(C.Elem);
+    if (C.Group >= 0)
+      OS << " group @" << P.Groups[C.Group].Name;
+    OS << " ranks " << C.Ranks.str();
+    if (C.Async)
+      OS << " async";
+    OS << " in ";
+    writeList(OS, ArrayRef<uint32_t>(C.Inputs));
+    OS << " out ";
+    writeList(OS, ArrayRef<uint32_t>(C.Outputs));
+    OS << " inbuf " << C.InBuffer << " outbuf " << C.OutBuffer;
+    if (!C.Peers.empty())
+      writePeers(OS, C.Kind == CommKind::Broadcast ? "root" : "peer",
+                 C.Kind == CommKind::Broadcast ? "roots" : "peers", C.Peers);
+    if (C.Kind == CommKind::AllToAllV) {
+      if (C.Counts >= 0) {
+        OS << " counts " << C.Counts;
+      } else {
+        OS << " splits ";
+        writeList(OS, ArrayRef<int64_t>(C.Splits));
+      }
+    }
+    if (C.Bucket >= 0)
+      OS << " bucket " << C.Bucket;
+    OS << '\n';
+    if (C.Why.empty() && C.Loc.empty())
+      continue;
+    OS.pause();
+    for (const std::string &W : C.Why) {
+      OS << "  why ";
+      writeQuoted(OS, W);
+      OS << '\n';
+    }
+    if (!C.Loc.empty())
+      OS << "  loc " << C.Loc << '\n';
+    OS.resume();
+  }
+  for (const Step &S : P.Steps)
+    OS << "step " << stepKindName(S.Kind) << ' ' << S.Index << '\n';
+}
+
+} // namespace
+
+/// Whether a line of the text form is outside the digest.
+static bool isExplanation(StringRef Line) {
+  StringRef T = Line.ltrim(' ');
+  return T.startswith("note ") || T.startswith("why ") || T.startswith("loc ") ||
+         T.startswith("source ");
+}
+
+std::string digestOfText(StringRef Text) {
+  PlanDigester Hash;
+  while (!Text.empty()) {
+    size_t End = Text.find('\n');
+    StringRef Line = Text.take_front(End == StringRef::npos ? Text.size() : End + 1);
+    Text = Text.drop_front(Line.size());
+    if (!isExplanation(Line))
+      Hash.update(Line);
+  }
+  return Hash.final();
+}
+
+std::string computeDigest(const Plan &P) {
+  raw_null_ostream Null;
+  DigestingStream OS(Null);
+  writeBody(P, OS);
+  return OS.digest();
+}
+
+std::string writePlan(const Plan &P, raw_ostream &Out) {
+  std::string Digest;
+  {
+    DigestingStream OS(Out);
+    writeBody(P, OS);
+    Digest = OS.digest();
+  }
+  Out << "digest " << Digest << "\nend\n";
+  return Digest;
+}
+
+std::string writePlan(const Plan &P) {
+  std::string S;
+  raw_string_ostream OS(S);
+  writePlan(P, OS);
+  return S;
+}
+
+} // namespace collc::plan

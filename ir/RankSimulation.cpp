@@ -1,0 +1,187 @@
+//===- ir/RankSimulation.cpp - All ranks' communication, together ---------===//
+
+#include "ir/RankSimulation.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace llvm;
+
+namespace collc {
+
+RankSimulation::RankSimulation(const Program &P, const RankMasks &Masks) : P(P), Masks(Masks) {
+  uint32_t Total = 0;
+  for (const Group &G : P.groups()) {
+    FlatBase.push_back(Total);
+    Total += G.Subgroups.size();
+  }
+  Arrived.assign(Total, {});
+  Completed.assign(Total, 0);
+}
+
+ArrayRef<int32_t> RankSimulation::members(uint32_t Flat) const {
+  GroupId G = groupOfFlat(Flat);
+  return P.group(G).Subgroups[Flat - FlatBase[G]];
+}
+
+GroupId RankSimulation::groupOfFlat(uint32_t Flat) const {
+  auto It = llvm::upper_bound(FlatBase, Flat);
+  return GroupId(It - FlatBase.begin() - 1);
+}
+
+int64_t RankSimulation::peerOf(const Op &O, int64_t R) const {
+  Expected<int64_t> V = O.Peer->evaluate(R, P.worldSize());
+  if (!V) {
+    consumeError(V.takeError());
+    return -1;
+  }
+  if (O.Group == InvalidId)
+    return *V >= 0 && *V < P.worldSize() ? *V : -1;
+  ArrayRef<int32_t> Members = P.group(O.Group).membersOf(R);
+  return *V >= 0 && *V < int64_t(Members.size()) ? Members[*V] : -1;
+}
+
+bool RankSimulation::complete(uint32_t Flat, RankSimulationVisitor &V) {
+  std::vector<int32_t> &Here = Arrived[Flat];
+  // Members in rank order, so visitors never see arrival order.
+  llvm::sort(Here);
+  SmallVector<OpId, 16> Ops;
+  for (int32_t M : Here)
+    Ops.push_back(Ranks[M].PC);
+  if (!V.collective(groupOfFlat(Flat), Here, Ops, ++Completed[Flat]))
+    return false;
+  for (int32_t M : Here) {
+    Ranks[M].PC++;
+    Ranks[M].W = Wait::Running;
+    ReadyQueue.push_back(M);
+  }
+  Here.clear();
+  return true;
+}
+
+bool RankSimulation::advance(int64_t R, RankSimulationVisitor &V) {
+  RankState &St = Ranks[R];
+  const auto &Ops = P.ops();
+  while (St.PC < Ops.size()) {
+    const Op &O = Ops[St.PC];
+    if (!Masks.runsOn(St.PC, R)) {
+      ++St.PC;
+      continue;
+    }
+    if (!isCommunication(O.Kind)) {
+      if (!V.local(R, St.PC))
+        return false;
+      ++St.PC;
+      continue;
+    }
+    if (isCollective(O.Kind)) {
+      const Group &G = P.group(O.Group);
+      St.W = Wait::Collective;
+      St.Flat = FlatBase[O.Group] + G.SubgroupOf[R];
+      Arrived[St.Flat].push_back(R);
+      if (int64_t(Arrived[St.Flat].size()) == G.sizeOn(R))
+        return complete(St.Flat, V);
+      return true;
+    }
+    bool IsSend = O.Kind == OpKind::Send;
+    St.W = IsSend ? Wait::Send : Wait::Recv;
+    St.Peer = peerOf(O, R);
+    if (St.Peer < 0)
+      return true; // stalls; the verifier reports the peer
+    RankState &Other = Ranks[St.Peer];
+    if (Other.W != (IsSend ? Wait::Recv : Wait::Send) || Other.Peer != R)
+      return true;
+    int64_t S = IsSend ? R : St.Peer, Rv = IsSend ? St.Peer : R;
+    if (!V.pointToPoint(S, Ranks[S].PC, Rv, Ranks[Rv].PC))
+      return false;
+    for (int64_t X : {S, Rv}) {
+      Ranks[X].PC++;
+      Ranks[X].W = Wait::Running;
+      ReadyQueue.push_back(X);
+    }
+    return true;
+  }
+  St.W = Wait::Done;
+  return true;
+}
+
+RankSimulation::Outcome RankSimulation::run(RankSimulationVisitor &V) {
+  Ranks.assign(P.worldSize(), RankState());
+  ReadyQueue.clear();
+  ReadyHead = 0;
+  for (int64_t R = 0; R != P.worldSize(); ++R)
+    ReadyQueue.push_back(R);
+  while (ReadyHead != ReadyQueue.size()) {
+    int64_t R = ReadyQueue[ReadyHead++];
+    if (!advance(R, V))
+      return Outcome::Stopped;
+    // Keep the queue from growing without bound on long runs.
+    if (ReadyHead > 4096 && ReadyHead * 2 > ReadyQueue.size()) {
+      ReadyQueue.erase(ReadyQueue.begin(), ReadyQueue.begin() + ReadyHead);
+      ReadyHead = 0;
+    }
+  }
+  for (const RankState &St : Ranks)
+    if (St.W != Wait::Done)
+      return Outcome::Stalled;
+  return Outcome::Finished;
+}
+
+void RankSimulation::waitsFor(int64_t R, SmallVectorImpl<int64_t> &Out) const {
+  const RankState &St = Ranks[R];
+  if (St.W == Wait::Send || St.W == Wait::Recv) {
+    if (St.Peer >= 0)
+      Out.push_back(St.Peer);
+    return;
+  }
+  if (St.W != Wait::Collective)
+    return;
+  const auto &Here = Arrived[St.Flat];
+  for (int32_t M : members(St.Flat))
+    if (llvm::find(Here, M) == Here.end())
+      Out.push_back(M);
+}
+
+std::vector<int64_t> RankSimulation::findWaitCycle() const {
+  int64_t N = P.worldSize();
+  // Iterative depth-first search: a chain of waits can be as long as the
+  // world.
+  std::vector<uint8_t> Color(N, 0); // 0 new, 1 on the path, 2 done
+  struct Frame {
+    int64_t Rank;
+    SmallVector<int64_t, 4> Next;
+    size_t I = 0;
+  };
+  for (int64_t Start = 0; Start != N; ++Start) {
+    if (Ranks[Start].W == Wait::Done || Color[Start] != 0)
+      continue;
+    std::vector<Frame> Path;
+    auto Push = [&](int64_t R) {
+      Color[R] = 1;
+      Path.push_back(Frame{R, {}, 0});
+      waitsFor(R, Path.back().Next);
+    };
+    Push(Start);
+    while (!Path.empty()) {
+      Frame &F = Path.back();
+      if (F.I == F.Next.size()) {
+        Color[F.Rank] = 2;
+        Path.pop_back();
+        continue;
+      }
+      int64_t Q = F.Next[F.I++];
+      if (Ranks[Q].W == Wait::Done || Color[Q] == 2)
+        continue;
+      if (Color[Q] == 1) {
+        std::vector<int64_t> Cycle;
+        auto It = llvm::find_if(Path, [&](const Frame &X) { return X.Rank == Q; });
+        for (; It != Path.end(); ++It)
+          Cycle.push_back(It->Rank);
+        return Cycle;
+      }
+      Push(Q);
+    }
+  }
+  return {};
+}
+
+} // namespace collc

@@ -1,0 +1,263 @@
+//===- passes/CheckCrossRank.cpp - Every rank agrees -----------------------===//
+//
+// Requires: a verified program. Ensures nothing new; it only checks.
+// Across ranks: specializes the program for every rank and runs all ranks'
+// communication together with blocking (rendezvous) semantics:
+//  - a collective completes when every member of its subgroup reaches its
+//    next collective in that subgroup; those must agree on kind, reduce op,
+//    element types, element counts and root;
+//  - a send completes with the peer's recv from this rank; the two must
+//    move the same number of elements of the same type;
+//  - if ranks remain blocked, the wait-for graph is searched for a cycle
+//    (printed rank by rank) or for a rank waiting on one that has finished.
+// The first disagreement is reported with an error at one op and a note at
+// the other, naming the ranks and the group.
+//
+// The run itself is ir/RankSimulation; this pass only judges what it sees.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "ir/RankSimulation.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace collc {
+
+namespace {
+
+std::string ordinal(uint64_t N) {
+  const char *Suffix = "th";
+  if (N % 100 < 11 || N % 100 > 13) {
+    if (N % 10 == 1)
+      Suffix = "st";
+    else if (N % 10 == 2)
+      Suffix = "nd";
+    else if (N % 10 == 3)
+      Suffix = "rd";
+  }
+  return (Twine(N) + Suffix).str();
+}
+
+class CrossRankChecker : public RankSimulationVisitor {
+public:
+  CrossRankChecker(const Program &P, DiagnosticEngine &D)
+      : P(P), Diags(D), Masks(P), Sim(P, Masks) {}
+  bool run();
+
+  bool collective(GroupId G, ArrayRef<int32_t> Members, ArrayRef<OpId> Ops, uint64_t Seq) override;
+  bool pointToPoint(int64_t Sender, OpId Send, int64_t Receiver, OpId Recv) override;
+
+private:
+  bool reportStall();
+  std::string describe(OpId I) const;
+  std::string describeWait(int64_t R) const;
+  std::string groupDesc(GroupId G, ArrayRef<int32_t> Members) const;
+  /// The root of \p O on \p R as a local rank, or -1.
+  int64_t rootOn(const Op &O, int64_t R) const;
+  /// What differs between two collectives issued together, or "".
+  std::string mismatch(const Op &A, int64_t RA, const Op &B, int64_t RB) const;
+
+  const Program &P;
+  DiagnosticEngine &Diags;
+  RankMasks Masks;
+  RankSimulation Sim;
+};
+
+int64_t CrossRankChecker::rootOn(const Op &O, int64_t R) const {
+  if (!O.Peer)
+    return -1;
+  Expected<int64_t> V = O.Peer->evaluate(R, P.worldSize());
+  if (!V) {
+    consumeError(V.takeError());
+    return -1;
+  }
+  return *V;
+}
+
+std::string CrossRankChecker::describe(OpId I) const {
+  const Op &O = P.ops()[I];
+  std::string S = opKindName(O.Kind).str();
+  if (hasReduceOp(O.Kind))
+    S += " " + reduceOpName(O.Reduce).str();
+  ArrayRef<ValueId> Data = O.dataOperands();
+  if (O.Kind == OpKind::Recv)
+    Data = O.Results;
+  for (size_t K = 0; K != Data.size(); ++K)
+    S += (K ? ", %" : " %") + P.value(Data[K]).Name.str() + " : " + P.value(Data[K]).Type.str();
+  return S;
+}
+
+std::string CrossRankChecker::groupDesc(GroupId G, ArrayRef<int32_t> Members) const {
+  const Group &Grp = P.group(G);
+  std::string S = "@" + Grp.Name.str();
+  if (Grp.Subgroups.size() > 1 || int64_t(Members.size()) != P.worldSize()) {
+    S += " (ranks ";
+    for (size_t I = 0; I != Members.size() && I < 16; ++I)
+      S += (I ? ", " : "") + std::to_string(Members[I]);
+    if (Members.size() > 16)
+      S += ", ...";
+    S += ")";
+  }
+  return S;
+}
+
+std::string CrossRankChecker::mismatch(const Op &A, int64_t RA, const Op &B, int64_t RB) const {
+  if (A.Kind != B.Kind)
+    return "kind";
+  if (hasReduceOp(A.Kind) &&
+      (A.Reduce != B.Reduce || (A.Reduce == ReduceOp::PremulSum && A.Scale != B.Scale)))
+    return "reduce op";
+  ArrayRef<ValueId> DA = A.dataOperands(), DB = B.dataOperands();
+  if (DA.size() != DB.size())
+    return "number of tensors";
+  for (size_t I = 0; I != DA.size(); ++I) {
+    const TensorType &TA = P.value(DA[I]).Type, &TB = P.value(DB[I]).Type;
+    if (TA.Elem != TB.Elem)
+      return "element type";
+    if (TA.numElements() != TB.numElements())
+      return "element count";
+  }
+  if (A.Kind == OpKind::Broadcast && rootOn(A, RA) != rootOn(B, RB))
+    return formatv("root ({0} on rank {1}, {2} on rank {3})", rootOn(A, RA), RA, rootOn(B, RB), RB)
+        .str();
+  if (A.Kind == OpKind::AllToAllV) {
+    if (A.HasCountsOperand != B.HasCountsOperand || A.Splits != B.Splits)
+      return "split sizes";
+    for (size_t I = 0; I != A.Results.size(); ++I)
+      if (P.value(A.Results[I]).Type.numElements() != P.value(B.Results[I]).Type.numElements())
+        return "receive capacity";
+  }
+  return "";
+}
+
+bool CrossRankChecker::collective(GroupId G, ArrayRef<int32_t> Members, ArrayRef<OpId> Ops,
+                                  uint64_t Seq) {
+  // Compare everyone with the lowest rank.
+  int64_t Ref = Members.front();
+  const Op &RefOp = P.ops()[Ops.front()];
+  bool RankDependent = RefOp.Peer && RefOp.Peer->dependsOnRank();
+  for (size_t I = 1; I != Members.size(); ++I) {
+    if (Ops[I] == Ops.front() && !RankDependent)
+      continue;
+    const Op &Other = P.ops()[Ops[I]];
+    std::string What = mismatch(RefOp, Ref, Other, Members[I]);
+    if (What.empty())
+      continue;
+    Diags.error(RefOp.Loc,
+                formatv("ranks {0} and {1} of {2} disagree on the {3} of their {4} collective "
+                        "in the group: rank {0} issues {5}",
+                        Ref, Members[I], groupDesc(G, Members), What, ordinal(Seq),
+                        describe(Ops.front())));
+    Diags.note(Other.Loc, formatv("rank {0} issues {1} here", Members[I], describe(Ops[I])));
+    return false;
+  }
+  return true;
+}
+
+bool CrossRankChecker::pointToPoint(int64_t S, OpId SendI, int64_t R, OpId RecvI) {
+  const Op &SendOp = P.ops()[SendI];
+  const Op &RecvOp = P.ops()[RecvI];
+  const TensorType &Sent = P.value(SendOp.Operands[0]).Type;
+  const TensorType &Got = P.value(RecvOp.Results[0]).Type;
+  if (Sent.Elem == Got.Elem && Sent.numElements() == Got.numElements())
+    return true;
+  Diags.error(SendOp.Loc, formatv("rank {0} sends {1} to rank {2}, but rank {2} receives {3}", S,
+                                  Sent.str(), R, Got.str()));
+  Diags.note(RecvOp.Loc, formatv("rank {0} receives from rank {1} here", R, S));
+  return false;
+}
+
+std::string CrossRankChecker::describeWait(int64_t R) const {
+  const RankSimulation::RankState &St = Sim.state(R);
+  switch (St.W) {
+  case RankSimulation::Wait::Send:
+    return formatv("rank {0} waits in send to rank {1} ({2})", R, St.Peer, describe(St.PC));
+  case RankSimulation::Wait::Recv:
+    return formatv("rank {0} waits in recv from rank {1} ({2})", R, St.Peer, describe(St.PC));
+  case RankSimulation::Wait::Collective:
+    return formatv("rank {0} waits in {1} in {2}", R, describe(St.PC),
+                   groupDesc(Sim.groupOfFlat(St.Flat), Sim.members(St.Flat)));
+  default:
+    return formatv("rank {0} has finished", R);
+  }
+}
+
+bool CrossRankChecker::reportStall() {
+  std::vector<int64_t> Cycle = Sim.findWaitCycle();
+  if (!Cycle.empty()) {
+    std::string Ring;
+    for (int64_t R : Cycle)
+      Ring += std::to_string(R) + " -> ";
+    Ring += std::to_string(Cycle.front());
+    Diags.error(P.ops()[Sim.state(Cycle.front()).PC].Loc,
+                formatv("deadlock: ranks wait for each other in a cycle {0}", Ring));
+    for (int64_t R : Cycle)
+      Diags.note(P.ops()[Sim.state(R).PC].Loc, describeWait(R));
+    return false;
+  }
+  // No cycle: someone waits for a rank that has finished, or for no one.
+  for (int64_t R = 0; R != P.worldSize(); ++R) {
+    const RankSimulation::RankState &St = Sim.state(R);
+    if (St.W == RankSimulation::Wait::Done)
+      continue;
+    if ((St.W == RankSimulation::Wait::Send || St.W == RankSimulation::Wait::Recv) && St.Peer < 0) {
+      Diags.error(P.ops()[St.PC].Loc,
+                  formatv("{0} on rank {1} has no valid peer (run verify first)",
+                          opKindName(P.ops()[St.PC].Kind), R));
+      return false;
+    }
+    SmallVector<int64_t, 4> Next;
+    Sim.waitsFor(R, Next);
+    for (int64_t Q : Next) {
+      if (Sim.state(Q).W != RankSimulation::Wait::Done)
+        continue;
+      const char *Missing = St.W == RankSimulation::Wait::Send   ? "a matching recv"
+                            : St.W == RankSimulation::Wait::Recv ? "a matching send"
+                                                                 : "this collective";
+      Diags.error(P.ops()[St.PC].Loc,
+                  formatv("{0}, but rank {1} finishes its program without issuing {2}",
+                          describeWait(R), Q, Missing));
+      return false;
+    }
+  }
+  Diags.error({}, "internal error: the cross-rank simulation stalled without a cause");
+  return false;
+}
+
+bool CrossRankChecker::run() {
+  switch (Sim.run(*this)) {
+  case RankSimulation::Outcome::Finished:
+    return true;
+  case RankSimulation::Outcome::Stopped:
+    return false;
+  case RankSimulation::Outcome::Stalled:
+    return reportStall();
+  }
+  llvm_unreachable("bad outcome");
+}
+
+class CheckCrossRankPass : public Pass {
+public:
+  StringRef name() const override { return "check-cross-rank"; }
+  Expected<bool> run(Program &P, PassContext &Ctx) override {
+    unsigned Before = Ctx.Diags.numErrors();
+    CrossRankChecker Checker(P, Ctx.Diags);
+    if (!Checker.run() || Ctx.Diags.numErrors() != Before)
+      return Ctx.Diags.takeError("check-cross-rank");
+    return false;
+  }
+};
+
+} // namespace
+
+Expected<std::unique_ptr<Pass>> createCheckCrossRankPass(PassOptions &Opts) {
+  if (Error E = Opts.finish())
+    return E;
+  return std::make_unique<CheckCrossRankPass>();
+}
+
+} // namespace collc

@@ -1,0 +1,166 @@
+//===- passes/Order.cpp - One issue order for every rank -------------------===//
+//
+// Requires: a verified program. Ensures: every collective sits right after
+// the op that makes its last input ready, and the program order is a
+// function of the dataflow alone, so every rank (and every equivalent
+// input) gets the same order.
+//
+// The rule. The skeleton (compute ops, and the ops that pin communication:
+// send, recv, barrier, wait) keeps its order: it is the model's execution
+// order. Every other collective is anchored to the latest of
+//  - the skeleton op that produces its last-ready operand (through other
+//    collectives it depends on), and
+//  - the last send, recv, barrier or wait before it (communication never
+//    moves across those; that keeps point-to-point pairs deadlock-free),
+// and placed right after its anchor. Collectives with the same anchor are
+// ordered by: chain depth (a collective of a collective's result comes
+// after it), then which result of the anchor they wait for (the source
+// position of the value), then group declaration order, kind and result
+// name. The position of the collective itself in the input never matters,
+// so permuting independent collectives gives the same program.
+// Across ranks: a single rewrite of the one program; collectives only move
+// earlier within a span between point-to-point ops, where each is one
+// rendezvous of its group, so no rank's order can deadlock another's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "passes/Combine.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace collc {
+
+namespace {
+
+bool isMovable(const Op &O) { return isCollective(O.Kind) && O.Kind != OpKind::Barrier; }
+
+class OrderPass : public Pass {
+public:
+  StringRef name() const override { return "order"; }
+  Expected<bool> run(Program &P, PassContext &Ctx) override;
+};
+
+struct Placement {
+  int64_t Anchor = -1;      // skeleton index; -1: before every skeleton op
+  int64_t Depth = 0;        // chain length from the anchor through collectives
+  int64_t ResultIndex = -1; // which result of the anchor it waits for
+};
+
+Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
+  std::vector<Op> &Ops = P.ops();
+  size_t N = Ops.size();
+  std::vector<int64_t> SkeletonIndex(N, -1);
+  std::vector<OpId> Skeleton;
+  for (OpId I = 0; I != N; ++I)
+    if (!isMovable(Ops[I])) {
+      SkeletonIndex[I] = Skeleton.size();
+      Skeleton.push_back(I);
+    }
+
+  // Placement of each movable op, in program order (operands come first).
+  std::vector<Placement> Place(N);
+  int64_t LastBarrier = -1;
+  for (OpId I = 0; I != N; ++I) {
+    const Op &O = Ops[I];
+    if (!isMovable(O)) {
+      if (isOrderBarrier(O.Kind))
+        LastBarrier = SkeletonIndex[I];
+      continue;
+    }
+    Placement Pl;
+    Pl.Anchor = LastBarrier;
+    for (ValueId V : O.Operands) {
+      OpId Def = P.value(V).Def;
+      const Op &D = Ops[Def];
+      Placement From;
+      if (isMovable(D)) {
+        From = Place[Def];
+        From.Depth += 1;
+        From.ResultIndex = -1;
+      } else {
+        From.Anchor = SkeletonIndex[Def];
+        From.ResultIndex = llvm::find(D.Results, V) - D.Results.begin();
+      }
+      if (From.Anchor > Pl.Anchor) {
+        Pl = From;
+      } else if (From.Anchor == Pl.Anchor) {
+        Pl.Depth = std::max(Pl.Depth, From.Depth);
+        Pl.ResultIndex = std::max(Pl.ResultIndex, From.ResultIndex);
+      }
+    }
+    Place[I] = Pl;
+  }
+
+  // Bucket the movable ops by anchor and sort each bucket by the rule.
+  std::vector<std::vector<OpId>> ByAnchor(Skeleton.size() + 1);
+  for (OpId I = 0; I != N; ++I)
+    if (isMovable(Ops[I]))
+      ByAnchor[Place[I].Anchor + 1].push_back(I);
+  auto Less = [&](OpId A, OpId B) {
+    const Placement &PA = Place[A], &PB = Place[B];
+    if (PA.Depth != PB.Depth)
+      return PA.Depth < PB.Depth;
+    if (PA.ResultIndex != PB.ResultIndex)
+      return PA.ResultIndex < PB.ResultIndex;
+    if (Ops[A].Group != Ops[B].Group)
+      return Ops[A].Group < Ops[B].Group;
+    if (Ops[A].Kind != Ops[B].Kind)
+      return Ops[A].Kind < Ops[B].Kind;
+    return P.value(Ops[A].Results.front()).Name < P.value(Ops[B].Results.front()).Name;
+  };
+  for (auto &List : ByAnchor)
+    llvm::sort(List, Less);
+
+  std::vector<OpId> NewOrder;
+  NewOrder.reserve(N);
+  NewOrder.insert(NewOrder.end(), ByAnchor[0].begin(), ByAnchor[0].end());
+  for (size_t S = 0; S != Skeleton.size(); ++S) {
+    NewOrder.push_back(Skeleton[S]);
+    NewOrder.insert(NewOrder.end(), ByAnchor[S + 1].begin(), ByAnchor[S + 1].end());
+  }
+  bool Moved = false;
+  for (size_t K = 0; K != N; ++K)
+    Moved |= NewOrder[K] != K;
+  if (!Moved)
+    return false;
+  // Apply the permutation in place, cycle by cycle: position K receives the
+  // op at NewOrder[K]. No second op table.
+  int64_t Count = 0;
+  std::vector<uint8_t> Done(N, 0);
+  for (size_t Start = 0; Start != N; ++Start) {
+    if (Done[Start] || NewOrder[Start] == Start) {
+      Done[Start] = 1;
+      continue;
+    }
+    Op Held = std::move(Ops[Start]);
+    size_t K = Start;
+    while (true) {
+      Done[K] = 1;
+      ++Count;
+      size_t From = NewOrder[K];
+      if (From == Start) {
+        Ops[K] = std::move(Held);
+        break;
+      }
+      Ops[K] = std::move(Ops[From]);
+      K = From;
+    }
+  }
+  P.recomputeDefs();
+  Ctx.addStat("order", "ops-moved", Count);
+  return true;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Pass>> createOrderPass(PassOptions &Opts) {
+  if (Error E = Opts.finish())
+    return E;
+  return std::make_unique<OrderPass>();
+}
+
+} // namespace collc
