@@ -26,7 +26,12 @@ namespace {
 class Planner {
 public:
   Planner(const Program &P, uint64_t Align, bool AllowViews)
-      : P(P), Align(Align), AllowViews(AllowViews), Placed(P.numValues(), 0) {}
+      : P(P), Align(Align), AllowViews(AllowViews), Placed(P.numValues(), 0),
+        LastUse(P.numValues(), 0) {
+    for (OpId I = 0; I != P.ops().size(); ++I)
+      for (ValueId V : P.ops()[I].Operands)
+        LastUse[V] = I;
+  }
 
   MemoryPlan run();
 
@@ -43,6 +48,7 @@ private:
   uint64_t Align;
   bool AllowViews;
   std::vector<uint8_t> Placed; // the value already lives in some buffer
+  std::vector<OpId> LastUse;   // the last op that reads each value
   MemoryPlan Plan;
 };
 
@@ -86,7 +92,11 @@ MemoryPlan Planner::run() {
     switch (O.Kind) {
     case OpKind::AllReduce:
     case OpKind::Broadcast: {
-      // In place: results occupy their operands' slots.
+      // In place: results overwrite their operands' slots, so an operand
+      // that is read again later must be a copy, not the tensor itself.
+      for (ValueId V : In)
+        if (LastUse[V] != I)
+          Placed[V] = 1;
       M.In = M.Out = addBuffer(In, 1, 1, true, false, SlotMode::Pack);
       for (size_t K = 0; K != Out.size(); ++K) {
         MemorySlot S = Plan.Buffers[M.In].Slots[K];
