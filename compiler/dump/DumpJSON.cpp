@@ -2,14 +2,14 @@
 
 #include "compiler/dump/Dump.h"
 
-#include "llvm/Support/JSON.h"
+#include "compiler/support/JSONWriter.h"
 
 using namespace llvm;
 
 namespace collc {
 
 void dumpJSON(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
-  json::OStream J(OS, 2);
+  JSONWriter J(OS, 2);
   auto Names = [&](ArrayRef<uint32_t> Ts) {
     J.arrayBegin();
     for (uint32_t T : Ts)

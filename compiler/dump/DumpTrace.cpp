@@ -10,7 +10,9 @@
 
 #include "compiler/PlanSimulator.h"
 
-#include "llvm/Support/JSON.h"
+#include "compiler/support/JSONWriter.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 #include <set>
 
@@ -24,7 +26,7 @@ Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
   Expected<PlanSimResult> Sim = simulatePlan(P, Opts.Link, /*RecordEvents=*/true);
   if (!Sim)
     return Sim.takeError();
-  json::OStream J(OS, 1);
+  JSONWriter J(OS, 1);
   J.objectBegin();
   J.attribute("displayTimeUnit", "ms");
   J.attributeObject("otherData", [&] {
@@ -46,15 +48,17 @@ Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
         J.attribute("pid", R);
         J.attributeObject("args", [&] { J.attribute("name", "rank " + std::to_string(R)); });
       });
-    for (auto [R, T] : Threads)
+    for (const auto &Thread : Threads)
       J.object([&] {
+        auto R = Thread.first;
+        auto T = Thread.second;
         J.attribute("ph", "M");
         J.attribute("name", "thread_name");
         J.attribute("pid", R);
         J.attribute("tid", T);
         J.attributeObject("args", [&] {
           J.attribute("name", T == CommThread ? std::string("comm stream")
-                                              : "compute stream " + std::to_string(T));
+                                              : llvm::formatv("compute stream {0}", T).str());
         });
       });
     for (const PlanSimEvent &E : Sim->Events)
@@ -62,7 +66,7 @@ Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
         J.attribute("ph", "X");
         if (E.IsComm) {
           const plan::Comm &C = P.Comms[E.Index];
-          J.attribute("name", "#" + std::to_string(E.Index) + " " + commKindName(C.Kind).str());
+          J.attribute("name", llvm::formatv("#{0} {1}", E.Index, commKindName(C.Kind)).str());
           J.attribute("cat", "comm");
           J.attribute("tid", CommThread);
           J.attributeObject("args", [&] {
