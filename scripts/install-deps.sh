@@ -9,6 +9,7 @@ packages=(
   libclang-rt-14-dev                 # libFuzzer and sanitizer runtimes for clang
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz                           # renders `collc dump --format dot` in the tests
+  libopenmpi-dev openmpi-bin         # Open MPI: `collc bench` compares against MPI_Allreduce
 )
 
 sudo=""

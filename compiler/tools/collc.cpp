@@ -18,8 +18,14 @@
 using namespace llvm;
 using namespace collc::tool;
 
+namespace collc::tool {
+/// For subcommands that find their sibling programs (bench, mpirun).
+const char *CollcArgv0 = "collc";
+} // namespace collc::tool
+
 int main(int argc, char **argv) {
   InitLLVM Init(argc, argv);
+  CollcArgv0 = argv[0];
   collc::tuneMallocForBatchWork();
   std::string Errors;
   raw_string_ostream ErrStream(Errors);

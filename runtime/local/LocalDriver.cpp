@@ -1,0 +1,647 @@
+//===- runtime/local/LocalDriver.cpp - Ranks as threads of one process -----===//
+
+#include "runtime/local/LocalDriver.h"
+
+#include "runtime/local/Kernels.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+using namespace llvm;
+
+namespace collc::rt::local {
+
+namespace {
+
+/// Process-wide registry: group ids by name (minted by the first asker) and
+/// the shared state of each group (created by the first joiner).
+struct Registry {
+  std::mutex M;
+  std::map<std::string, uint64_t> Ids;
+  std::map<uint64_t, std::string> Names;
+  std::map<uint64_t, std::weak_ptr<Group>> Groups;
+  uint64_t Next = 1;
+};
+Registry &registry() {
+  static Registry R;
+  return R;
+}
+
+std::mutex FaultMutex;
+std::optional<FaultPlan> Faults;
+std::atomic<bool> FaultsOn{false}; // skip the lock when no test asked for faults
+
+std::optional<FaultPlan> faultsFor(const Group &G) {
+  if (!FaultsOn.load(std::memory_order_acquire))
+    return std::nullopt;
+  std::lock_guard<std::mutex> L(FaultMutex);
+  if (!Faults || (!Faults->GroupName.empty() && Faults->GroupName != G.name()))
+    return std::nullopt;
+  return Faults;
+}
+
+Error invalid(const Twine &Msg) { return makeError(ErrorKind::InvalidArgument, Msg); }
+
+Error checkComm(const LocalDriver::Communicator &C) {
+  if (!C)
+    return invalid("no communicator (this rank is not in the group)");
+  return Error::success();
+}
+
+Error checkSpan(StringRef What, const LocalDriver::Resource &R, uint64_t Need) {
+  if (Need && !R.Data)
+    return invalid(formatv("{0} is null but must hold {1} bytes", What, Need));
+  if (R.Bytes < Need)
+    return invalid(formatv("{0} holds {1} bytes; the operation needs {2}", What, R.Bytes, Need));
+  return Error::success();
+}
+
+/// The faults planned for this rank's next operation, if any: kills and
+/// delays happen here, a wrong size changes \p P.
+void injectFaults(Membership &C, Post *P) {
+  uint64_t Op = C.nextOp();
+  std::optional<FaultPlan> F = faultsFor(C.group());
+  if (!F)
+    return;
+  if (F->DelayRank == C.rank())
+    std::this_thread::sleep_for(F->Delay);
+  if (F->KillRank == C.rank() && Op >= F->KillAtOp) {
+    C.Killed.store(true);
+    if (!F->KillSilently)
+      C.group().markDead(C.rank(), "killed by fault injection");
+  }
+  if (P && F->WrongSizeRank == C.rank() && Op == F->WrongSizeAtOp)
+    P->Count += 1;
+}
+
+Error killedError(const Membership &C) {
+  return makeError(
+      ErrorKind::PeerLost,
+      formatv("rank {0} of group '{1}' was killed by fault injection", C.rank(), C.group().name()),
+      C.rank());
+}
+
+/// Everyone posted the same kind of operation with the same shape, or the
+/// error every rank reports alike (all ranks check all posts).
+Error validatePosts(const Group &G, int Self, uint64_t Seq) {
+  const Post &A = G.post(0, Seq);
+  for (int R = 1; R != G.size(); ++R) {
+    const Post &B = G.post(R, Seq);
+    std::string What;
+    if (A.Code != B.Code)
+      What = formatv("rank 0 issues {0}, rank {1} issues {2}", opCodeName(A.Code), R,
+                     opCodeName(B.Code));
+    else if (A.Elem != B.Elem)
+      What = formatv("rank 0 has {0}, rank {1} has {2}", elemTypeName(A.Elem), R,
+                     elemTypeName(B.Elem));
+    else if (A.Count != B.Count && A.Code != OpCode::AllToAllV)
+      What = formatv("rank 0 has {0} elements, rank {1} has {2}", A.Count, R, B.Count);
+    else if (A.Op != B.Op || A.Scale != B.Scale)
+      What = formatv("rank 0 reduces with {0}, rank {1} with {2}", reduceOpName(A.Op), R,
+                     reduceOpName(B.Op));
+    else if (A.Root != B.Root)
+      What = formatv("rank 0 has root {0}, rank {1} has root {2}", A.Root, R, B.Root);
+    if (!What.empty())
+      return makeError(ErrorKind::Mismatch,
+                       formatv("{0} in group '{1}' does not match across ranks: {2}",
+                               opCodeName(A.Code), G.name(), What),
+                       R == Self ? 0 : R);
+  }
+  if (A.Code == OpCode::AllToAllV)
+    for (int From = 0; From != G.size(); ++From)
+      for (int To = 0; To != G.size(); ++To)
+        if (G.post(From, Seq).SendCounts[To] != G.post(To, Seq).RecvCounts[From])
+          return makeError(ErrorKind::Mismatch,
+                           formatv("all_to_all_v in group '{0}': rank {1} sends {2} elements to "
+                                   "rank {3}, which expects {4}",
+                                   G.name(), From, G.post(From, Seq).SendCounts[To], To,
+                                   G.post(To, Seq).RecvCounts[From]),
+                           From == Self ? To : From);
+  return Error::success();
+}
+
+/// Bytes of input a rank brings (what an inline copy must hold).
+uint64_t inputBytes(const Post &P, int N) {
+  uint64_t Size = elemTypeBytes(P.Elem);
+  switch (P.Code) {
+  case OpCode::ReduceScatter:
+  case OpCode::AllToAll:
+    return P.Count * Size * uint64_t(N);
+  case OpCode::AllToAllV:
+  case OpCode::Barrier:
+    return 0;
+  default:
+    return P.Count * Size;
+  }
+}
+
+/// Small collectives go inline: every rank copies its input into its slot,
+/// a single rendezvous follows, and each rank computes its own result from
+/// the copies (nobody touches a peer's buffers, so no second rendezvous).
+bool isInline(const Post &P, int N) {
+  static const bool Off = getenv("COLLC_NO_INLINE") != nullptr;
+  return !Off && P.Code != OpCode::AllToAllV && inputBytes(P, N) <= Group::InlineBytes;
+}
+
+/// This rank's share of the work. Large: reads the peers' buffers and, for
+/// all_reduce, writes its chunk into every peer's output. Inline: computes
+/// its own whole output from the inline copies.
+void doShare(const Group &G, int R, uint64_t Seq, bool Inline) {
+  int N = G.size();
+  const Post &Me = G.post(R, Seq);
+  unsigned Size = elemTypeBytes(Me.Elem);
+  SmallVector<const char *, 16> Srcs;
+  SmallVector<char *, 16> Dsts;
+  for (int I = 0; I != N; ++I) {
+    Srcs.push_back(G.post(I, Seq).Src);
+    Dsts.push_back(G.post(I, Seq).Dst);
+  }
+  switch (Me.Code) {
+  case OpCode::AllReduce: {
+    if (Inline) {
+      char *Out = Me.Dst;
+      reduceInto(Me.Elem, Me.Op, Me.Scale, Srcs.data(), N, 0, &Out, 1, 0, Me.Count, false);
+      break;
+    }
+    // Chunks on cache-line boundaries so no two ranks write one line.
+    uint64_t Line = std::max<uint64_t>(1, 64 / Size);
+    uint64_t Lines = (Me.Count + Line - 1) / Line;
+    uint64_t Begin = std::min(Me.Count, Lines * R / N * Line);
+    uint64_t End = std::min(Me.Count, Lines * (R + 1) / N * Line);
+    bool Streaming = (End - Begin) * Size * N >= StreamingThreshold;
+    reduceInto(Me.Elem, Me.Op, Me.Scale, Srcs.data(), N, Begin, Dsts.data(), N, Begin, End - Begin,
+               Streaming);
+    break;
+  }
+  case OpCode::ReduceScatter: {
+    char *Out = Me.Dst;
+    reduceInto(Me.Elem, Me.Op, Me.Scale, Srcs.data(), N, uint64_t(R) * Me.Count, &Out, 1, 0,
+               Me.Count, false);
+    break;
+  }
+  case OpCode::AllGather:
+  case OpCode::Words:
+    for (int I = 0; I != N; ++I)
+      copyBytes(Me.Dst + uint64_t(I) * Me.Count * Size, Srcs[I], Me.Count * Size, false);
+    break;
+  case OpCode::Broadcast:
+    copyBytes(Me.Dst, Srcs[Me.Root], Me.Count * Size, false);
+    break;
+  case OpCode::AllToAll:
+    for (int I = 0; I != N; ++I)
+      copyBytes(Me.Dst + uint64_t(I) * Me.Count * Size, Srcs[I] + uint64_t(R) * Me.Count * Size,
+                Me.Count * Size, false);
+    break;
+  case OpCode::AllToAllV: {
+    uint64_t RecvOffset = 0;
+    for (int I = 0; I != N; ++I) {
+      const Post &From = G.post(I, Seq);
+      uint64_t SendOffset = 0;
+      for (int K = 0; K != R; ++K)
+        SendOffset += From.SendCounts[K];
+      copyBytes(Me.Dst + RecvOffset * Size, From.Src + SendOffset * Size, Me.RecvCounts[I] * Size,
+                false);
+      RecvOffset += Me.RecvCounts[I];
+    }
+    break;
+  }
+  case OpCode::Barrier:
+    break;
+  }
+}
+
+/// The latency path: the payload fits in the mailbox line.
+bool isTiny(const Post &P, int N) {
+  return P.Code != OpCode::AllToAllV && inputBytes(P, N) <= Group::MailboxBytes;
+}
+
+Error runTiny(Membership &C, Group &G, uint64_t Seq, const Post &P) {
+  uint64_t Bytes = P.Src ? inputBytes(P, G.size()) : 0;
+  if (Error E = G.arriveTiny(C.rank(), Seq, P, P.Src, Bytes, C.Wait))
+    return E;
+  if (G.firstMailboxMismatch(Seq) >= 0) {
+    // The posts say what differs; finish together as the other paths do.
+    Error Mismatch = validatePosts(G, C.rank(), Seq);
+    if (!Mismatch)
+      Mismatch =
+          makeError(ErrorKind::Mismatch, formatv("{0} in group '{1}' does not match across ranks",
+                                                 opCodeName(P.Code), G.name()));
+    if (Error E = G.complete(C.rank(), Seq, C.Wait)) {
+      consumeError(std::move(Mismatch));
+      return E;
+    }
+    return Mismatch;
+  }
+  int N = G.size();
+  unsigned Size = elemTypeBytes(P.Elem);
+  SmallVector<const char *, 16> Srcs;
+  for (int I = 0; I != N; ++I)
+    Srcs.push_back(G.mailboxData(I, Seq));
+  int R = C.rank();
+  switch (P.Code) {
+  case OpCode::AllReduce: {
+    char *Out = P.Dst;
+    reduceInto(P.Elem, P.Op, P.Scale, Srcs.data(), N, 0, &Out, 1, 0, P.Count, false);
+    break;
+  }
+  case OpCode::ReduceScatter: {
+    char *Out = P.Dst;
+    reduceInto(P.Elem, P.Op, P.Scale, Srcs.data(), N, uint64_t(R) * P.Count, &Out, 1, 0, P.Count,
+               false);
+    break;
+  }
+  case OpCode::AllGather:
+  case OpCode::Words:
+    for (int I = 0; I != N; ++I)
+      copyBytes(P.Dst + uint64_t(I) * P.Count * Size, Srcs[I], P.Count * Size, false);
+    break;
+  case OpCode::Broadcast:
+    copyBytes(P.Dst, Srcs[P.Root], P.Count * Size, false);
+    break;
+  case OpCode::AllToAll:
+    for (int I = 0; I != N; ++I)
+      copyBytes(P.Dst + uint64_t(I) * P.Count * Size, Srcs[I] + uint64_t(R) * P.Count * Size,
+                P.Count * Size, false);
+    break;
+  case OpCode::Barrier:
+  case OpCode::AllToAllV:
+    break;
+  }
+  return Error::success();
+}
+
+/// One collective on this rank: arrive, check, work, complete.
+Error runCollective(Membership &C, Post P) {
+  if (C.Killed.load())
+    return killedError(C);
+  injectFaults(C, &P);
+  if (C.Killed.load())
+    return killedError(C);
+  uint64_t Seq = C.nextSeq();
+  Group &G = C.group();
+  if (isTiny(P, G.size()))
+    return runTiny(C, G, Seq, P);
+  bool Inline = isInline(P, G.size());
+  if (Inline && P.Src) {
+    // Peers read the copy, not our buffer (which we may reuse at once).
+    char *Copy = G.inlineData(C.rank(), Seq);
+    copyBytes(Copy, P.Src, inputBytes(P, G.size()), false);
+    P.Src = Copy;
+  }
+  if (Error E = G.arrive(C.rank(), Seq, P, C.Wait))
+    return E;
+  if (Error Mismatch = validatePosts(G, C.rank(), Seq)) {
+    // Everyone reaches the same verdict; finish the rendezvous together so
+    // the group stays usable, and refuse the operation.
+    if (Error E = G.complete(C.rank(), Seq, C.Wait)) {
+      consumeError(std::move(Mismatch));
+      return E;
+    }
+    return Mismatch;
+  }
+  doShare(G, C.rank(), Seq, Inline);
+  if (Inline)
+    return Error::success();
+  return G.complete(C.rank(), Seq, C.Wait);
+}
+
+Error enqueue(const LocalDriver::Communicator &C, Stream *S, Post P) {
+  if (!S)
+    return invalid("no comm stream");
+  // A plain pointer, not a second reference: the task stays trivially
+  // copyable (no atomic reference counting per operation), and the
+  // membership outlives it (its destructor waits for what was enqueued).
+  Membership *M = C.get();
+  M->noteEnqueued();
+  S->enqueue([M, P]() -> Error {
+    Error E = runCollective(*M, P);
+    M->noteRetired();
+    return E;
+  });
+  return Error::success();
+}
+
+Post makePost(OpCode Code, ElemType T, uint64_t Count, const char *Src, char *Dst) {
+  Post P;
+  P.Code = Code;
+  P.Elem = T;
+  P.Count = Count;
+  P.Src = Src;
+  P.Dst = Dst;
+  return P;
+}
+
+} // namespace
+
+Membership::~Membership() {
+  // Each enqueued operation runs within a nap of its stream's worker and
+  // ends by its timeout at the latest.
+  while (pending())
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
+void setFaultPlan(std::optional<FaultPlan> Plan) {
+  std::lock_guard<std::mutex> L(FaultMutex);
+  FaultsOn.store(Plan.has_value(), std::memory_order_release);
+  Faults = std::move(Plan);
+}
+
+Expected<LocalDriver::UniqueId> LocalDriver::groupId(const CommunicationId &Id) {
+  if (Id.Name.empty())
+    return invalid("a communication id needs a name");
+  Registry &R = registry();
+  std::lock_guard<std::mutex> L(R.M);
+  auto [It, New] = R.Ids.try_emplace(Id.Name, R.Next);
+  if (New) {
+    R.Names[R.Next] = Id.Name;
+    ++R.Next;
+  }
+  return It->second;
+}
+
+Expected<LocalDriver::Communicator> LocalDriver::join(UniqueId Id, size_t Ranks, size_t Rank) {
+  if (Ranks == 0 || Ranks > 4096)
+    return invalid(formatv("a local group has 1..4096 ranks, not {0}", Ranks));
+  if (Rank >= Ranks)
+    return invalid(formatv("rank {0} is not in 0..{1}", Rank, Ranks - 1));
+  Registry &R = registry();
+  std::shared_ptr<Group> G;
+  {
+    std::lock_guard<std::mutex> L(R.M);
+    auto Name = R.Names.find(Id);
+    if (Name == R.Names.end())
+      return invalid(formatv("unknown group id {0} (get one from groupId)", Id));
+    std::weak_ptr<Group> &Slot = R.Groups[Id];
+    G = Slot.lock();
+    if (!G) {
+      G = std::make_shared<Group>(Name->second, int(Ranks));
+      Slot = G;
+    } else if (size_t(G->size()) != Ranks) {
+      return invalid(formatv("group '{0}' has {1} ranks; rank {2} joined it with {3}", G->name(),
+                             G->size(), Rank, Ranks));
+    }
+  }
+  if (Error E = G->claim(int(Rank)))
+    return E;
+  return std::make_shared<Membership>(std::move(G), int(Rank));
+}
+
+Expected<LocalDriver::Elems> LocalDriver::elements(ElemType T, uint64_t Bytes) {
+  if (unsigned(T) >= NumElemTypes)
+    return makeError(ErrorKind::Unsupported, formatv("unknown element type #{0}", unsigned(T)));
+  unsigned Size = elemTypeBytes(T);
+  if (Bytes % Size)
+    return invalid(formatv("{0} bytes are not whole {1} elements ({2} bytes each)", Bytes,
+                           elemTypeName(T), Size));
+  return Elems{T, Bytes / Size};
+}
+
+Error LocalDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                   Elems E, ReduceOp Op, double Scale, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  if (Error Err = checkSpan("all_reduce source", Src, Bytes))
+    return Err;
+  if (Error Err = checkSpan("all_reduce destination", Dst, Bytes))
+    return Err;
+  Post P = makePost(OpCode::AllReduce, E.Type, E.Count, Src.Data, Dst.Data);
+  P.Op = Op;
+  P.Scale = Scale;
+  return enqueue(C, S, P);
+}
+
+Error LocalDriver::allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
+                             Elems E, ReduceOp Op, CommStream S) {
+  return allReduceScaled(C, Src, Dst, E, Op, 1.0, S);
+}
+
+Error LocalDriver::allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
+                             Elems E, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  if (Error Err = checkSpan("all_gather source", Src, Bytes))
+    return Err;
+  if (Error Err = checkSpan("all_gather destination", Dst, Bytes * C->size()))
+    return Err;
+  return enqueue(C, S, makePost(OpCode::AllGather, E.Type, E.Count, Src.Data, Dst.Data));
+}
+
+Error LocalDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
+                                       const Resource &Dst, Elems E, ReduceOp Op, double Scale,
+                                       CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  if (Error Err = checkSpan("reduce_scatter source", Src, Bytes * C->size()))
+    return Err;
+  if (Error Err = checkSpan("reduce_scatter destination", Dst, Bytes))
+    return Err;
+  Post P = makePost(OpCode::ReduceScatter, E.Type, E.Count, Src.Data, Dst.Data);
+  P.Op = Op;
+  P.Scale = Scale;
+  return enqueue(C, S, P);
+}
+
+Error LocalDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                 Elems E, ReduceOp Op, CommStream S) {
+  return reduceScatterScaled(C, Src, Dst, E, Op, 1.0, S);
+}
+
+Error LocalDriver::broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
+                             Elems E, size_t Root, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Root >= size_t(C->size()))
+    return invalid(formatv("broadcast root {0} is not in 0..{1}", Root, C->size() - 1));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  bool IsRoot = Root == size_t(C->rank());
+  if (IsRoot && !Src)
+    return invalid(formatv("rank {0} is the broadcast root and needs a source", Root));
+  if (!IsRoot && Src)
+    return invalid(formatv("rank {0} is not the broadcast root ({1}); only the root has a source",
+                           C->rank(), Root));
+  if (IsRoot)
+    if (Error Err = checkSpan("broadcast source", *Src, Bytes))
+      return Err;
+  if (Error Err = checkSpan("broadcast destination", Dst, Bytes))
+    return Err;
+  Post P = makePost(OpCode::Broadcast, E.Type, E.Count, IsRoot ? Src->Data : nullptr, Dst.Data);
+  P.Root = int64_t(Root);
+  return enqueue(C, S, P);
+}
+
+Error LocalDriver::allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
+                            Elems E, size_t Ranks, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Ranks != size_t(C->size()))
+    return invalid(formatv("all_to_all over {0} chunks in a group of {1} ranks", Ranks, C->size()));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type) * Ranks;
+  if (Error Err = checkSpan("all_to_all source", Src, Bytes))
+    return Err;
+  if (Error Err = checkSpan("all_to_all destination", Dst, Bytes))
+    return Err;
+  return enqueue(C, S, makePost(OpCode::AllToAll, E.Type, E.Count, Src.Data, Dst.Data));
+}
+
+Error LocalDriver::allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
+                             ElemType T, ArrayRef<uint64_t> SendCounts,
+                             ArrayRef<uint64_t> RecvCounts, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (SendCounts.size() != size_t(C->size()) || RecvCounts.size() != size_t(C->size()))
+    return invalid(formatv("all_to_all_v needs {0} send and receive counts, got {1} and {2}",
+                           C->size(), SendCounts.size(), RecvCounts.size()));
+  uint64_t Sent = 0, Received = 0;
+  for (uint64_t X : SendCounts)
+    Sent += X;
+  for (uint64_t X : RecvCounts)
+    Received += X;
+  unsigned Size = elemTypeBytes(T);
+  if (Error Err = checkSpan("all_to_all_v source", Src, Sent * Size))
+    return Err;
+  if (Error Err = checkSpan("all_to_all_v destination", Dst, Received * Size))
+    return Err;
+  // The counts must outlive the asynchronous operation: keep copies.
+  auto Counts = std::make_shared<std::vector<uint64_t>>(SendCounts.begin(), SendCounts.end());
+  Counts->insert(Counts->end(), RecvCounts.begin(), RecvCounts.end());
+  Post P = makePost(OpCode::AllToAllV, T, 0, Src.Data, Dst.Data);
+  if (!S)
+    return invalid("no comm stream");
+  C->noteEnqueued();
+  S->enqueue([C, P, Counts]() mutable -> Error {
+    P.SendCounts = Counts->data();
+    P.RecvCounts = Counts->data() + C->size();
+    Error E = runCollective(*C, P);
+    C->noteRetired();
+    return E;
+  });
+  return Error::success();
+}
+
+Error LocalDriver::barrier(const Communicator &C, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  return enqueue(C, S, makePost(OpCode::Barrier, ElemType::U8, 0, nullptr, nullptr));
+}
+
+Error LocalDriver::send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
+                        CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Peer >= size_t(C->size()) || Peer == size_t(C->rank()))
+    return invalid(formatv("send peer {0} is not another rank in 0..{1}", Peer, C->size() - 1));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  if (Error Err = checkSpan("send source", Src, Bytes))
+    return Err;
+  if (!S)
+    return invalid("no comm stream");
+  C->noteEnqueued();
+  const char *Data = Src.Data;
+  S->enqueue([C, Data, Bytes, E, Peer]() -> Error {
+    if (!C->Killed.load())
+      injectFaults(*C, nullptr);
+    Error Err = C->Killed.load()
+                    ? killedError(*C)
+                    : C->group().send(C->rank(), int(Peer), Data, Bytes, E.Type, C->Wait);
+    C->noteRetired();
+    return Err;
+  });
+  return Error::success();
+}
+
+Error LocalDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
+                        CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Peer >= size_t(C->size()) || Peer == size_t(C->rank()))
+    return invalid(formatv("recv peer {0} is not another rank in 0..{1}", Peer, C->size() - 1));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  if (Error Err = checkSpan("recv destination", Dst, Bytes))
+    return Err;
+  if (!S)
+    return invalid("no comm stream");
+  C->noteEnqueued();
+  char *Data = Dst.Data;
+  S->enqueue([C, Data, Bytes, E, Peer]() -> Error {
+    if (!C->Killed.load())
+      injectFaults(*C, nullptr);
+    Error Err = C->Killed.load()
+                    ? killedError(*C)
+                    : C->group().recv(C->rank(), int(Peer), Data, Bytes, E.Type, C->Wait);
+    C->noteRetired();
+    return Err;
+  });
+  return Error::success();
+}
+
+Expected<std::vector<uint32_t>> LocalDriver::allGatherWords(const Communicator &C,
+                                                            ArrayRef<uint32_t> Local) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (C->pending())
+    return invalid("all_gather_words runs on the caller's thread: synchronize the comm stream "
+                   "first");
+  std::vector<uint32_t> Out(Local.size() * C->size());
+  Post P =
+      makePost(OpCode::Words, ElemType::U32, Local.size(),
+               reinterpret_cast<const char *>(Local.data()), reinterpret_cast<char *>(Out.data()));
+  if (Error E = runCollective(*C, P))
+    return E;
+  return Out;
+}
+
+Expected<LocalDriver::Communicator> LocalDriver::split(const Communicator &C, int Color, int Key) {
+  if (Error Err = checkComm(C))
+    return Err;
+  uint64_t Epoch = C->lastSeq() + 1;
+  uint32_t Mine[2] = {uint32_t(Color), uint32_t(Key)};
+  Expected<std::vector<uint32_t>> All = allGatherWords(C, Mine);
+  if (!All)
+    return All.takeError();
+  if (Color < 0)
+    return Communicator();
+  // Members of my color, ordered by key then parent rank.
+  std::vector<std::pair<int, int>> Members;
+  for (int R = 0; R != C->size(); ++R)
+    if (int32_t((*All)[2 * R]) == Color)
+      Members.push_back({int32_t((*All)[2 * R + 1]), R});
+  llvm::stable_sort(Members);
+  int NewRank = 0;
+  for (size_t I = 0; I != Members.size(); ++I)
+    if (Members[I].second == C->rank())
+      NewRank = I;
+  // Every member derives the same name from the parent and this split.
+  Expected<UniqueId> Id =
+      groupId({formatv("{0}.split{1}.color{2}", C->group().name(), Epoch, Color).str()});
+  if (!Id)
+    return Id.takeError();
+  Expected<Communicator> Child = join(*Id, Members.size(), NewRank);
+  if (Child)
+    (*Child)->Wait = C->Wait;
+  return Child;
+}
+
+Error LocalDriver::health(const Communicator &C) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (C->Killed.load())
+    return killedError(*C);
+  return C->group().health(C->rank());
+}
+
+void LocalDriver::setTimeout(const Communicator &C, std::chrono::milliseconds T) {
+  if (C)
+    C->Wait.Timeout = T;
+}
+
+static_assert(CollectiveDriver<LocalDriver>, "the local driver implements the seed interface");
+
+} // namespace collc::rt::local

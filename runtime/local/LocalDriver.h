@@ -1,0 +1,170 @@
+//===- runtime/local/LocalDriver.h - Ranks as threads of one process -*- C++ -*-===//
+//
+// The local backend: the embedded default and the engine of the test suite.
+// Ranks are threads of one process working on host memory. Each rank
+// reduces its own chunk straight from its peers' buffers and writes it
+// straight into theirs (no staging copies), in blocks that stay in L1, with
+// non-temporal stores for large results; a collective is two rendezvous
+// (arrive, complete) that spin briefly before sleeping.
+//
+// Beyond the seed's CollectiveDriver: all_to_all_v, barrier, words,
+// split, health, and fault injection for tests.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_LOCAL_LOCALDRIVER_H
+#define COLLC_RUNTIME_LOCAL_LOCALDRIVER_H
+
+#include "runtime/CollectiveDriver.h"
+#include "runtime/local/Group.h"
+#include "runtime/local/Stream.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+namespace collc::rt::local {
+
+/// One rank's membership of one group.
+class Membership {
+public:
+  Membership(std::shared_ptr<Group> G, int Rank) : G(std::move(G)), Rank(Rank) {}
+  /// Waits for the operations already enqueued (they hold a plain pointer),
+  /// as ncclCommDestroy finishes what was issued.
+  ~Membership();
+  Membership(const Membership &) = delete;
+  Membership &operator=(const Membership &) = delete;
+  Group &group() const { return *G; }
+  int rank() const { return Rank; }
+  int size() const { return G->size(); }
+  WaitPolicy Wait;
+  // One thread at a time issues a rank's operations and one runs them (a
+  // communicator serves one stream at a time, as in NCCL: ranks that issued
+  // in different orders would pair the wrong operations anyway). So the
+  // counters below each have a single writer, and advance by a plain load
+  // and store rather than a locked read-modify-write on the latency path.
+  /// The next rendezvous sequence number of this rank's collectives.
+  uint64_t nextSeq() { return bump(Seq); }
+  uint64_t lastSeq() const { return Seq.load(std::memory_order_relaxed); }
+  /// The next operation number (collectives and point-to-point together),
+  /// for fault injection.
+  uint64_t nextOp() { return bump(Ops); }
+  void noteEnqueued() { bump(Enqueued); }
+  void noteRetired() {
+    Retired.store(Retired.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  /// Operations enqueued on a stream and not yet run.
+  uint64_t pending() const {
+    return Enqueued.load(std::memory_order_relaxed) - Retired.load(std::memory_order_acquire);
+  }
+  /// Set when fault injection killed this rank.
+  std::atomic<bool> Killed{false};
+
+private:
+  static uint64_t bump(std::atomic<uint64_t> &Counter) {
+    uint64_t Next = Counter.load(std::memory_order_relaxed) + 1;
+    Counter.store(Next, std::memory_order_relaxed);
+    return Next;
+  }
+  std::atomic<uint64_t> Seq{0}, Ops{0}, Enqueued{0}, Retired{0};
+  std::shared_ptr<Group> G;
+  int Rank;
+};
+
+/// Faults the tests inject into a rank (matched by rank within a group).
+struct FaultPlan {
+  std::string GroupName; ///< empty: every group
+  int64_t DelayRank = -1;
+  std::chrono::milliseconds Delay{0};
+  /// The rank stops at its KillAtOp-th operation (1-based, collectives and
+  /// sends/recvs counted together in the group) and never
+  /// arrives. Silent: peers find out by timeout, as after a crash;
+  /// otherwise they are told at once.
+  int64_t KillRank = -1;
+  uint64_t KillAtOp = 1;
+  bool KillSilently = true;
+  /// The rank posts one element more than it was given, at this operation.
+  int64_t WrongSizeRank = -1;
+  uint64_t WrongSizeAtOp = 1;
+};
+void setFaultPlan(std::optional<FaultPlan> Plan);
+
+struct LocalDriver {
+  using Communicator = std::shared_ptr<Membership>;
+  using UniqueId = uint64_t;
+  using DataType = ElemType;
+  using CommStream = Stream *;
+  struct Resource {
+    char *Data = nullptr;
+    uint64_t Bytes = 0;
+  };
+  using Elems = Elements<ElemType>;
+
+  static llvm::StringRef name() { return "local"; }
+
+  // --- the seed's interface ------------------------------------------------
+  static llvm::Expected<UniqueId> groupId(const CommunicationId &Id);
+  static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
+  static llvm::Expected<Elems> elements(ElemType T, uint64_t Bytes);
+  static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               Elems E, ReduceOp Op, CommStream S);
+  static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               Elems E, CommStream S);
+  static llvm::Error reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                   Elems E, ReduceOp Op, CommStream S);
+  static llvm::Error broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
+                               Elems E, size_t Root, CommStream S);
+  static llvm::Error allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
+                              Elems E, size_t Ranks, CommStream S);
+  static llvm::Error send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
+                          CommStream S);
+  static llvm::Error recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
+                          CommStream S);
+
+  // --- beyond the seed -------------------------------------------------------
+  /// premul_sum with its factor (allReduce with PremulSum uses 1.0).
+  static llvm::Error allReduceScaled(const Communicator &C, const Resource &Src,
+                                     const Resource &Dst, Elems E, ReduceOp Op, double Scale,
+                                     CommStream S);
+  static llvm::Error reduceScatterScaled(const Communicator &C, const Resource &Src,
+                                         const Resource &Dst, Elems E, ReduceOp Op, double Scale,
+                                         CommStream S);
+  /// Variable all_to_all: \p SendCounts[r] elements of \p E.Type to rank r,
+  /// packed in rank order in Src; \p RecvCounts[r] from rank r, packed in
+  /// Dst. Every rank's send count to r must equal r's receive count.
+  static llvm::Error allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               ElemType T, llvm::ArrayRef<uint64_t> SendCounts,
+                               llvm::ArrayRef<uint64_t> RecvCounts, CommStream S);
+  static llvm::Error barrier(const Communicator &C, CommStream S);
+  /// Synchronous all_gather of a few words, on the caller's thread (the
+  /// plan-digest handshake). Needs no outstanding stream work on \p C.
+  static llvm::Expected<std::vector<uint32_t>> allGatherWords(const Communicator &C,
+                                                              llvm::ArrayRef<uint32_t> Local);
+  /// Collective over \p C: ranks of equal non-negative \p Color form a new
+  /// group ordered by \p Key (ties by rank). Null for a negative color.
+  static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
+  /// Never blocks; names a lost peer.
+  static llvm::Error health(const Communicator &C);
+  static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
+
+  // --- streams ----------------------------------------------------------------
+  using StreamOwner = std::unique_ptr<Stream>;
+  static StreamOwner createStream(llvm::StringRef Name) {
+    return std::make_unique<Stream>(Name.str());
+  }
+  static CommStream streamOf(const StreamOwner &S) { return S.get(); }
+  /// A ticket for everything enqueued on \p S so far.
+  static uint64_t record(CommStream S) { return S->lastTicket(); }
+  static llvm::Error waitFor(CommStream S, uint64_t Ticket) { return S->waitFor(Ticket); }
+  static llvm::Error synchronize(CommStream S) { return S->synchronize(); }
+  /// Makes enqueued work progress while the caller does other things.
+  static void flush(CommStream S) { S->kick(); }
+  static Resource resource(void *Data, uint64_t Bytes) {
+    return Resource{static_cast<char *>(Data), Bytes};
+  }
+};
+
+} // namespace collc::rt::local
+
+#endif

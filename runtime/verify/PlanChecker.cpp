@@ -1,0 +1,419 @@
+//===- runtime/verify/PlanChecker.cpp - Expected results of a plan ---------===//
+
+#include "runtime/verify/PlanChecker.h"
+
+#include "runtime/ElementConversion.h"
+#include "runtime/RuntimeError.h"
+#include "runtime/verify/SyntheticData.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <type_traits>
+
+using namespace llvm;
+
+namespace collc::rt {
+
+namespace {
+
+template <typename S> S loadRaw(const char *P, uint64_t I) {
+  S V;
+  std::memcpy(&V, P + I * sizeof(S), sizeof(S));
+  return V;
+}
+
+/// Accumulator of one element: value in the accumulation type.
+template <typename A> struct Acc { A V; };
+
+template <typename S, typename A, typename LoadF, typename StoreF>
+void reduceOne(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
+               char *Out, LoadF Load, StoreF Store) {
+  auto Mul = [](A X, A Y) -> A {
+    if constexpr (std::is_integral_v<A>) {
+      using U = std::make_unsigned_t<A>;
+      using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+      return A(U(W(U(X)) * W(U(Y))));
+    } else {
+      return X * Y;
+    }
+  };
+  auto Add = [](A X, A Y) -> A {
+    if constexpr (std::is_integral_v<A>) {
+      using U = std::make_unsigned_t<A>;
+      return A(U(X) + U(Y));
+    } else {
+      return X + Y;
+    }
+  };
+  A ScaleA = A(Scale);
+  A R = Load(Srcs[0], I);
+  if (Op == ReduceOp::PremulSum)
+    R = Mul(R, ScaleA);
+  for (unsigned K = 1; K < N; ++K) {
+    A V = Load(Srcs[K], I);
+    switch (Op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg:
+      R = Add(R, V);
+      break;
+    case ReduceOp::PremulSum:
+      R = Add(R, Mul(V, ScaleA));
+      break;
+    case ReduceOp::Prod:
+      R = Mul(R, V);
+      break;
+    case ReduceOp::Min:
+      R = V < R ? V : R;
+      break;
+    case ReduceOp::Max:
+      R = V > R ? V : R;
+      break;
+    }
+  }
+  if (Op == ReduceOp::Avg) {
+    if constexpr (std::is_integral_v<A>) {
+      using W = std::conditional_t<std::is_signed_v<A>, int64_t, uint64_t>;
+      R = A(W(R) / W(N));
+    } else {
+      R = R / A(N);
+    }
+  }
+  Store(Out, R);
+}
+
+template <typename S>
+void reducePlain(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
+                 char *Out) {
+  reduceOne<S, S>(
+      Op, Scale, Srcs, N, I, Out, [](const char *P, uint64_t K) { return loadRaw<S>(P, K); },
+      [](char *O, S V) { std::memcpy(O, &V, sizeof(S)); });
+}
+
+template <typename S>
+void reduceNarrow(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
+                  char *Out, float (*ToF)(S), S (*FromF)(float)) {
+  reduceOne<S, float>(
+      Op, Scale, Srcs, N, I, Out,
+      [ToF](const char *P, uint64_t K) { return ToF(loadRaw<S>(P, K)); },
+      [FromF](char *O, float V) {
+        S X = FromF(V);
+        std::memcpy(O, &X, sizeof(S));
+      });
+}
+
+std::string showElement(ElemType T, const char *P) {
+  switch (T) {
+  case ElemType::F32:
+    return formatv("{0}", loadRaw<float>(P, 0));
+  case ElemType::F64:
+    return formatv("{0}", loadRaw<double>(P, 0));
+  case ElemType::F16:
+    return formatv("{0}", halfToFloat(loadRaw<uint16_t>(P, 0)));
+  case ElemType::BF16:
+    return formatv("{0}", bf16ToFloat(loadRaw<uint16_t>(P, 0)));
+  case ElemType::F8E4M3:
+    return formatv("{0}", e4m3ToFloat(loadRaw<uint8_t>(P, 0)));
+  case ElemType::F8E5M2:
+    return formatv("{0}", e5m2ToFloat(loadRaw<uint8_t>(P, 0)));
+  case ElemType::I8:
+    return formatv("{0}", int(loadRaw<int8_t>(P, 0)));
+  case ElemType::U8:
+    return formatv("{0}", unsigned(loadRaw<uint8_t>(P, 0)));
+  case ElemType::I32:
+    return formatv("{0}", loadRaw<int32_t>(P, 0));
+  case ElemType::U32:
+    return formatv("{0}", loadRaw<uint32_t>(P, 0));
+  case ElemType::I64:
+    return formatv("{0}", loadRaw<int64_t>(P, 0));
+  case ElemType::U64:
+    return formatv("{0}", loadRaw<uint64_t>(P, 0));
+  }
+  return "?";
+}
+
+class Checker {
+public:
+  Checker(const plan::Plan &P, ActualTensor Actual) : P(P), Actual(Actual) {
+    // Which comm outputs feed later comms: those are kept.
+    for (const plan::Comm &C : P.Comms) {
+      for (uint32_t T : C.Inputs)
+        NeededAsInput.insert(T);
+      if (C.Counts >= 0)
+        NeededAsInput.insert(C.Counts);
+    }
+    for (const plan::Compute &C : P.Computes)
+      for (uint32_t T : C.Outputs)
+        FromCompute.insert(T);
+  }
+
+  Expected<CheckSummary> run();
+
+private:
+  /// Rank R's expected content of tensor T as an input.
+  std::vector<char> input(int64_t R, uint32_t T) {
+    auto It = Kept.find({R, T});
+    if (It != Kept.end())
+      return It->second;
+    std::vector<char> Out(P.Tensors[T].Type.bytes());
+    fillSynthetic(P, T, R, Out);
+    return Out;
+  }
+  void expect(int64_t R, uint32_t T, std::vector<char> Want);
+  void checkCollective(const plan::Comm &C, llvm::ArrayRef<int32_t> Members);
+  Error matchPointToPoint();
+  Error checkRecv(uint32_t CommIndex);
+
+  const plan::Plan &P;
+  ActualTensor Actual;
+  std::set<uint32_t> NeededAsInput, FromCompute;
+  std::map<std::pair<int64_t, uint32_t>, std::vector<char>> Kept;
+  std::vector<std::string> Mismatches;
+  CheckSummary Summary;
+  /// (recv comm, receiving rank) -> (send comm, sending rank)
+  std::map<std::pair<uint32_t, int64_t>, std::pair<uint32_t, int64_t>> SendOf;
+};
+
+void Checker::expect(int64_t R, uint32_t T, std::vector<char> Want) {
+  ArrayRef<char> Got = Actual(R, T);
+  ++Summary.TensorsChecked;
+  Summary.BytesChecked += Want.size();
+  if (Got.size() != Want.size()) {
+    Mismatches.push_back(formatv("rank {0}: %{1} has {2} bytes, expected {3}", R, P.Tensors[T].Name,
+                                 Got.size(), Want.size()));
+  } else if (std::memcmp(Got.data(), Want.data(), Want.size()) != 0) {
+    ElemType ET = P.Tensors[T].Type.Elem;
+    unsigned Size = elemTypeBytes(ET);
+    uint64_t I = 0;
+    while (std::memcmp(Got.data() + I * Size, Want.data() + I * Size, Size) == 0)
+      ++I;
+    Mismatches.push_back(formatv("rank {0}: %{1} differs at element {2}: got {3}, expected {4}", R,
+                                 P.Tensors[T].Name, I, showElement(ET, Got.data() + I * Size),
+                                 showElement(ET, Want.data() + I * Size)));
+  }
+  if (NeededAsInput.count(T))
+    Kept[{R, T}] = std::move(Want);
+}
+
+void Checker::checkCollective(const plan::Comm &C, ArrayRef<int32_t> Members) {
+  unsigned N = Members.size();
+  unsigned Size = elemTypeBytes(C.Elem);
+  // all_to_all_v split sizes (rows), [from][to] in local ranks.
+  std::vector<uint64_t> Rows;
+  if (C.Kind == plan::CommKind::AllToAllV) {
+    Rows.assign(size_t(N) * N, 0);
+    for (unsigned From = 0; From != N; ++From)
+      for (unsigned To = 0; To != N; ++To) {
+        if (C.Counts < 0) {
+          Rows[From * N + To] = uint64_t(C.Splits[From * N + To]);
+          continue;
+        }
+        std::vector<char> Counts = input(Members[From], C.Counts);
+        int64_t V = 0;
+        unsigned CS = elemTypeBytes(P.Tensors[C.Counts].Type.Elem);
+        std::memcpy(&V, Counts.data() + To * CS, CS); // little endian, non-negative
+        Rows[From * N + To] = uint64_t(V);
+      }
+  }
+  for (size_t K = 0; K != C.Outputs.size(); ++K) {
+    uint32_t In = C.Inputs.empty() ? 0 : C.Inputs[K];
+    uint32_t Out = C.Outputs[K];
+    std::vector<std::vector<char>> Ins;
+    SmallVector<const char *, 16> Srcs;
+    if (!C.Inputs.empty()) {
+      for (int32_t M : Members)
+        Ins.push_back(input(M, In));
+      for (auto &X : Ins)
+        Srcs.push_back(X.data());
+    }
+    uint64_t OutBytes = P.Tensors[Out].Type.bytes();
+    uint64_t OutElems = OutBytes / Size;
+    switch (C.Kind) {
+    case plan::CommKind::AllReduce: {
+      std::vector<char> Want(OutBytes);
+      for (uint64_t I = 0; I != OutElems; ++I)
+        referenceReduce(C.Elem, C.Reduce, C.Scale, Srcs.data(), N, I, Want.data() + I * Size);
+      for (int32_t M : Members)
+        expect(M, Out, Want);
+      break;
+    }
+    case plan::CommKind::ReduceScatter:
+      for (unsigned L = 0; L != N; ++L) {
+        std::vector<char> Want(OutBytes);
+        for (uint64_t I = 0; I != OutElems; ++I)
+          referenceReduce(C.Elem, C.Reduce, C.Scale, Srcs.data(), N, L * OutElems + I,
+                          Want.data() + I * Size);
+        expect(Members[L], Out, std::move(Want));
+      }
+      break;
+    case plan::CommKind::AllGather: {
+      std::vector<char> Want;
+      for (auto &X : Ins)
+        Want.insert(Want.end(), X.begin(), X.end());
+      for (int32_t M : Members)
+        expect(M, Out, Want);
+      break;
+    }
+    case plan::CommKind::Broadcast: {
+      // Peers hold the local root on every rank that runs the comm.
+      int64_t Root = C.Peers[Members.front()];
+      for (int32_t M : Members)
+        expect(M, Out, Ins[Root]);
+      break;
+    }
+    case plan::CommKind::AllToAll: {
+      uint64_t Chunk = OutBytes / N;
+      for (unsigned L = 0; L != N; ++L) {
+        std::vector<char> Want(OutBytes);
+        for (unsigned J = 0; J != N && Chunk; ++J)
+          std::memcpy(Want.data() + J * Chunk, Ins[J].data() + L * Chunk, Chunk);
+        expect(Members[L], Out, std::move(Want));
+      }
+      break;
+    }
+    case plan::CommKind::AllToAllV: {
+      int64_t InRows = P.Tensors[In].Type.Shape[0];
+      uint64_t RowBytes = P.Tensors[In].Type.bytes() / uint64_t(std::max<int64_t>(1, InRows));
+      for (unsigned L = 0; L != N; ++L) {
+        // Received rows in sender order; the rest of the capacity stays as
+        // it was (zero: the outputs start zeroed).
+        std::vector<char> Want(OutBytes, 0);
+        uint64_t At = 0;
+        for (unsigned J = 0; J != N; ++J) {
+          uint64_t Skip = 0;
+          for (unsigned Q = 0; Q != L; ++Q)
+            Skip += Rows[J * N + Q];
+          uint64_t Take = Rows[J * N + L];
+          if (Take != 0 && RowBytes != 0)
+            std::memcpy(Want.data() + At * RowBytes, Ins[J].data() + Skip * RowBytes,
+                        Take * RowBytes);
+          At += Take;
+        }
+        expect(Members[L], Out, std::move(Want));
+      }
+      break;
+    }
+    default:
+      break;
+    }
+  }
+}
+
+Error Checker::matchPointToPoint() {
+  // The k-th send from p to r meets the k-th recv on r from p.
+  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> Sends, Recvs;
+  for (const plan::Step &S : P.Steps) {
+    if (S.Kind != plan::StepKind::Launch)
+      continue;
+    const plan::Comm &C = P.Comms[S.Index];
+    if (C.Kind != plan::CommKind::Send && C.Kind != plan::CommKind::Recv)
+      continue;
+    for (int64_t R = 0; R != P.World; ++R) {
+      if (!C.Ranks.contains(R))
+        continue;
+      if (C.Kind == plan::CommKind::Send)
+        Sends[{R, C.Peers[R]}].push_back(S.Index);
+      else
+        Recvs[{C.Peers[R], R}].push_back(S.Index);
+    }
+  }
+  for (auto &[Channel, RecvComms] : Recvs) {
+    auto &SendComms = Sends[Channel];
+    if (SendComms.size() != RecvComms.size())
+      return makeError(ErrorKind::Mismatch,
+                       formatv("rank {0} sends {1} times to rank {2}, which receives {3} times",
+                               Channel.first, SendComms.size(), Channel.second, RecvComms.size()));
+    for (size_t K = 0; K != RecvComms.size(); ++K)
+      SendOf[{RecvComms[K], Channel.second}] = {SendComms[K], Channel.first};
+  }
+  return Error::success();
+}
+
+Error Checker::checkRecv(uint32_t CommIndex) {
+  const plan::Comm &C = P.Comms[CommIndex];
+  for (int64_t R = 0; R != P.World; ++R) {
+    if (!C.Ranks.contains(R))
+      continue;
+    auto [SendComm, Sender] = SendOf[{CommIndex, R}];
+    uint32_t Data = P.Comms[SendComm].Inputs[0];
+    if (!FromCompute.count(Data) && !Kept.count({Sender, Data}))
+      return makeError(ErrorKind::Backend,
+                       formatv("the checker reached the recv of %{0} on rank {1} before the "
+                               "collective that produces it on rank {2}",
+                               P.Tensors[C.Outputs[0]].Name, R, Sender));
+    expect(R, C.Outputs[0], input(Sender, Data));
+  }
+  return Error::success();
+}
+
+Expected<CheckSummary> Checker::run() {
+  if (Error E = matchPointToPoint())
+    return E;
+  // In step order, so values that travel on are known before they are used.
+  for (const plan::Step &S : P.Steps) {
+    if (S.Kind != plan::StepKind::Launch)
+      continue;
+    const plan::Comm &C = P.Comms[S.Index];
+    if (C.Kind == plan::CommKind::Recv) {
+      if (Error E = checkRecv(S.Index))
+        return E;
+      continue;
+    }
+    if (C.Group < 0 || C.Kind == plan::CommKind::Barrier)
+      continue;
+    const plan::Group &G = P.Groups[C.Group];
+    for (const auto &Members : G.Subgroups)
+      if (C.Ranks.contains(Members.front()))
+        checkCollective(C, Members);
+  }
+  if (Mismatches.empty())
+    return Summary;
+  std::string Text = formatv("{0} tensor{1} differ from the reference:", Mismatches.size(),
+                             Mismatches.size() == 1 ? "" : "s");
+  for (size_t I = 0; I != Mismatches.size() && I < 10; ++I)
+    Text += "\n  " + Mismatches[I];
+  if (Mismatches.size() > 10)
+    Text += formatv("\n  ... and {0} more", Mismatches.size() - 10).str();
+  return makeError(ErrorKind::Mismatch, Text);
+}
+
+} // namespace
+
+void referenceReduce(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+                     uint64_t I, char *Out) {
+  switch (T) {
+  case ElemType::F32:
+    return reducePlain<float>(Op, Scale, Srcs, N, I, Out);
+  case ElemType::F64:
+    return reducePlain<double>(Op, Scale, Srcs, N, I, Out);
+  case ElemType::I8:
+    return reducePlain<int8_t>(Op, Scale, Srcs, N, I, Out);
+  case ElemType::U8:
+    return reducePlain<uint8_t>(Op, Scale, Srcs, N, I, Out);
+  case ElemType::I32:
+    return reducePlain<int32_t>(Op, Scale, Srcs, N, I, Out);
+  case ElemType::U32:
+    return reducePlain<uint32_t>(Op, Scale, Srcs, N, I, Out);
+  case ElemType::I64:
+    return reducePlain<int64_t>(Op, Scale, Srcs, N, I, Out);
+  case ElemType::U64:
+    return reducePlain<uint64_t>(Op, Scale, Srcs, N, I, Out);
+  case ElemType::F16:
+    return reduceNarrow<uint16_t>(Op, Scale, Srcs, N, I, Out, halfToFloat, floatToHalf);
+  case ElemType::BF16:
+    return reduceNarrow<uint16_t>(Op, Scale, Srcs, N, I, Out, bf16ToFloat, floatToBf16);
+  case ElemType::F8E4M3:
+    return reduceNarrow<uint8_t>(Op, Scale, Srcs, N, I, Out, e4m3ToFloat, floatToE4m3);
+  case ElemType::F8E5M2:
+    return reduceNarrow<uint8_t>(Op, Scale, Srcs, N, I, Out, e5m2ToFloat, floatToE5m2);
+  }
+}
+
+Expected<CheckSummary> checkPlanResults(const plan::Plan &P, ActualTensor Actual) {
+  return Checker(P, Actual).run();
+}
+
+} // namespace collc::rt

@@ -1,0 +1,107 @@
+//===- runtime/verify/SyntheticData.cpp - Deterministic tensor contents ----===//
+
+#include "runtime/verify/SyntheticData.h"
+
+#include "runtime/ElementConversion.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace collc::rt {
+
+void syntheticElement(ElemType T, int64_t Rank, uint32_t Tensor, uint64_t I, char *Out) {
+  // Values in [0.5, 2]: products over eight ranks stay far from overflow and
+  // every value is exact even in fp8 e4m3 (three mantissa bits).
+  uint64_t K = (uint64_t(Rank) * 7 + Tensor * 13 + I * 3) % 13;
+  float F = 0.5f + 0.125f * float(K);
+  int64_t N = int64_t((uint64_t(Rank) + Tensor + I) % 5) + 1;
+  switch (T) {
+  case ElemType::F32:
+    std::memcpy(Out, &F, 4);
+    return;
+  case ElemType::F64: {
+    double D = F;
+    std::memcpy(Out, &D, 8);
+    return;
+  }
+  case ElemType::F16: {
+    uint16_t H = floatToHalf(F);
+    std::memcpy(Out, &H, 2);
+    return;
+  }
+  case ElemType::BF16: {
+    uint16_t B = floatToBf16(F);
+    std::memcpy(Out, &B, 2);
+    return;
+  }
+  case ElemType::F8E4M3:
+    *reinterpret_cast<uint8_t *>(Out) = floatToE4m3(F);
+    return;
+  case ElemType::F8E5M2:
+    *reinterpret_cast<uint8_t *>(Out) = floatToE5m2(F);
+    return;
+  case ElemType::I8:
+  case ElemType::U8:
+    *reinterpret_cast<int8_t *>(Out) = int8_t(N);
+    return;
+  case ElemType::I32:
+  case ElemType::U32: {
+    int32_t V = int32_t(N);
+    std::memcpy(Out, &V, 4);
+    return;
+  }
+  case ElemType::I64:
+  case ElemType::U64:
+    std::memcpy(Out, &N, 8);
+    return;
+  }
+}
+
+/// Split sizes (rows to each peer) that every sender can send and every
+/// receiver can take: at most min(input rows, capacity) / peers each, varied
+/// a little so ranks differ.
+static bool fillCounts(const plan::Plan &P, uint32_t Tensor, int64_t Rank,
+                       llvm::MutableArrayRef<char> Out) {
+  for (const plan::Comm &C : P.Comms) {
+    if (C.Kind != plan::CommKind::AllToAllV || C.Counts != int32_t(Tensor))
+      continue;
+    int64_t N = P.groupSize(C, Rank);
+    if (N <= 0)
+      N = 1;
+    int64_t InRows = P.Tensors[C.Inputs[0]].Type.Shape[0];
+    int64_t OutRows = P.Tensors[C.Outputs[0]].Type.Shape[0];
+    int64_t Each = std::min(InRows, OutRows) / N;
+    ElemType T = P.Tensors[Tensor].Type.Elem;
+    unsigned Size = elemTypeBytes(T);
+    for (int64_t J = 0; J != N && uint64_t(J * Size) < Out.size(); ++J) {
+      int64_t V = std::max<int64_t>(0, Each - ((Rank + J) % 3));
+      char Buf[8] = {};
+      std::memcpy(Buf, &V, 8); // little endian: the low bytes are the value
+      std::memcpy(Out.data() + J * Size, Buf, Size);
+    }
+    return true;
+  }
+  return false;
+}
+
+void fillSynthetic(const plan::Plan &P, uint32_t Tensor, int64_t Rank,
+                   llvm::MutableArrayRef<char> Out) {
+  if (fillCounts(P, Tensor, Rank, Out))
+    return;
+  ElemType T = P.Tensors[Tensor].Type.Elem;
+  unsigned Size = elemTypeBytes(T);
+  uint64_t N = Out.size() / Size;
+  // The pattern repeats every 65 elements (13 x 5): write one period, then
+  // copy it forward in doubling runs, at memory speed.
+  uint64_t Period = std::min<uint64_t>(N, 65);
+  for (uint64_t I = 0; I != Period; ++I)
+    syntheticElement(T, Rank, Tensor, I, Out.data() + I * Size);
+  uint64_t Done = Period;
+  while (Done < N) {
+    uint64_t Run = std::min(Done / Period * Period, N - Done);
+    std::memcpy(Out.data() + Done * Size, Out.data(), Run * Size);
+    Done += Run;
+  }
+}
+
+} // namespace collc::rt

@@ -1,0 +1,517 @@
+//===- tests/conformance/ConformanceSuite.h - Every op, type, world, size -*- C++ -*-===//
+//
+// The driver conformance suite: each collective x each element type x each
+// world size the harness offers, and within one test every size {0, 1, odd,
+// 1 MiB + 3 elements}, in place and out of place where the op has both, and
+// every reduce op. Results must equal runtime/verify's reference bit for bit:
+// reductions accumulate in rank order, so inputs are chosen to make float
+// sums order-sensitive (mixed magnitudes, full mantissas) and integer sums
+// wrap.
+//
+// A backend instantiates it with COLLC_CONFORMANCE_SUITE(Harness, Name).
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_TESTS_CONFORMANCE_CONFORMANCESUITE_H
+#define COLLC_TESTS_CONFORMANCE_CONFORMANCESUITE_H
+
+#include "tests/conformance/DriverHarness.h"
+
+#include "runtime/ElementConversion.h"
+#include "runtime/verify/PlanChecker.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <tuple>
+
+namespace collc::test {
+
+enum class Coll { AllReduce, ReduceScatter, AllGather, Broadcast, AllToAll, AllToAllV, SendRecv };
+
+inline const char *collName(Coll C) {
+  switch (C) {
+  case Coll::AllReduce:
+    return "all_reduce";
+  case Coll::ReduceScatter:
+    return "reduce_scatter";
+  case Coll::AllGather:
+    return "all_gather";
+  case Coll::Broadcast:
+    return "broadcast";
+  case Coll::AllToAll:
+    return "all_to_all";
+  case Coll::AllToAllV:
+    return "all_to_all_v";
+  case Coll::SendRecv:
+    return "send_recv";
+  }
+  return "?";
+}
+
+inline uint64_t mix(uint64_t X) {
+  X += 0x9e3779b97f4a7c15ull;
+  X = (X ^ (X >> 30)) * 0xbf58476d1ce4e5b9ull;
+  X = (X ^ (X >> 27)) * 0x94d049bb133111ebull;
+  return X ^ (X >> 31);
+}
+
+/// Element \p I of the f16, bf16, f32 or f64 input seeded \p Seed (a rank
+/// and an input number): values of mixed magnitude with full mantissas
+/// (their sums depend on order), small enough that a product over eight
+/// ranks stays finite in f32.
+inline void conformanceValue(ElemType T, uint64_t Seed, uint64_t I, char *Out) {
+  uint64_t H = mix(Seed ^ I);
+  float F = float(int64_t(H % 4001) - 2000) / 64.0f * ((H >> 40) & 1 ? 17.0f : 0.03125f);
+  switch (T) {
+  case ElemType::F32:
+    std::memcpy(Out, &F, 4);
+    return;
+  case ElemType::F64: {
+    double D = double(int64_t(H % 400001) - 200000) / 3.0 * ((H >> 40) & 1 ? 1e6 : 1e-3);
+    std::memcpy(Out, &D, 8);
+    return;
+  }
+  case ElemType::F16: {
+    uint16_t V = rt::floatToHalf(F);
+    std::memcpy(Out, &V, 2);
+    return;
+  }
+  case ElemType::BF16: {
+    uint16_t V = rt::floatToBf16(F);
+    std::memcpy(Out, &V, 2);
+    return;
+  }
+  default:
+    std::memcpy(Out, &H, elemTypeBytes(T));
+    return;
+  }
+}
+
+/// \p B made finite: e4m3's NaNs are 0x7f and 0xff; an all-ones exponent
+/// is infinity or NaN in e5m2.
+inline uint8_t finiteFp8(ElemType T, uint8_t B) {
+  if (T == ElemType::F8E4M3)
+    return (B & 0x7f) == 0x7f ? uint8_t(B ^ 1) : B;
+  return (B & 0x7c) == 0x7c ? uint8_t(B & ~0x40) : B;
+}
+
+inline std::vector<char> conformanceInput(ElemType T, int Rank, uint32_t Salt, uint64_t Count) {
+  unsigned Size = elemTypeBytes(T);
+  std::vector<char> V(Count * Size);
+  uint64_t Seed = mix(uint64_t(Rank) * 1000003 + Salt);
+  if (isFloatType(T) && Size > 1) {
+    for (uint64_t I = 0; I != Count; ++I)
+      conformanceValue(T, Seed, I, V.data() + I * Size);
+    return V;
+  }
+  // Integers and fp8: random bits, eight bytes per hash.
+  for (uint64_t B = 0; B < V.size(); B += 8) {
+    uint64_t H = mix(Seed ^ B);
+    std::memcpy(V.data() + B, &H, std::min<uint64_t>(8, V.size() - B));
+  }
+  if (isFloatType(T))
+    for (char &C : V)
+      C = char(finiteFp8(T, uint8_t(C)));
+  return V;
+}
+
+/// Test parameters: the collective, the element type, the world size.
+using ConformanceParam = std::tuple<Coll, ElemType, int>;
+
+inline std::string conformanceParamName(const testing::TestParamInfo<ConformanceParam> &Info) {
+  auto [C, T, W] = Info.param;
+  return llvm::formatv("{0}_{1}_world{2}", collName(C), elemTypeName(T), W).str();
+}
+
+inline std::vector<ElemType> allElemTypes() {
+  std::vector<ElemType> Ts;
+  for (unsigned I = 0; I != NumElemTypes; ++I)
+    Ts.push_back(ElemType(I));
+  return Ts;
+}
+
+template <typename H> class ConformanceTest : public testing::TestWithParam<ConformanceParam> {
+protected:
+  using D = typename H::Driver;
+  using Buffer = typename H::Buffer;
+
+  void SetUp() override {
+    if (std::string Why = H::unavailable(); !Why.empty())
+      GTEST_SKIP() << Why;
+    std::tie(Op, T, World) = GetParam();
+    Size = elemTypeBytes(T);
+    static std::atomic<unsigned> Counter{0};
+    std::string Name = llvm::formatv("conformance.{0}.{1}", H::name(), Counter++).str();
+    Comms.resize(World);
+    Streams.resize(World);
+    std::vector<std::string> Errors(World);
+    H::runRanks(World, [&](int R) {
+      llvm::Expected<typename D::UniqueId> Id = D::groupId({Name});
+      if (!Id) {
+        Errors[R] = llvm::toString(Id.takeError());
+        return;
+      }
+      llvm::Expected<typename D::Communicator> C = D::join(*Id, World, R);
+      if (!C) {
+        Errors[R] = llvm::toString(C.takeError());
+        return;
+      }
+      Comms[R] = std::move(*C);
+      Streams[R] = D::createStream("conformance");
+    });
+    for (int R = 0; R != World; ++R)
+      ASSERT_EQ(Errors[R], "") << "rank " << R << " could not join";
+  }
+
+  /// Sizes in elements: empty, one, odd, and 1 MiB plus three elements (per
+  /// rank's buffer: ops whose buffers hold a chunk per rank get 1 MiB over
+  /// the world size, plus three). COLLC_CONFORMANCE_BIG_BYTES shrinks the
+  /// large size for the slow sanitizer builds.
+  std::vector<uint64_t> counts() const {
+    static const uint64_t Big = [] {
+      const char *Env = getenv("COLLC_CONFORMANCE_BIG_BYTES");
+      return Env ? std::max<uint64_t>(64, strtoull(Env, nullptr, 10)) : uint64_t(1) << 20;
+    }();
+    bool Chunked = Op == Coll::ReduceScatter || Op == Coll::AllGather || Op == Coll::AllToAll ||
+                   Op == Coll::AllToAllV;
+    return {0, 1, 37, Big / Size / (Chunked ? World : 1) + 3};
+  }
+
+  /// Issues one operation on every rank (\p Issue enqueues rank R's part),
+  /// synchronizes, and fails the test on any error.
+  void onEveryRank(const std::string &What,
+                   llvm::function_ref<llvm::Error(int R, const typename D::Communicator &,
+                                                  typename D::CommStream)>
+                       Issue) {
+    std::vector<std::string> Errors(World);
+    H::runRanks(World, [&](int R) {
+      typename D::CommStream S = D::streamOf(Streams[R]);
+      llvm::Error E = Issue(R, Comms[R], S);
+      if (!E)
+        E = D::synchronize(S);
+      if (E)
+        Errors[R] = llvm::toString(std::move(E));
+    });
+    for (int R = 0; R != World; ++R)
+      EXPECT_EQ(Errors[R], "") << What << " failed on rank " << R;
+  }
+
+  /// Compares rank \p R's result bytes [Offset, Offset + Want.size()) of
+  /// \p Got with \p Want, naming the first differing element.
+  void expectBytes(const std::string &What, int R, const std::vector<char> &Got, uint64_t Offset,
+                   const std::vector<char> &Want) {
+    ASSERT_GE(Got.size(), Offset + Want.size());
+    if (Want.empty())
+      return;
+    if (std::memcmp(Got.data() + Offset, Want.data(), Want.size()) == 0)
+      return;
+    uint64_t I = 0;
+    while (std::memcmp(Got.data() + Offset + I * Size, Want.data() + I * Size, Size) == 0)
+      ++I;
+    auto Hex = [&](const char *P) {
+      std::string S;
+      for (unsigned B = Size; B-- > 0;)
+        S += llvm::formatv("{0:x-2}", uint8_t(P[B])).str();
+      return S;
+    };
+    ADD_FAILURE() << What << ": rank " << R << " element " << I << " is 0x"
+                  << Hex(Got.data() + Offset + I * Size) << ", the reference 0x"
+                  << Hex(Want.data() + I * Size);
+  }
+
+  std::vector<std::vector<char>> inputs(uint32_t Salt, uint64_t Count) const {
+    std::vector<std::vector<char>> In;
+    for (int R = 0; R != World; ++R)
+      In.push_back(conformanceInput(T, R, Salt, Count));
+    return In;
+  }
+
+  std::vector<char> reduced(const std::vector<std::vector<char>> &In, ReduceOp RO, double Scale,
+                            uint64_t First, uint64_t Count) const {
+    std::vector<const char *> Srcs;
+    for (const auto &V : In)
+      Srcs.push_back(V.data());
+    std::vector<char> Out(Count * Size);
+    for (uint64_t I = 0; I != Count; ++I)
+      rt::referenceReduce(T, RO, Scale, Srcs.data(), unsigned(World), First + I,
+                          Out.data() + I * Size);
+    return Out;
+  }
+
+  /// The reduce ops with the factor each uses (premul_sum scales).
+  std::vector<std::pair<ReduceOp, double>> reduceOps() const {
+    double Factor = isFloatType(T) ? 0.5 : 3.0;
+    return {{ReduceOp::Sum, 1.0}, {ReduceOp::Prod, 1.0}, {ReduceOp::Min, 1.0},
+            {ReduceOp::Max, 1.0}, {ReduceOp::Avg, 1.0},  {ReduceOp::PremulSum, Factor}};
+  }
+
+  void run() {
+    uint32_t Salt = 0;
+    for (uint64_t Count : counts()) {
+      switch (Op) {
+      case Coll::AllReduce:
+        for (auto [RO, Scale] : reduceOps())
+          checkAllReduce(Count, RO, Scale, ++Salt);
+        break;
+      case Coll::ReduceScatter:
+        for (auto [RO, Scale] : reduceOps())
+          checkReduceScatter(Count, RO, Scale, ++Salt);
+        break;
+      case Coll::AllGather:
+        for (bool InPlace : {false, true})
+          checkAllGather(Count, InPlace, ++Salt);
+        break;
+      case Coll::Broadcast:
+        for (bool InPlace : {false, true})
+          checkBroadcast(Count, InPlace, ++Salt);
+        break;
+      case Coll::AllToAll:
+        checkAllToAll(Count, ++Salt);
+        break;
+      case Coll::AllToAllV:
+        checkAllToAllV(Count, ++Salt);
+        break;
+      case Coll::SendRecv:
+        checkSendRecv(Count, ++Salt);
+        break;
+      }
+      if (HasFailure())
+        return; // the first failing size says enough
+    }
+  }
+
+  std::string label(uint64_t Count, const char *Extra = "") const {
+    return llvm::formatv("{0} {1}[{2}] over {3} ranks{4}", collName(Op), elemTypeName(T), Count,
+                         World, Extra)
+        .str();
+  }
+
+  /// Out of place, then in place, on the same inputs.
+  void checkAllReduce(uint64_t Count, ReduceOp RO, double Scale, uint32_t Salt) {
+    auto In = inputs(Salt, Count);
+    std::vector<char> Want = reduced(In, RO, Scale, 0, Count);
+    for (bool InPlace : {false, true}) {
+      std::vector<std::optional<Buffer>> Src(World), Dst(World);
+      for (int R = 0; R != World; ++R) {
+        Src[R].emplace(Count * Size);
+        Src[R]->write(In[R]);
+        if (!InPlace)
+          Dst[R].emplace(Count * Size);
+      }
+      std::string What = label(
+          Count,
+          llvm::formatv(" {0}{1}", reduceOpName(RO), InPlace ? " in place" : "").str().c_str());
+      onEveryRank(What, [&](int R, const auto &C, auto S) {
+        Buffer &Out = InPlace ? *Src[R] : *Dst[R];
+        return D::allReduceScaled(C, Src[R]->resource(), Out.resource(), {T, Count}, RO, Scale, S);
+      });
+      for (int R = 0; R != World; ++R)
+        expectBytes(What, R, (InPlace ? *Src[R] : *Dst[R]).read(), 0, Want);
+    }
+  }
+
+  /// Out of place, then in place (rank R's result is its own chunk R of the
+  /// source, NCCL's convention), on the same inputs.
+  void checkReduceScatter(uint64_t Count, ReduceOp RO, double Scale, uint32_t Salt) {
+    auto In = inputs(Salt, Count * World);
+    std::vector<std::vector<char>> Want;
+    for (int R = 0; R != World; ++R)
+      Want.push_back(reduced(In, RO, Scale, R * Count, Count));
+    for (bool InPlace : {false, true}) {
+      std::vector<std::optional<Buffer>> Src(World), Dst(World);
+      for (int R = 0; R != World; ++R) {
+        Src[R].emplace(Count * World * Size);
+        Src[R]->write(In[R]);
+        if (!InPlace)
+          Dst[R].emplace(Count * Size);
+      }
+      std::string What = label(
+          Count,
+          llvm::formatv(" {0}{1}", reduceOpName(RO), InPlace ? " in place" : "").str().c_str());
+      onEveryRank(What, [&](int R, const auto &C, auto S) {
+        auto Out = InPlace ? Src[R]->resource(R * Count * Size) : Dst[R]->resource();
+        return D::reduceScatterScaled(C, Src[R]->resource(), Out, {T, Count}, RO, Scale, S);
+      });
+      for (int R = 0; R != World; ++R)
+        expectBytes(What, R, (InPlace ? *Src[R] : *Dst[R]).read(), InPlace ? R * Count * Size : 0,
+                    Want[R]);
+    }
+  }
+
+  void checkAllGather(uint64_t Count, bool InPlace, uint32_t Salt) {
+    auto In = inputs(Salt, Count);
+    std::vector<char> Want;
+    for (const auto &V : In)
+      Want.insert(Want.end(), V.begin(), V.end());
+    std::vector<std::optional<Buffer>> Src(World), Dst(World);
+    for (int R = 0; R != World; ++R) {
+      Dst[R].emplace(Count * World * Size);
+      if (InPlace) {
+        Dst[R]->write(In[R], R * Count * Size); // rank R's input is chunk R
+      } else {
+        Src[R].emplace(Count * Size);
+        Src[R]->write(In[R]);
+      }
+    }
+    std::string What = label(Count, InPlace ? " in place" : "");
+    onEveryRank(What, [&](int R, const auto &C, auto S) {
+      auto From = InPlace ? Dst[R]->resource(R * Count * Size) : Src[R]->resource();
+      return D::allGather(C, From, Dst[R]->resource(), {T, Count}, S);
+    });
+    for (int R = 0; R != World; ++R)
+      expectBytes(What, R, Dst[R]->read(), 0, Want);
+  }
+
+  void checkBroadcast(uint64_t Count, bool InPlace, uint32_t Salt) {
+    // A different root for each size and placement.
+    int Root = int(Salt % unsigned(World));
+    std::vector<char> Want = conformanceInput(T, Root, Salt, Count);
+    std::vector<std::optional<Buffer>> Src(World), Dst(World);
+    for (int R = 0; R != World; ++R)
+      Dst[R].emplace(Count * Size);
+    if (InPlace) {
+      Dst[Root]->write(Want);
+    } else {
+      Src[Root].emplace(Count * Size);
+      Src[Root]->write(Want);
+    }
+    std::string What = label(
+        Count, llvm::formatv(" from root {0}{1}", Root, InPlace ? " in place" : "").str().c_str());
+    onEveryRank(What, [&](int R, const auto &C, auto S) {
+      std::optional<typename D::Resource> From;
+      if (R == Root)
+        From = InPlace ? Dst[R]->resource() : Src[R]->resource();
+      return D::broadcast(C, From ? &*From : nullptr, Dst[R]->resource(), {T, Count}, size_t(Root),
+                          S);
+    });
+    for (int R = 0; R != World; ++R)
+      expectBytes(What, R, Dst[R]->read(), 0, Want);
+  }
+
+  void checkAllToAll(uint64_t Count, uint32_t Salt) {
+    auto In = inputs(Salt, Count * World);
+    std::vector<std::optional<Buffer>> Src(World), Dst(World);
+    for (int R = 0; R != World; ++R) {
+      Src[R].emplace(Count * World * Size);
+      Src[R]->write(In[R]);
+      Dst[R].emplace(Count * World * Size);
+    }
+    std::string What = label(Count);
+    onEveryRank(What, [&](int R, const auto &C, auto S) {
+      return D::allToAll(C, Src[R]->resource(), Dst[R]->resource(), {T, Count}, size_t(World), S);
+    });
+    uint64_t Chunk = Count * Size;
+    for (int R = 0; R != World; ++R) {
+      std::vector<char> Want(Chunk * World);
+      for (int J = 0; J != World && Chunk; ++J)
+        std::memcpy(Want.data() + J * Chunk, In[J].data() + R * Chunk, Chunk);
+      expectBytes(What, R, Dst[R]->read(), 0, Want);
+    }
+  }
+
+  void checkAllToAllV(uint64_t Count, uint32_t Salt) {
+    // Elements rank S sends to rank D: uneven, some zero, about Count each.
+    auto Sends = [&](int From, int To) -> uint64_t {
+      uint64_t Jitter = uint64_t(From * 3 + To * 5 + int(Salt)) % 4;
+      if (Count <= 1)
+        return Count ? Jitter % 2 : 0;
+      return Count - Jitter * (Count / 8);
+    };
+    std::vector<std::vector<char>> In(World);
+    std::vector<std::optional<Buffer>> Src(World), Dst(World);
+    std::vector<std::vector<uint64_t>> SendCounts(World), RecvCounts(World);
+    for (int R = 0; R != World; ++R) {
+      uint64_t Out = 0, Got = 0;
+      for (int P = 0; P != World; ++P) {
+        SendCounts[R].push_back(Sends(R, P));
+        RecvCounts[R].push_back(Sends(P, R));
+        Out += Sends(R, P);
+        Got += Sends(P, R);
+      }
+      In[R] = conformanceInput(T, R, Salt, Out);
+      Src[R].emplace(Out * Size);
+      Src[R]->write(In[R]);
+      Dst[R].emplace(Got * Size);
+    }
+    std::string What = label(Count, " (uneven counts)");
+    onEveryRank(What, [&](int R, const auto &C, auto S) {
+      return D::allToAllV(C, Src[R]->resource(), Dst[R]->resource(), T, SendCounts[R],
+                          RecvCounts[R], S);
+    });
+    for (int R = 0; R != World; ++R) {
+      std::vector<char> Want;
+      for (int P = 0; P != World; ++P) {
+        uint64_t Skip = 0;
+        for (int Q = 0; Q != R; ++Q)
+          Skip += Sends(P, Q);
+        const char *From = In[P].data() + Skip * Size;
+        Want.insert(Want.end(), From, From + Sends(P, R) * Size);
+      }
+      expectBytes(What, R, Dst[R]->read(), 0, Want);
+    }
+  }
+
+  void checkSendRecv(uint64_t Count, uint32_t Salt) {
+    if (World == 1) {
+      // No peer: a send to oneself is refused, not hung.
+      Buffer B(Count * Size);
+      llvm::Error E = D::send(Comms[0], B.resource(), {T, Count}, 0, D::streamOf(Streams[0]));
+      EXPECT_TRUE(bool(E)) << "a send to oneself was accepted";
+      llvm::consumeError(std::move(E));
+      return;
+    }
+    // A ring: even ranks send first, odd ranks receive first, so the
+    // rendezvous cannot deadlock whatever the driver buffers.
+    auto In = inputs(Salt, Count);
+    std::vector<std::optional<Buffer>> Src(World), Dst(World);
+    for (int R = 0; R != World; ++R) {
+      Src[R].emplace(Count * Size);
+      Src[R]->write(In[R]);
+      Dst[R].emplace(Count * Size);
+    }
+    std::string What = label(Count, " around a ring");
+    onEveryRank(What, [&](int R, const auto &C, auto S) -> llvm::Error {
+      size_t Next = size_t((R + 1) % World), Prev = size_t((R + World - 1) % World);
+      if (R % 2 == 0) {
+        if (llvm::Error E = D::send(C, Src[R]->resource(), {T, Count}, Next, S))
+          return E;
+        return D::recv(C, Dst[R]->resource(), {T, Count}, Prev, S);
+      }
+      if (llvm::Error E = D::recv(C, Dst[R]->resource(), {T, Count}, Prev, S))
+        return E;
+      return D::send(C, Src[R]->resource(), {T, Count}, Next, S);
+    });
+    for (int R = 0; R != World; ++R)
+      expectBytes(What, R, Dst[R]->read(), 0, In[(R + World - 1) % World]);
+  }
+
+  Coll Op = Coll::AllReduce;
+  ElemType T = ElemType::F32;
+  int World = 1;
+  unsigned Size = 4;
+  std::vector<typename D::Communicator> Comms;
+  std::vector<typename D::StreamOwner> Streams;
+};
+
+} // namespace collc::test
+
+/// Instantiates the suite for \p HARNESS as test suite \p NAME.
+#define COLLC_CONFORMANCE_SUITE(HARNESS, NAME)                                                     \
+  using NAME = ::collc::test::ConformanceTest<HARNESS>;                                            \
+  TEST_P(NAME, MatchesReference) { run(); }                                                        \
+  INSTANTIATE_TEST_SUITE_P(                                                                        \
+      All, NAME,                                                                                   \
+      ::testing::Combine(                                                                          \
+          ::testing::Values(::collc::test::Coll::AllReduce, ::collc::test::Coll::ReduceScatter,    \
+                            ::collc::test::Coll::AllGather, ::collc::test::Coll::Broadcast,        \
+                            ::collc::test::Coll::AllToAll, ::collc::test::Coll::AllToAllV,         \
+                            ::collc::test::Coll::SendRecv),                                        \
+          ::testing::ValuesIn(::collc::test::allElemTypes()),                                      \
+          ::testing::ValuesIn(HARNESS::worlds())),                                                 \
+      ::collc::test::conformanceParamName)
+
+#endif

@@ -1,0 +1,232 @@
+//===- tests/runtime/ExecutorTest.cpp - Bind, capture, replay --------------===//
+
+#include "tests/runtime/RuntimeTestUtil.h"
+
+#include "compiler/Compile.h"
+#include "ir/Parser.h"
+#include "runtime/Executor.h"
+#include "runtime/verify/PlanChecker.h"
+#include "runtime/verify/SyntheticData.h"
+
+#include "llvm/Support/raw_ostream.h"
+#include "gtest/gtest.h"
+
+using namespace collc;
+using namespace collc::rt;
+using namespace collc::test;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+const char *TwoGradients = R"(program @two_gradients world(4) {
+  group @dp = world
+  %a = compute @layer_a : f32[1000]
+  %b = compute @layer_b : bf16[77]
+  %ra = all_reduce sum %a in @dp
+  %rb = all_reduce avg %b in @dp
+  compute @optimizer(%ra, %rb)
+}
+)";
+
+plan::Plan compile(const char *Text) {
+  Expected<ParsedProgram> P = parseProgramText(Text, "test.coll");
+  if (!P) {
+    ADD_FAILURE() << llvm::toString(P.takeError());
+    return {};
+  }
+  DiagnosticEngine Diags(P->Source.get());
+  Expected<plan::Plan> Plan = compileProgram(*P->Prog, CompileOptions(), Diags, llvm::nulls());
+  if (!Plan) {
+    ADD_FAILURE() << llvm::toString(Plan.takeError());
+    return {};
+  }
+  Plan->Digest = plan::computeDigest(*Plan);
+  return std::move(*Plan);
+}
+
+/// One rank's executor, its own memory for tensors that are not views, and
+/// a compute callback writing synthetic data.
+struct RankRun {
+  std::unique_ptr<Executor> X;
+  std::vector<std::vector<char>> Storage;
+  std::string Error;
+};
+
+ExecutorOptions optionsFor(const char *What) {
+  ExecutorOptions O;
+  O.CommPrefix = freshName(What);
+  O.Timeout = std::chrono::milliseconds(10000);
+  return O;
+}
+
+Error bindAll(const plan::Plan &P, RankRun &Run) {
+  for (const std::string &Name : Run.X->unboundTensors()) {
+    uint32_t T = 0;
+    while (P.Tensors[T].Name != Name)
+      ++T;
+    Run.Storage.emplace_back(P.Tensors[T].Type.bytes(), 0);
+    if (Error E = Run.X->bind(Name, Run.Storage.back().data(), Run.Storage.back().size()))
+      return E;
+  }
+  return Error::success();
+}
+
+/// Replays \p Steps steps of \p Plans[R] on every rank.
+std::vector<RankRun> runAll(const std::vector<const plan::Plan *> &Plans, unsigned Steps,
+                            ExecutorOptions Opts) {
+  int World = int(Plans.size());
+  std::vector<RankRun> Runs(World);
+  onThreads(World, [&](int R) {
+    const plan::Plan &P = *Plans[R];
+    RankRun &Run = Runs[R];
+    Expected<std::unique_ptr<Executor>> X = createLocalExecutor(P, R, Opts);
+    if (!X) {
+      Run.Error = llvm::toString(X.takeError());
+      return;
+    }
+    Run.X = std::move(*X);
+    Error E = bindAll(P, Run);
+    if (!E)
+      E = Run.X->capture();
+    for (unsigned S = 0; S != Steps && !E; ++S)
+      E = Run.X->replay([&](const plan::Compute &C, uint32_t) -> Error {
+        for (uint32_t T : C.Outputs) {
+          Expected<llvm::MutableArrayRef<char>> M = Run.X->tensor(P.Tensors[T].Name);
+          if (!M)
+            return M.takeError();
+          fillSynthetic(P, T, R, *M);
+        }
+        return Error::success();
+      });
+    if (E)
+      Run.Error = llvm::toString(std::move(E));
+  });
+  return Runs;
+}
+
+Expected<CheckSummary> check(const plan::Plan &P, std::vector<RankRun> &Runs) {
+  return checkPlanResults(P, [&](int64_t R, uint32_t T) -> llvm::ArrayRef<char> {
+    Expected<llvm::MutableArrayRef<char>> M = Runs[R].X->tensor(P.Tensors[T].Name);
+    if (!M) {
+      llvm::consumeError(M.takeError());
+      return {};
+    }
+    return *M;
+  });
+}
+
+TEST(ExecutorTest, ReplaysMatchTheReferenceEveryStep) {
+  plan::Plan P = compile(TwoGradients);
+  std::vector<const plan::Plan *> Plans(4, &P);
+  std::vector<RankRun> Runs = runAll(Plans, 3, optionsFor("replay"));
+  for (int R = 0; R != 4; ++R)
+    ASSERT_EQ(Runs[R].Error, "") << "rank " << R;
+  Expected<CheckSummary> S = check(P, Runs);
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  EXPECT_EQ(S->TensorsChecked, 8u); // two results on four ranks
+}
+
+TEST(ExecutorTest, TheCheckerCatchesATamperedResult) {
+  plan::Plan P = compile(TwoGradients);
+  std::vector<const plan::Plan *> Plans(4, &P);
+  std::vector<RankRun> Runs = runAll(Plans, 1, optionsFor("tamper"));
+  for (int R = 0; R != 4; ++R)
+    ASSERT_EQ(Runs[R].Error, "") << "rank " << R;
+  Expected<llvm::MutableArrayRef<char>> Ra = Runs[2].X->tensor("ra");
+  ASSERT_TRUE(bool(Ra)) << llvm::toString(Ra.takeError());
+  (*Ra)[4 * 123] ^= 1; // one bit of element 123
+  Expected<CheckSummary> S = check(P, Runs);
+  ASSERT_FALSE(bool(S));
+  std::string Text = llvm::toString(S.takeError());
+  EXPECT_NE(Text.find("rank 2"), std::string::npos) << Text;
+  EXPECT_NE(Text.find("%ra"), std::string::npos) << Text;
+  EXPECT_NE(Text.find("123"), std::string::npos) << Text;
+}
+
+TEST(ExecutorTest, DigestMismatchRefusesToRunAndNamesTheRanks) {
+  plan::Plan P = compile(TwoGradients);
+  plan::Plan Other = P;
+  Other.Digest = "xxh64:0123456789abcdef"; // rank 3 loaded another plan
+  std::vector<const plan::Plan *> Plans = {&P, &P, &P, &Other};
+  std::vector<RankRun> Runs = runAll(Plans, 1, optionsFor("digest"));
+  for (int R = 0; R != 4; ++R) {
+    SCOPED_TRACE("rank " + std::to_string(R));
+    EXPECT_NE(Runs[R].Error.find("digest"), std::string::npos) << Runs[R].Error;
+    EXPECT_NE(Runs[R].Error.find("3"), std::string::npos) << Runs[R].Error;
+  }
+}
+
+TEST(ExecutorTest, BindingErrorsNameTheTensor) {
+  plan::Plan P = compile(TwoGradients);
+  Expected<std::unique_ptr<Executor>> X = createLocalExecutor(P, 0, optionsFor("bind"));
+  ASSERT_TRUE(bool(X)) << llvm::toString(X.takeError());
+  std::vector<char> Mem(8192);
+  ErrorFacts Unknown = factsOf((*X)->bind("nope", Mem.data(), Mem.size()));
+  EXPECT_TRUE(Unknown.Failed);
+  EXPECT_NE(Unknown.Text.find("nope"), std::string::npos) << Unknown.Text;
+  for (const std::string &Name : (*X)->unboundTensors()) {
+    ErrorFacts Wrong = factsOf((*X)->bind(Name, Mem.data(), 3));
+    EXPECT_TRUE(Wrong.Failed) << Name;
+    EXPECT_NE(Wrong.Text.find(Name), std::string::npos) << Wrong.Text;
+    EXPECT_NE(Wrong.Text.find("3"), std::string::npos) << Wrong.Text;
+  }
+  // Capture without binding what is not a view: refused, naming it.
+  std::vector<std::string> Missing = (*X)->unboundTensors();
+  if (!Missing.empty()) {
+    ErrorFacts Capture = factsOf((*X)->capture());
+    EXPECT_TRUE(Capture.Failed);
+    EXPECT_NE(Capture.Text.find(Missing.front()), std::string::npos) << Capture.Text;
+  }
+  EXPECT_TRUE(factsOf((*X)->bind("ra", nullptr, 4000)).Failed) << "null memory";
+}
+
+TEST(ExecutorTest, AnExecutorForARankOutsideThePlanIsRefused) {
+  plan::Plan P = compile(TwoGradients);
+  Expected<std::unique_ptr<Executor>> X = createLocalExecutor(P, 4, optionsFor("outside"));
+  ASSERT_FALSE(bool(X));
+  std::string Text = llvm::toString(X.takeError());
+  EXPECT_NE(Text.find("4"), std::string::npos) << Text;
+}
+
+const char *OneBucket = R"(program @one_bucket world(4) {
+  group @dp = world
+  %a = compute @layer_a : f32[1000]
+  %b = compute @layer_b : f32[77]
+  %ra = all_reduce sum %a in @dp
+  %rb = all_reduce sum %b in @dp
+  compute @optimizer(%ra, %rb)
+}
+)";
+
+TEST(ExecutorTest, BucketsLaunchAfterTheirLastInputAndConsumersWaitForThem) {
+  plan::Plan P = compile(OneBucket);
+  ASSERT_EQ(P.Comms.size(), 1u) << "the two gradients share one bucket";
+  ExecutorOptions Opts = optionsFor("fences");
+  Opts.Trace = true;
+  std::vector<const plan::Plan *> Plans(4, &P);
+  std::vector<RankRun> Runs = runAll(Plans, 1, Opts);
+  for (int R = 0; R != 4; ++R)
+    ASSERT_EQ(Runs[R].Error, "") << "rank " << R;
+  // On every rank: each launch comes after the compute of each of its
+  // inputs, and the consumer's compute after the wait of each collective.
+  for (int R = 0; R != 4; ++R) {
+    const std::vector<TraceEvent> &T = Runs[R].X->trace();
+    auto IndexOf = [&](llvm::StringRef Category, llvm::StringRef NamePart) -> int {
+      for (size_t I = 0; I != T.size(); ++I)
+        if (Category == T[I].Category && llvm::StringRef(T[I].Name).contains(NamePart))
+          return int(I);
+      return -1;
+    };
+    int LayerA = IndexOf("compute", "layer_a"), LayerB = IndexOf("compute", "layer_b");
+    int Launch = IndexOf("launch", ""), Wait = IndexOf("wait", "");
+    int Optimizer = IndexOf("compute", "optimizer");
+    ASSERT_TRUE(LayerA >= 0 && LayerB >= 0 && Launch >= 0 && Wait >= 0 && Optimizer >= 0);
+    EXPECT_LT(std::max(LayerA, LayerB), Launch) << "rank " << R;
+    EXPECT_LT(Launch, Wait);
+    EXPECT_LT(Wait, Optimizer);
+    EXPECT_GE(T[Optimizer].StartUs, T[Wait].StartUs + T[Wait].DurUs);
+  }
+}
+
+} // namespace
