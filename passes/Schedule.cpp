@@ -65,8 +65,10 @@ Expected<bool> SchedulePass::run(Program &P, PassContext &Ctx) {
   size_t W = N + Waits.size();
   size_t K = Waits.size();
   for (size_t I = N + 1; I-- > 0;) {
-    if (I != N)
-      Ops[--W] = std::move(Ops[I]);
+    // Ops before the first wait stay where they are; a self-move would
+    // empty their std::vector members (an all_to_all_v's splits).
+    if (I != N && --W != I)
+      Ops[W] = std::move(Ops[I]);
     for (; K != 0 && Waits[K - 1].first == I; --K)
       Ops[--W] = std::move(Waits[K - 1].second);
   }

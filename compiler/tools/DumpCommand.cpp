@@ -1,6 +1,6 @@
 //===- compiler/tools/DumpCommand.cpp - collc dump ------------------------===//
 //
-// collc dump PLAN --format text|json|dot|trace [--explain]
+// collc dump PLAN --format text|json|dot|trace|nccl [--explain] [--rank R]
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,6 +8,7 @@
 #include "ToolSupport.h"
 
 #include "compiler/dump/Dump.h"
+#include "runtime/nccl/NcclLowering.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -18,7 +19,7 @@ using namespace llvm;
 namespace collc::tool {
 
 namespace {
-enum class Format { Text, JSON, Dot, Trace };
+enum class Format { Text, JSON, Dot, Trace, Nccl };
 }
 
 static cl::SubCommand Cmd("dump", "Show a plan as text, JSON, Graphviz or a simulated trace");
@@ -29,7 +30,9 @@ static cl::opt<Format> Fmt("format", cl::desc("What to print"),
                                       clEnumValN(Format::JSON, "json", "JSON with `buckets`"),
                                       clEnumValN(Format::Dot, "dot", "a Graphviz graph"),
                                       clEnumValN(Format::Trace, "trace",
-                                                 "a Chrome/Perfetto trace of the simulated step")),
+                                                 "a Chrome/Perfetto trace of the simulated step"),
+                                      clEnumValN(Format::Nccl, "nccl",
+                                                 "the CUDA/NCCL calls one rank issues (--rank)")),
                            cl::init(Format::Text), cl::sub(Cmd));
 static cl::opt<bool> Explain("explain", cl::desc("Include why each pass decided what it did"),
                              cl::sub(Cmd));
@@ -39,6 +42,9 @@ static cl::opt<std::string> Output("o", cl::desc("Output file (default: stdout)"
                                    cl::sub(Cmd));
 static cl::opt<std::string> Bucket("bucket", cl::desc("Bucket policy when compiling a program"),
                                    cl::init("ddp"), cl::sub(Cmd));
+
+static cl::opt<int64_t> Rank("rank", cl::desc("The rank whose calls --format nccl lists"),
+                             cl::init(0), cl::sub(Cmd));
 
 cl::SubCommand &dumpCommand() { return Cmd; }
 
@@ -75,6 +81,13 @@ int run_dumpCommand() {
     if (Error E = dumpTrace(*P, Opts, Out.os()))
       return reportError("dump", std::move(E));
     break;
+  case Format::Nccl: {
+    Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(*P, Rank);
+    if (!L)
+      return reportError("dump", L.takeError());
+    rt::nccl::printLowering(*P, *L, Out.os());
+    break;
+  }
   }
   Out.keep();
   return ExitOk;

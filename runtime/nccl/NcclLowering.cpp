@@ -1,0 +1,737 @@
+//===- runtime/nccl/NcclLowering.cpp - A plan as one rank's CUDA/NCCL calls ===//
+
+#include "runtime/nccl/NcclLowering.h"
+
+#include "runtime/RuntimeError.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+#include <set>
+
+using namespace llvm;
+
+namespace collc::rt::nccl {
+
+StringRef ncclTypeName(ElemType T) {
+  switch (T) {
+  case ElemType::F32:
+    return "ncclFloat32";
+  case ElemType::F16:
+    return "ncclFloat16";
+  case ElemType::BF16:
+    return "ncclBfloat16";
+  case ElemType::F64:
+    return "ncclFloat64";
+  case ElemType::I8:
+    return "ncclInt8";
+  case ElemType::U8:
+    return "ncclUint8";
+  case ElemType::I32:
+    return "ncclInt32";
+  case ElemType::U32:
+    return "ncclUint32";
+  case ElemType::I64:
+    return "ncclInt64";
+  case ElemType::U64:
+    return "ncclUint64";
+  case ElemType::F8E4M3:
+    return "ncclFloat8e4m3";
+  case ElemType::F8E5M2:
+    return "ncclFloat8e5m2";
+  }
+  return "?";
+}
+
+StringRef ncclOpName(ReduceOp Op) {
+  switch (Op) {
+  case ReduceOp::Sum:
+    return "ncclSum";
+  case ReduceOp::Prod:
+    return "ncclProd";
+  case ReduceOp::Min:
+    return "ncclMin";
+  case ReduceOp::Max:
+    return "ncclMax";
+  case ReduceOp::Avg:
+    return "ncclAvg";
+  case ReduceOp::PremulSum:
+    return "premul_sum";
+  }
+  return "?";
+}
+
+namespace {
+
+class Lowerer {
+public:
+  Lowerer(const plan::Plan &P, int64_t Rank) : P(P), Rank(Rank) { L.Rank = Rank; }
+
+  Expected<Lowering> run() {
+    if (Rank < 0 || Rank >= P.World)
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("rank {0} is not in 0..{1} of plan @{2}", Rank, P.World - 1,
+                               P.Program));
+    setup();
+    for (size_t S = 0; S != P.Steps.size(); ++S) {
+      const plan::Step &St = P.Steps[S];
+      if (!P.ranksOf(St).contains(Rank))
+        continue;
+      if (St.Kind == plan::StepKind::Launch) {
+        const plan::Comm &C = P.Comms[St.Index];
+        if (C.Kind == plan::CommKind::AllToAllV && C.Counts >= 0) {
+          flushLaunches();
+          runtimeAllToAllV(St.Index);
+        } else {
+          Launches.push_back(St.Index);
+        }
+        continue;
+      }
+      flushLaunches();
+      if (St.Kind == plan::StepKind::Wait)
+        waitStep(St.Index);
+    }
+    flushLaunches();
+    closeGraph();
+    warmUp();
+    L.ReadyEvents = unsigned(ReadyEvents.size());
+    return std::move(L);
+  }
+
+private:
+  // --- setup --------------------------------------------------------------
+
+  void setup() {
+    L.Setup.push_back({CallKind::SetDevice});
+    L.Setup.push_back({CallKind::CreateStream});
+    // Communicators in one canonical order on every rank (the world, then
+    // the plan's groups), so blocking inits cannot deadlock and every member
+    // derives the same unique-id key. The world is always there: the
+    // plan-digest handshake runs over it before the first replay.
+    WorldComm = int32_t(L.Comms.size());
+    L.Comms.push_back({"world", formatv("the world: ranks 0-{0}", P.World - 1).str(), P.World,
+                       Rank});
+    GroupComm.assign(P.Groups.size(), -1);
+    for (size_t G = 0; G != P.Groups.size(); ++G) {
+      const plan::Group &Grp = P.Groups[G];
+      int32_t Sub = Grp.SubgroupOf[Rank];
+      if (Sub < 0)
+        continue;
+      const std::vector<int32_t> &Members = Grp.Subgroups[Sub];
+      GroupComm[G] = int32_t(L.Comms.size());
+      plan::RankSet RS;
+      RS.All = false;
+      RS.Ranks = Members;
+      std::sort(RS.Ranks.begin(), RS.Ranks.end());
+      L.Comms.push_back({formatv("@{0}/{1}", Grp.Name, Sub).str(),
+                         formatv("@{0} subgroup {1}: ranks {2}", Grp.Name, Sub, RS.str()).str(),
+                         int64_t(Members.size()), Grp.LocalRank[Rank]});
+    }
+    for (size_t K = 0; K != L.Comms.size(); ++K) {
+      Call C{CallKind::CommInit};
+      C.Comm = int32_t(K);
+      L.Setup.push_back(C);
+    }
+    // premul_sum ops, buffers and events this rank's comms use.
+    std::set<int32_t> UsedBuffers;
+    for (const plan::Comm &C : P.Comms) {
+      if (!C.Ranks.contains(Rank))
+        continue;
+      if (C.InBuffer >= 0)
+        UsedBuffers.insert(C.InBuffer);
+      if (C.OutBuffer >= 0)
+        UsedBuffers.insert(C.OutBuffer);
+      bool Reduces = C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter;
+      if (Reduces && C.Reduce == ReduceOp::PremulSum)
+        preMulSum(commOf(C), C.Elem, C.Scale);
+      if (C.Kind == plan::CommKind::Barrier)
+        NeedScratch = true;
+      if (C.Kind == plan::CommKind::AllToAllV && C.Counts >= 0) {
+        int64_t N = P.groupSize(C, Rank);
+        CountsBytes = std::max<uint64_t>(CountsBytes, uint64_t(N * N) * 8);
+      }
+    }
+    for (int32_t B : UsedBuffers) {
+      Call M{CallKind::Malloc};
+      M.Buffer = B;
+      M.Bytes = P.Buffers[B].Bytes;
+      L.Setup.push_back(M);
+    }
+    if (NeedScratch) {
+      Call M{CallKind::Malloc};
+      M.Buffer = scratchBuffer();
+      M.Bytes = 4;
+      M.Note = "scratch: NCCL has no barrier, an all_reduce of one int32 stands in";
+      L.Setup.push_back(M);
+    }
+    if (CountsBytes) {
+      Call M{CallKind::Malloc};
+      M.Buffer = countsBuffer();
+      M.Bytes = CountsBytes;
+      M.Note = "every rank's split sizes of a runtime all_to_all_v (and a pinned host copy)";
+      L.Setup.push_back(M);
+    }
+    // Which compute makes each tensor on this rank, and when.
+    Producer.assign(P.Tensors.size(), -1);
+    ComputeStep.assign(P.Computes.size(), 0);
+    for (size_t S = 0; S != P.Steps.size(); ++S) {
+      const plan::Step &St = P.Steps[S];
+      if (St.Kind != plan::StepKind::Compute || !P.ranksOf(St).contains(Rank))
+        continue;
+      ComputeStep[St.Index] = S;
+      for (uint32_t T : P.Computes[St.Index].Outputs)
+        Producer[T] = int64_t(St.Index);
+    }
+    for (const plan::Comm &C : P.Comms)
+      L.DoneEvents += C.Ranks.contains(Rank);
+    // CreateEvents is completed (its count) once the waits are known.
+    L.Setup.push_back({CallKind::CreateEvents});
+  }
+
+  int32_t scratchBuffer() const { return int32_t(P.Buffers.size()); }
+  int32_t countsBuffer() const { return int32_t(P.Buffers.size()) + 1; }
+
+  int32_t commOf(const plan::Comm &C) const {
+    return C.Group >= 0 ? GroupComm[C.Group] : WorldComm;
+  }
+
+  int32_t preMulSum(int32_t Comm, ElemType T, double Scale) {
+    for (size_t K = 0; K != L.PreMulSums.size(); ++K) {
+      const PreMulSumDesc &D = L.PreMulSums[K];
+      if (D.Comm == Comm && D.Elem == T && D.Scale == Scale)
+        return int32_t(K);
+    }
+    L.PreMulSums.push_back({Comm, T, Scale});
+    Call C{CallKind::CreatePreMulSum};
+    C.Comm = Comm;
+    C.Elem = T;
+    C.PreMulSum = int32_t(L.PreMulSums.size() - 1);
+    L.Setup.push_back(C);
+    return C.PreMulSum;
+  }
+
+  // --- capture ------------------------------------------------------------
+
+  void emit(Call C) {
+    if (!GraphOpen) {
+      Call B{CallKind::BeginCapture};
+      B.Graph = int32_t(L.Graphs);
+      L.Capture.push_back(B);
+      GraphOpen = true;
+    }
+    C.Graph = int32_t(L.Graphs);
+    L.Capture.push_back(std::move(C));
+  }
+
+  void closeGraph() {
+    if (!GraphOpen)
+      return;
+    Call E{CallKind::EndCapture};
+    E.Graph = int32_t(L.Graphs);
+    L.Capture.push_back(E);
+    Call I{CallKind::Instantiate};
+    I.Graph = int32_t(L.Graphs);
+    L.Capture.push_back(I);
+    Call G{CallKind::GraphLaunch};
+    G.Graph = int32_t(L.Graphs);
+    L.Step.push_back(G);
+    ++L.Graphs;
+    GraphOpen = false;
+  }
+
+  Ref home(uint32_t T) const {
+    for (size_t B = 0; B != P.Buffers.size(); ++B)
+      if (P.Buffers[B].Segments == 1)
+        for (const plan::Slot &S : P.Buffers[B].Slots)
+          if (S.Tensor == T && S.Mode == plan::SlotMode::View)
+            return {int32_t(B), -1, S.Offset};
+    return {-1, int32_t(T), 0};
+  }
+
+  uint64_t bytes(uint32_t T) const { return uint64_t(P.Tensors[T].Type.bytes()); }
+
+  /// The copies of a pack (into \p Buffer) or an unpack (out of it).
+  std::vector<CopySegment> copies(int32_t Buffer, plan::SlotMode Mode) const {
+    std::vector<CopySegment> Out;
+    const plan::Buffer &B = P.Buffers[Buffer];
+    uint64_t Segment = B.Bytes / uint64_t(B.Segments);
+    for (const plan::Slot &S : B.Slots) {
+      if (S.Mode != Mode)
+        continue;
+      uint64_t Chunk = S.Bytes / uint64_t(B.Segments);
+      for (int64_t Sg = 0; Sg != B.Segments; ++Sg) {
+        Ref InBuf{Buffer, -1, uint64_t(Sg) * Segment + S.Offset};
+        Ref Tensor = home(S.Tensor);
+        Tensor.Offset += uint64_t(Sg) * Chunk;
+        if (Mode == plan::SlotMode::Pack)
+          Out.push_back({InBuf, Tensor, Chunk});
+        else
+          Out.push_back({Tensor, InBuf, Chunk});
+      }
+    }
+    return Out;
+  }
+
+  /// Waits until the model has made the tensors \p Ts: on the latest of
+  /// their producers per model stream, unless an earlier wait covers it.
+  /// (A tensor an earlier comm made is ordered on the comm stream already.)
+  void waitReady(ArrayRef<uint32_t> Ts, uint32_t PlanComm, std::vector<Call> *Into) {
+    std::map<uint32_t, int64_t> LatestPerStream; // model stream -> compute
+    for (uint32_t T : Ts) {
+      int64_t C = Producer[T];
+      if (C < 0)
+        continue;
+      uint32_t Stream = P.Computes[C].Stream;
+      auto [It, New] = LatestPerStream.insert({Stream, C});
+      if (!New && ComputeStep[C] > ComputeStep[It->second])
+        It->second = C;
+    }
+    for (auto [Stream, C] : LatestPerStream) {
+      auto Seen = WaitedUpTo.find(Stream);
+      if (Seen != WaitedUpTo.end() && ComputeStep[Seen->second] >= ComputeStep[C])
+        continue;
+      WaitedUpTo[Stream] = C;
+      ReadyEvents.insert(uint32_t(C));
+      Call W{CallKind::WaitReady};
+      W.Compute = uint32_t(C);
+      W.PlanComm = PlanComm;
+      if (Into)
+        Into->push_back(W);
+      else
+        emit(W);
+    }
+  }
+
+  /// Consecutive launches: their ready waits and packs, then their NCCL
+  /// calls as one group (NCCL fuses them; send/recv pairs need it).
+  void flushLaunches() {
+    if (Launches.empty())
+      return;
+    std::vector<Call> Nccl;
+    for (uint32_t K : Launches) {
+      const plan::Comm &C = P.Comms[K];
+      waitReady(C.Inputs, K, nullptr);
+      if (C.InBuffer >= 0) {
+        std::vector<CopySegment> Packs = copies(C.InBuffer, plan::SlotMode::Pack);
+        if (!Packs.empty()) {
+          Call Pk{CallKind::Pack};
+          Pk.Buffer = C.InBuffer;
+          Pk.Copies = std::move(Packs);
+          Pk.PlanComm = K;
+          emit(std::move(Pk));
+        }
+      }
+      ncclCalls(K, Nccl);
+    }
+    bool Group = Nccl.size() > 1;
+    if (Group)
+      emit({CallKind::GroupStart});
+    for (Call &C : Nccl)
+      emit(std::move(C));
+    if (Group)
+      emit({CallKind::GroupEnd});
+    Launches.clear();
+  }
+
+  /// The NCCL calls of plan comm \p K on this rank.
+  void ncclCalls(uint32_t K, std::vector<Call> &Out) {
+    const plan::Comm &C = P.Comms[K];
+    unsigned ES = elemTypeBytes(C.Elem);
+    int64_t N = P.groupSize(C, Rank);
+    bool Fused = C.InBuffer >= 0;
+    Ref In = Fused ? Ref{C.InBuffer, -1, 0}
+                   : (C.Inputs.empty() ? Ref{} : home(C.Inputs[0]));
+    Ref OutR = C.OutBuffer >= 0 ? Ref{C.OutBuffer, -1, 0}
+                                : (C.Outputs.empty() ? Ref{} : home(C.Outputs[0]));
+    uint64_t InBytes = Fused ? P.Buffers[C.InBuffer].Bytes
+                             : (C.Inputs.empty() ? 0 : bytes(C.Inputs[0]));
+    uint64_t OutBytes = C.OutBuffer >= 0 ? P.Buffers[C.OutBuffer].Bytes
+                                         : (C.Outputs.empty() ? 0 : bytes(C.Outputs[0]));
+    Call X;
+    X.Comm = commOf(C);
+    X.SendBuf = In;
+    X.RecvBuf = OutR;
+    X.Elem = C.Elem;
+    X.Op = C.Reduce;
+    X.PlanComm = K;
+    bool Reduces = C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter;
+    if (Reduces && C.Reduce == ReduceOp::PremulSum)
+      X.PreMulSum = preMulSum(X.Comm, C.Elem, C.Scale);
+    switch (C.Kind) {
+    case plan::CommKind::AllReduce:
+      X.Kind = CallKind::AllReduce;
+      X.Count = InBytes / ES;
+      Out.push_back(X);
+      return;
+    case plan::CommKind::ReduceScatter:
+      X.Kind = CallKind::ReduceScatter;
+      X.Count = OutBytes / ES;
+      Out.push_back(X);
+      return;
+    case plan::CommKind::AllGather:
+      X.Kind = CallKind::AllGather;
+      X.Count = InBytes / ES;
+      Out.push_back(X);
+      return;
+    case plan::CommKind::AllToAll:
+      X.Kind = CallKind::AllToAll;
+      X.Count = InBytes / ES / uint64_t(std::max<int64_t>(1, N));
+      Out.push_back(X);
+      return;
+    case plan::CommKind::Broadcast:
+      X.Kind = CallKind::Broadcast;
+      X.Count = InBytes / ES;
+      X.Peer = C.Peers[Rank];
+      Out.push_back(X);
+      return;
+    case plan::CommKind::Send:
+    case plan::CommKind::Recv: {
+      bool IsSend = C.Kind == plan::CommKind::Send;
+      uint32_t T = IsSend ? C.Inputs[0] : C.Outputs[0];
+      X.Kind = IsSend ? CallKind::Send : CallKind::Recv;
+      X.SendBuf = IsSend ? home(T) : Ref{};
+      X.RecvBuf = IsSend ? Ref{} : home(T);
+      X.Count = bytes(T) / ES;
+      X.Peer = C.Peers[Rank];
+      if (C.Group >= 0)
+        X.Peer = P.Groups[C.Group].LocalRank[X.Peer];
+      Out.push_back(X);
+      return;
+    }
+    case plan::CommKind::Barrier:
+      X.Kind = CallKind::AllReduce;
+      X.SendBuf = X.RecvBuf = Ref{scratchBuffer(), -1, 0};
+      X.Count = 1;
+      X.Elem = ElemType::I32;
+      X.Op = ReduceOp::Sum;
+      X.Note = "barrier";
+      Out.push_back(X);
+      return;
+    case plan::CommKind::AllToAllV:
+      staticAllToAllV(K, X, N, Out);
+      return;
+    }
+  }
+
+  /// Rows of dimension 0 to and from every peer, known now: one grouped
+  /// send and receive per peer and tensor (none of zero rows: both sides
+  /// know it is zero).
+  void staticAllToAllV(uint32_t K, const Call &Base, int64_t N, std::vector<Call> &Out) {
+    const plan::Comm &C = P.Comms[K];
+    int64_t Local = P.Groups[C.Group].LocalRank[Rank];
+    for (size_t Part = 0; Part != C.Inputs.size(); ++Part) {
+      uint32_t In = C.Inputs[Part], OutT = C.Outputs[Part];
+      int64_t Rows = std::max<int64_t>(1, P.Tensors[In].Type.Shape[0]);
+      uint64_t RowElems = uint64_t(P.Tensors[In].Type.numElements()) / uint64_t(Rows);
+      uint64_t RowBytes = RowElems * elemTypeBytes(C.Elem);
+      uint64_t SendAt = 0, RecvAt = 0;
+      for (int64_t J = 0; J != N; ++J) {
+        uint64_t SendRows = uint64_t(C.Splits[Local * N + J]);
+        uint64_t RecvRows = uint64_t(C.Splits[J * N + Local]);
+        if (SendRows) {
+          Call S = Base;
+          S.Kind = CallKind::Send;
+          S.SendBuf = home(In);
+          S.SendBuf.Offset += SendAt * RowBytes;
+          S.RecvBuf = Ref{};
+          S.Count = SendRows * RowElems;
+          S.Peer = J;
+          Out.push_back(S);
+        }
+        if (RecvRows) {
+          Call R = Base;
+          R.Kind = CallKind::Recv;
+          R.SendBuf = Ref{};
+          R.RecvBuf = home(OutT);
+          R.RecvBuf.Offset += RecvAt * RowBytes;
+          R.Count = RecvRows * RowElems;
+          R.Peer = J;
+          Out.push_back(R);
+        }
+        SendAt += SendRows;
+        RecvAt += RecvRows;
+      }
+    }
+  }
+
+  /// Split sizes known only at run time: the graph ends here; each step
+  /// exchanges the counts, reads them back, and issues the grouped sends and
+  /// receives eagerly (counts 0 in the listing: read at run time).
+  void runtimeAllToAllV(uint32_t K) {
+    closeGraph();
+    const plan::Comm &C = P.Comms[K];
+    int32_t Comm = commOf(C);
+    int64_t N = P.groupSize(C, Rank);
+    std::vector<uint32_t> Needs(C.Inputs.begin(), C.Inputs.end());
+    Needs.push_back(uint32_t(C.Counts));
+    // Eager: the wait is issued every step, so it does not count as covering
+    // later captured waits (WaitedUpTo is reset: a new graph begins).
+    WaitedUpTo.clear();
+    waitReady(Needs, K, &L.Step);
+    WaitedUpTo.clear();
+    Call X{CallKind::CountsToHost};
+    X.Comm = Comm;
+    X.Tensor = uint32_t(C.Counts);
+    X.Count = uint64_t(N);
+    X.PlanComm = K;
+    L.Step.push_back(X);
+    L.Step.push_back({CallKind::GroupStart});
+    for (size_t Part = 0; Part != C.Inputs.size(); ++Part)
+      for (int64_t J = 0; J != N; ++J)
+        for (CallKind Kind : {CallKind::Send, CallKind::Recv}) {
+          Call S;
+          S.Kind = Kind;
+          S.Comm = Comm;
+          S.Elem = C.Elem;
+          S.Peer = J;
+          S.PlanComm = K;
+          (Kind == CallKind::Send ? S.SendBuf : S.RecvBuf) =
+              home(Kind == CallKind::Send ? C.Inputs[Part] : C.Outputs[Part]);
+          S.Note = "rows from the exchanged counts";
+          L.Step.push_back(S);
+        }
+    L.Step.push_back({CallKind::GroupEnd});
+    Call D{CallKind::RecordDone};
+    D.PlanComm = K;
+    L.Step.push_back(D);
+    RuntimeDone.insert(K);
+  }
+
+  void waitStep(uint32_t K) {
+    const plan::Comm &C = P.Comms[K];
+    // Recorded where it ran (runtime all_to_all_v), or at an earlier wait
+    // on another result of the same fused comm.
+    if (!Waited.insert(K).second || RuntimeDone.count(K))
+      return;
+    if (C.OutBuffer >= 0) {
+      std::vector<CopySegment> Unpacks = copies(C.OutBuffer, plan::SlotMode::Unpack);
+      if (!Unpacks.empty()) {
+        Call U{CallKind::Unpack};
+        U.Buffer = C.OutBuffer;
+        U.Copies = std::move(Unpacks);
+        U.PlanComm = K;
+        emit(std::move(U));
+      }
+    }
+    Call D{CallKind::RecordDone};
+    D.PlanComm = K;
+    emit(D);
+  }
+
+  /// The warm-up is the captured work run once eagerly, so that every
+  /// (communicator, op, peer) connects before capture, in the group
+  /// structure it will have; then the stream is synchronized.
+  void warmUp() {
+    for (const Call &C : L.Capture)
+      if (C.Kind != CallKind::BeginCapture && C.Kind != CallKind::EndCapture &&
+          C.Kind != CallKind::Instantiate && C.Kind != CallKind::WaitReady &&
+          C.Kind != CallKind::RecordDone)
+        L.WarmUp.push_back(C);
+    L.WarmUp.push_back({CallKind::StreamSync});
+  }
+
+  const plan::Plan &P;
+  int64_t Rank;
+  Lowering L;
+  int32_t WorldComm = -1;
+  std::vector<int32_t> GroupComm;
+  std::vector<int64_t> Producer;   ///< tensor -> compute on this rank, or -1
+  std::vector<size_t> ComputeStep; ///< compute -> its step
+  std::map<uint32_t, int64_t> WaitedUpTo; ///< model stream -> latest compute waited on
+  std::set<uint32_t> ReadyEvents;
+  std::vector<uint32_t> Launches;
+  std::set<uint32_t> RuntimeDone, Waited;
+  bool GraphOpen = false;
+  bool NeedScratch = false;
+  uint64_t CountsBytes = 0;
+};
+
+// --- the listing --------------------------------------------------------------
+
+class Printer {
+public:
+  Printer(const plan::Plan &P, const Lowering &L, raw_ostream &OS) : P(P), L(L), OS(OS) {}
+
+  void print() {
+    OS << formatv("# NCCL calls of rank {0} of {1} for @{2} (plan {3})\n", L.Rank, P.World,
+                  P.Program, P.Digest.empty() ? "without digest" : P.Digest);
+    OS << "# comm: this rank's comm stream; ready[@c]: recorded by the model after compute @c;\n"
+          "# done[#k]: recorded when comm #k is complete, waited on by the model before using "
+          "its results\n";
+    section("setup, once, eager", L.Setup);
+    OS << formatv("\nwarm-up, once, eager: the captured work run as is ({0} NCCL calls), so "
+                  "every communicator, op and peer is connected before capture\n",
+                  ncclCallCount(L.WarmUp));
+    section("capture, once", L.Capture);
+    section("every step", L.Step);
+  }
+
+private:
+  static unsigned ncclCallCount(const std::vector<Call> &Calls) {
+    unsigned N = 0;
+    for (const Call &C : Calls)
+      N += C.Kind >= CallKind::AllReduce && C.Kind <= CallKind::Recv;
+    return N;
+  }
+
+  void section(StringRef Title, const std::vector<Call> &Calls) {
+    OS << '\n' << Title << ":\n";
+    int64_t LastComm = -1;
+    bool InGroup = false;
+    for (const Call &C : Calls) {
+      bool Stream = C.Kind >= CallKind::WaitReady && C.Kind <= CallKind::CountsToHost;
+      if (Stream && C.Kind != CallKind::GroupStart && C.Kind != CallKind::GroupEnd &&
+          C.Kind != CallKind::RecordDone &&
+          int64_t(C.PlanComm) != LastComm && (C.Kind != CallKind::WaitReady || !InGroup)) {
+        const plan::Comm &PC = P.Comms[C.PlanComm];
+        OS << formatv("  # comm #{0}: {1}{2}\n", C.PlanComm, commKindName(PC.Kind),
+                      PC.Group >= 0 ? " in @" + P.Groups[PC.Group].Name : std::string());
+        LastComm = C.PlanComm;
+      }
+      if (C.Kind == CallKind::GroupStart)
+        InGroup = true;
+      if (C.Kind == CallKind::GroupEnd)
+        InGroup = false;
+      OS << "  " << text(C);
+      if (!C.Note.empty())
+        OS << "  # " << C.Note;
+      OS << '\n';
+      if (C.Kind == CallKind::GroupEnd || C.Kind == CallKind::EndCapture)
+        LastComm = -1;
+    }
+  }
+
+  std::string ref(const Ref &R) const {
+    std::string Base;
+    if (R.Buffer == int32_t(P.Buffers.size()))
+      Base = "scratch";
+    else if (R.Buffer == int32_t(P.Buffers.size()) + 1)
+      Base = "counts";
+    else if (R.Buffer >= 0)
+      Base = formatv("buf{0}", R.Buffer).str();
+    else
+      Base = R.Tensor >= 0 ? "%" + P.Tensors[R.Tensor].Name : "nullptr";
+    if (R.Offset)
+      Base += formatv("+{0}", R.Offset).str();
+    return Base;
+  }
+
+  std::string op(const Call &C) const {
+    if (C.PreMulSum >= 0)
+      return formatv("premul{0}", C.PreMulSum).str();
+    return ncclOpName(C.Op).str();
+  }
+
+  std::string comm(int32_t K) const { return formatv("c{0}", K).str(); }
+
+  std::string copies(const Call &C) const {
+    uint64_t Bytes = 0;
+    for (const CopySegment &S : C.Copies)
+      Bytes += S.Bytes;
+    std::string Text = formatv("{0} copies, {1} B:", C.Copies.size(), Bytes).str();
+    for (size_t I = 0; I != C.Copies.size() && I != 4; ++I)
+      Text += formatv(" {0} <- {1} ({2} B);", ref(C.Copies[I].Dst), ref(C.Copies[I].Src),
+                      C.Copies[I].Bytes)
+                  .str();
+    if (C.Copies.size() > 4)
+      Text += formatv(" ... {0} more", C.Copies.size() - 4).str();
+    return Text;
+  }
+
+  std::string text(const Call &C) const {
+    switch (C.Kind) {
+    case CallKind::SetDevice:
+      return "cudaSetDevice(device of this rank)";
+    case CallKind::CreateStream:
+      return "cudaStreamCreateWithPriority(&comm, cudaStreamNonBlocking, greatest priority)";
+    case CallKind::CommInit: {
+      const CommDesc &D = L.Comms[C.Comm];
+      return formatv("ncclCommInitRankConfig(&{0}, {1}, id(\"{2}\"), {3}, &{{.blocking = 0})  # "
+                     "{4}",
+                     comm(C.Comm), D.Size, D.Key, D.Rank, D.Label);
+    }
+    case CallKind::CreatePreMulSum: {
+      const PreMulSumDesc &D = L.PreMulSums[C.PreMulSum];
+      return formatv("ncclRedOpCreatePreMulSum(&premul{0}, &{1}, {2}, ncclScalarHostImmediate, "
+                     "{3})",
+                     C.PreMulSum, formatExactDouble(D.Scale), ncclTypeName(D.Elem), comm(D.Comm));
+    }
+    case CallKind::Malloc:
+      return formatv("cudaMalloc(&{0}, {1})", ref({C.Buffer, -1, 0}), C.Bytes);
+    case CallKind::CreateEvents:
+      return formatv("cudaEventCreateWithFlags(..., cudaEventDisableTiming) x{0}  # {1} ready, "
+                     "{2} done",
+                     L.ReadyEvents + L.DoneEvents, L.ReadyEvents, L.DoneEvents);
+    case CallKind::WaitReady:
+      return formatv("cudaStreamWaitEvent(comm, ready[@{0}], cudaEventWaitExternal)",
+                     P.Computes[C.Compute].Name);
+    case CallKind::Pack:
+      return formatv("collc_pack<<<grid, 256, 0, comm>>>(buf{0}, {1})", C.Buffer, copies(C));
+    case CallKind::Unpack:
+      return formatv("collc_unpack<<<grid, 256, 0, comm>>>(buf{0}, {1})", C.Buffer, copies(C));
+    case CallKind::GroupStart:
+      return "ncclGroupStart()";
+    case CallKind::GroupEnd:
+      return "ncclGroupEnd()";
+    case CallKind::AllReduce:
+      return formatv("ncclAllReduce({0}, {1}, {2}, {3}, {4}, {5}, comm)", ref(C.SendBuf),
+                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), op(C), comm(C.Comm));
+    case CallKind::ReduceScatter:
+      return formatv("ncclReduceScatter({0}, {1}, {2}, {3}, {4}, {5}, comm)", ref(C.SendBuf),
+                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), op(C), comm(C.Comm));
+    case CallKind::AllGather:
+      return formatv("ncclAllGather({0}, {1}, {2}, {3}, {4}, comm)", ref(C.SendBuf),
+                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), comm(C.Comm));
+    case CallKind::Broadcast:
+      return formatv("ncclBroadcast({0}, {1}, {2}, {3}, {4}, {5}, comm)", ref(C.SendBuf),
+                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), C.Peer, comm(C.Comm));
+    case CallKind::AllToAll:
+      return formatv("ncclAlltoAll({0}, {1}, {2}, {3}, {4}, comm)", ref(C.SendBuf),
+                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), comm(C.Comm));
+    case CallKind::Send:
+      return formatv("ncclSend({0}, {1}, {2}, {3}, {4}, comm)", ref(C.SendBuf),
+                     C.Count ? std::to_string(C.Count) : std::string("n"), ncclTypeName(C.Elem),
+                     C.Peer, comm(C.Comm));
+    case CallKind::Recv:
+      return formatv("ncclRecv({0}, {1}, {2}, {3}, {4}, comm)", ref(C.RecvBuf),
+                     C.Count ? std::to_string(C.Count) : std::string("n"), ncclTypeName(C.Elem),
+                     C.Peer, comm(C.Comm));
+    case CallKind::RecordDone:
+      return formatv("cudaEventRecordWithFlags(done[#{0}], comm, cudaEventRecordExternal)",
+                     C.PlanComm);
+    case CallKind::CountsToHost:
+      return formatv("ncclAllGather(%{0}, counts, {1}, {2}, {3}, comm); cudaMemcpyAsync(host, "
+                     "counts, D2H, comm); cudaStreamSynchronize(comm)",
+                     P.Tensors[C.Tensor].Name, C.Count,
+                     ncclTypeName(P.Tensors[C.Tensor].Type.Elem), comm(C.Comm));
+    case CallKind::StreamSync:
+      return "cudaStreamSynchronize(comm)";
+    case CallKind::BeginCapture:
+      return "cudaStreamBeginCapture(comm, cudaStreamCaptureModeThreadLocal)";
+    case CallKind::EndCapture:
+      return formatv("cudaStreamEndCapture(comm, &graph{0})", C.Graph);
+    case CallKind::Instantiate:
+      return formatv("cudaGraphInstantiate(&exec{0}, graph{0}, 0)", C.Graph);
+    case CallKind::GraphLaunch:
+      return formatv("cudaGraphLaunch(exec{0}, comm)", C.Graph);
+    }
+    return "?";
+  }
+
+  const plan::Plan &P;
+  const Lowering &L;
+  raw_ostream &OS;
+};
+
+} // namespace
+
+Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank) {
+  return Lowerer(P, Rank).run();
+}
+
+void printLowering(const plan::Plan &P, const Lowering &L, raw_ostream &OS) {
+  Printer(P, L, OS).print();
+}
+
+} // namespace collc::rt::nccl

@@ -1,0 +1,157 @@
+//===- runtime/nccl/NcclLowering.h - A plan as one rank's CUDA/NCCL calls -*- C++ -*-===//
+//
+// The NCCL backend's lowering, kept free of CUDA so that it builds and is
+// golden-tested everywhere (`collc dump PLAN --format nccl --rank R`) and the
+// executor on a GPU walks the very same list.
+//
+// For one rank: the setup (device, comm stream, communicators, premul_sum
+// ops, plan buffers, events), the eager warm-up (one call per distinct
+// communicator/op/peer, so that NCCL connects before capture), and the
+// capture: the plan's steps as calls on the comm stream. The model records
+// a ready event after each compute, and enqueues a step's records before it
+// launches that step's graph (the contract of cudaStreamWaitEvent: a wait
+// is on a record already issued). On the device each wait still holds back
+// only its own bucket, so communication overlaps the backward pass.
+// A launch waits on the latest compute of
+// each model stream that produced one of its inputs (stream order covers
+// the earlier ones) unless an earlier wait already did. Consecutive
+// launches form one NCCL group, after their waits and pack kernels; a wait
+// step unpacks and records the comm's done event, which the model's compute
+// streams wait on before using the results. A step is then one cudaGraphLaunch per
+// graph. An all_to_all_v whose split sizes are only known at run time cannot
+// be captured: it ends a graph, runs eagerly (its counts are exchanged and
+// read back to the host), and the next graph starts after it.
+//
+// Invariant: a rank's calls name only communicators it belongs to, every
+// NCCL call of a communicator appears in the same order on all of its
+// ranks (the plan's step order), and no NCCL communicator is created or
+// connected inside a capture.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_NCCL_NCCLLOWERING_H
+#define COLLC_RUNTIME_NCCL_NCCLLOWERING_H
+
+#include "compiler/plan/Plan.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace collc::rt::nccl {
+
+/// NCCL's names (nccl.h) for collc's element types and reduce ops. Every
+/// collc type has one: fp8 needs NCCL 2.24 and an SM90 GPU at run time.
+llvm::StringRef ncclTypeName(ElemType T);
+/// premul_sum has none: it is an op created per communicator and factor.
+llvm::StringRef ncclOpName(ReduceOp Op);
+
+/// Where a pointer argument points: a plan buffer, or a tensor the model
+/// binds (its own device memory), plus an offset in bytes. Two buffers
+/// follow the plan's: scratch (Plan::Buffers.size(), the barrier's int32)
+/// and counts (+1, the split sizes of runtime all_to_all_v).
+struct Ref {
+  int32_t Buffer = -1;
+  int32_t Tensor = -1;
+  uint64_t Offset = 0;
+  bool operator==(const Ref &O) const {
+    return Buffer == O.Buffer && Tensor == O.Tensor && Offset == O.Offset;
+  }
+};
+
+/// One contiguous copy of a pack or unpack kernel.
+struct CopySegment {
+  Ref Dst, Src;
+  uint64_t Bytes;
+};
+
+enum class CallKind : uint8_t {
+  // Setup, eager.
+  SetDevice,
+  CreateStream,
+  CommInit,
+  CreatePreMulSum,
+  Malloc,
+  CreateEvents,
+  // On the comm stream.
+  WaitReady,  ///< cudaStreamWaitEvent on a compute's ready event
+  Pack,       ///< one kernel per bucket
+  GroupStart,
+  GroupEnd,
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  AllToAll,
+  Send,
+  Recv,
+  Unpack,
+  RecordDone, ///< the comm's done event, for the model's consumers
+  CountsToHost, ///< runtime all_to_all_v: counts exchanged and read back
+  StreamSync,
+  // Graphs.
+  BeginCapture,
+  EndCapture,
+  Instantiate,
+  GraphLaunch,
+};
+
+struct Call {
+  Call() = default;
+  Call(CallKind K) : Kind(K) {} // so that `{CallKind::GroupStart}` is a call
+  CallKind Kind = CallKind::SetDevice;
+  int32_t Comm = -1; ///< index into Lowering::Comms
+  Ref SendBuf, RecvBuf;
+  uint64_t Count = 0; ///< elements, as NCCL counts them for this call
+  ElemType Elem = ElemType::F32;
+  ReduceOp Op = ReduceOp::Sum;
+  int32_t PreMulSum = -1; ///< index into Lowering::PreMulSums
+  int64_t Peer = -1;      ///< root (broadcast) or peer (send/recv), a rank of Comm
+  uint32_t Compute = 0;   ///< WaitReady: the compute whose event it waits on
+  uint32_t Tensor = 0;    ///< CountsToHost: the counts tensor
+  int32_t Buffer = -1;    ///< Malloc, Pack, Unpack
+  uint64_t Bytes = 0;     ///< Malloc
+  std::vector<CopySegment> Copies; ///< Pack, Unpack
+  uint32_t PlanComm = 0;  ///< the plan comm a call belongs to
+  int32_t Graph = -1;     ///< capture calls and launches
+  std::string Note;       ///< a comment for the listing
+};
+
+struct CommDesc {
+  std::string Key; ///< what every member derives its unique id from
+  std::string Label;
+  int64_t Size = 1, Rank = 0;
+};
+
+struct PreMulSumDesc {
+  int32_t Comm;
+  ElemType Elem;
+  double Scale;
+};
+
+struct Lowering {
+  int64_t Rank = 0;
+  std::vector<CommDesc> Comms;
+  std::vector<PreMulSumDesc> PreMulSums;
+  std::vector<Call> Setup;  ///< once, eager
+  std::vector<Call> WarmUp; ///< once, eager, before any capture
+  /// Capture-time calls, graph after graph (with eager calls between
+  /// graphs for runtime all_to_all_v).
+  std::vector<Call> Capture;
+  /// What the host issues every step.
+  std::vector<Call> Step;
+  unsigned Graphs = 0;
+  unsigned ReadyEvents = 0, DoneEvents = 0;
+};
+
+/// Lowers \p P for rank \p Rank.
+llvm::Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank);
+
+/// The listing `collc dump --format nccl` prints: every call with its
+/// arguments, in issue order, with the plan step it comes from.
+void printLowering(const plan::Plan &P, const Lowering &L, llvm::raw_ostream &OS);
+
+} // namespace collc::rt::nccl
+
+#endif
