@@ -9,6 +9,7 @@
 #define COLLC_RUNTIME_DRIVEREXECUTOR_H
 
 #include "runtime/CollectiveDriver.h"
+#include "runtime/DigestHandshake.h"
 #include "runtime/Executor.h"
 
 #include "llvm/ADT/FunctionExtras.h"
@@ -311,50 +312,11 @@ private:
   }
 
   llvm::Error checkDigests() {
-    uint64_t Mine = digestValue(P.Digest);
-    uint32_t Words[2] = {uint32_t(Mine), uint32_t(Mine >> 32)};
+    std::array<uint32_t, 2> Words = digestWords(P);
     auto All = D::allGatherWords(World, Words);
     if (!All)
       return All.takeError();
-    std::vector<uint64_t> Digests;
-    for (int64_t R = 0; R != P.World; ++R)
-      Digests.push_back(uint64_t((*All)[2 * R]) | (uint64_t((*All)[2 * R + 1]) << 32));
-    bool Same = llvm::all_of(Digests, [&](uint64_t X) { return X == Digests.front(); });
-    if (Same)
-      return llvm::Error::success();
-    // Name who runs what.
-    std::string Report;
-    std::vector<uint64_t> Seen;
-    for (uint64_t X : Digests) {
-      if (llvm::is_contained(Seen, X))
-        continue;
-      Seen.push_back(X);
-      plan::RankSet Who;
-      Who.All = false;
-      for (int64_t R = 0; R != P.World; ++R)
-        if (Digests[R] == X)
-          Who.Ranks.push_back(R);
-      Report +=
-          llvm::formatv("{0}ranks {1} run xxh64:{2:x-16}", Report.empty() ? "" : "; ", Who.str(), X)
-              .str();
-    }
-    int64_t Other = 0;
-    while (Other < P.World && Digests[Other] == Mine)
-      ++Other;
-    return makeError(ErrorKind::Mismatch,
-                     "plan digests differ across ranks (" + Report +
-                         "); refusing to run: compile one plan for every rank",
-                     Other < P.World ? Other : -1);
-  }
-
-  static uint64_t digestValue(llvm::StringRef Digest) {
-    uint64_t V = 0;
-    if (Digest.consume_front("xxh64:") && !Digest.getAsInteger(16, V))
-      return V;
-    uint64_t H = 1469598103934665603ull; // FNV-1a for any other form
-    for (char C : Digest)
-      H = (H ^ uint8_t(C)) * 1099511628211ull;
-    return H;
+    return compareDigests(P, Rank, *All);
   }
 
   typename D::Resource res(char *Data, uint64_t Bytes) const { return D::resource(Data, Bytes); }

@@ -2,6 +2,7 @@
 
 #include "runtime/ServerCommunication.h"
 
+#include "runtime/ServerCore.h"
 #include "runtime/local/LocalDriver.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -32,11 +33,9 @@ Error ServerCommunication::send(const CopyDescriptor &, ElemType, StreamId, Devi
 }
 Error ServerCommunication::recv(Handle, ElemType, StreamId, DeviceId) { return disabled("recv"); }
 
-class LocalServerImpl {
+class LocalServerImpl : public ServerCore<D> {
 public:
-  /// Groups by their sorted device list, joined on first use.
-  std::map<std::vector<DeviceId>, D::Communicator> Groups;
-  std::vector<DeviceId> InitDevices;
+  using ServerCore<D>::ServerCore;
   std::map<StreamId, D::StreamOwner> Streams;
 
   D::CommStream stream(StreamId Id) {
@@ -46,84 +45,28 @@ public:
     return D::streamOf(S);
   }
 
-  Expected<D::Communicator> group(DeviceId Self, ArrayRef<DeviceId> Devices) {
-    std::vector<DeviceId> Sorted(Devices.begin(), Devices.end());
-    llvm::sort(Sorted);
-    if (std::adjacent_find(Sorted.begin(), Sorted.end()) != Sorted.end())
-      return makeError(ErrorKind::InvalidArgument, "a device is listed twice");
-    auto Me = llvm::find(Sorted, Self);
-    if (Me == Sorted.end())
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("device {0} is not among the devices it communicates with", Self));
-    auto It = Groups.find(Sorted);
-    if (It != Groups.end())
-      return It->second;
-    std::string Name = "server:";
-    for (DeviceId Dv : Sorted)
-      Name += std::to_string(Dv) + ",";
-    Expected<D::UniqueId> Id = D::groupId({Name});
-    if (!Id)
-      return Id.takeError();
-    Expected<D::Communicator> C = D::join(*Id, Sorted.size(), size_t(Me - Sorted.begin()));
-    if (!C)
-      return C.takeError();
-    Groups[Sorted] = *C;
-    return *C;
-  }
-
-  /// The comm_init group, for point-to-point.
-  Expected<D::Communicator> initGroup(DeviceId Self) {
-    if (InitDevices.empty())
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("device {0} sends or receives before comm_init", Self));
-    return group(Self, InitDevices);
-  }
-
-  /// The rank of \p Peer in the comm_init group.
-  Expected<size_t> rankOf(DeviceId Peer) const {
-    std::vector<DeviceId> Sorted = InitDevices;
-    llvm::sort(Sorted);
-    auto It = llvm::find(Sorted, Peer);
-    if (It == Sorted.end())
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("device {0} is not in the comm_init group", Peer));
-    return size_t(It - Sorted.begin());
+  /// Enqueued work progresses until sync_collective.
+  Error kick(Error E, StreamId Stream) {
+    if (!E)
+      D::flush(stream(Stream));
+    return E;
   }
 };
 
 LocalServer::LocalServer(DeviceId Device)
-    : Device(Device), Impl(std::make_unique<LocalServerImpl>()) {}
+    : Device(Device), Impl(std::make_unique<LocalServerImpl>(Device)) {}
 LocalServer::~LocalServer() = default;
 
-Error LocalServer::commInit(ArrayRef<DeviceId> Devices) {
-  if (Devices.empty())
-    return makeError(ErrorKind::InvalidArgument, "comm_init needs at least one device");
-  Expected<D::Communicator> C = Impl->group(Device, Devices);
-  if (!C)
-    return C.takeError();
-  Impl->InitDevices.assign(Devices.begin(), Devices.end());
-  return Error::success();
-}
+Error LocalServer::commInit(ArrayRef<DeviceId> Devices) { return Impl->commInit(Devices); }
 
 Error LocalServer::syncCollective(StreamId Stream) { return D::synchronize(Impl->stream(Stream)); }
 
 Error LocalServer::allReduce(Binding Src, Binding Dst, ElemType T, StreamId Stream, ReduceOp Op,
                              ArrayRef<DeviceId> Devices) {
-  Expected<D::Communicator> C = Impl->group(Device, Devices);
-  if (!C)
-    return C.takeError();
-  Expected<D::Elems> E = D::elements(T, Src.Bytes);
-  if (!E)
-    return E.takeError();
-  if (Error Err = D::allReduce(*C, D::resource(Src.Data, Src.Bytes),
-                               D::resource(Dst.Data, Dst.Bytes), *E, Op, Impl->stream(Stream)))
-    return Err;
-  D::flush(Impl->stream(Stream)); // progresses until sync_collective
-  return Error::success();
+  return Impl->kick(Impl->allReduce(Src, Dst, T, Op, Devices, Impl->stream(Stream)), Stream);
 }
 
-/// Whether \p Desc describes row-contiguous elements.
-static Error checkContiguous(const CopyDescriptor &Desc) {
+Error checkContiguous(const CopyDescriptor &Desc) {
   if (Desc.Strides.empty())
     return Error::success();
   if (Desc.Strides.size() != Desc.Shape.size())
@@ -142,38 +85,11 @@ static Error checkContiguous(const CopyDescriptor &Desc) {
 }
 
 Error LocalServer::send(const CopyDescriptor &Desc, ElemType T, StreamId Stream, DeviceId Dst) {
-  if (Error E = checkContiguous(Desc))
-    return E;
-  Expected<D::Communicator> C = Impl->initGroup(Device);
-  if (!C)
-    return C.takeError();
-  Expected<size_t> Peer = Impl->rankOf(Dst);
-  if (!Peer)
-    return Peer.takeError();
-  Expected<D::Elems> E = D::elements(T, Desc.Memory.Bytes);
-  if (!E)
-    return E.takeError();
-  if (Error Err = D::send(*C, D::resource(Desc.Memory.Data, Desc.Memory.Bytes), *E, *Peer,
-                          Impl->stream(Stream)))
-    return Err;
-  D::flush(Impl->stream(Stream));
-  return Error::success();
+  return Impl->kick(Impl->send(Desc, T, Dst, Impl->stream(Stream)), Stream);
 }
 
 Error LocalServer::recv(Handle H, ElemType T, StreamId Stream, DeviceId Src) {
-  Expected<D::Communicator> C = Impl->initGroup(Device);
-  if (!C)
-    return C.takeError();
-  Expected<size_t> Peer = Impl->rankOf(Src);
-  if (!Peer)
-    return Peer.takeError();
-  Expected<D::Elems> E = D::elements(T, H.Bytes);
-  if (!E)
-    return E.takeError();
-  if (Error Err = D::recv(*C, D::resource(H.Data, H.Bytes), *E, *Peer, Impl->stream(Stream)))
-    return Err;
-  D::flush(Impl->stream(Stream));
-  return Error::success();
+  return Impl->kick(Impl->recv(H, T, Src, Impl->stream(Stream)), Stream);
 }
 
 } // namespace collc::rt

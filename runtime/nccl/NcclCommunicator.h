@@ -1,0 +1,23 @@
+//===- runtime/nccl/NcclCommunicator.h - seed 002 on NCCL -------*- C++ -*-===//
+//
+// The Communicator adapter over the NCCL driver: one per rank, each on its
+// own GPU and thread in this process (ranks in other processes join through
+// the driver with a shared unique id). Buffers passed to it are device
+// memory; every call returns once its collective has run (bounded by the
+// timeout: a dead peer aborts the communicator with an error).
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_NCCL_NCCLCOMMUNICATOR_H
+#define COLLC_RUNTIME_NCCL_NCCLCOMMUNICATOR_H
+
+#include "runtime/Communicator.h"
+
+namespace collc::rt::nccl {
+
+llvm::Expected<std::shared_ptr<Communicator>>
+createNcclCommunicator(llvm::StringRef GroupName, size_t Size, size_t Rank, int Device,
+                       CommunicatorOptions Opts = {});
+
+} // namespace collc::rt::nccl
+
+#endif

@@ -1,0 +1,675 @@
+//===- runtime/nccl/NcclDriver.cpp - The driver layer over NCCL -----------===//
+
+#include "runtime/nccl/NcclDriver.h"
+
+#include "runtime/ElementConversion.h"
+#include "runtime/nccl/CudaError.h"
+#include "runtime/nccl/UniqueIdExchange.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+#include <dlfcn.h>
+#include <thread>
+
+using namespace llvm;
+
+namespace collc::rt::nccl {
+
+Error checkNcclVersion() {
+  int Version = 0;
+  if (Error E = checkNccl(ncclGetVersion(&Version), "ncclGetVersion"))
+    return E;
+  if (Version < kMinNcclVersion)
+    return makeError(ErrorKind::Unsupported,
+                     formatv("NCCL {0} is loaded; collc's NCCL backend needs {1} or newer "
+                             "(asynchronous error queries and CUDA graph capture)",
+                             ncclVersionString(Version), ncclVersionString(kMinNcclVersion)));
+  return Error::success();
+}
+
+static unsigned typeBytesOf(ncclDataType_t T) {
+  switch (T) {
+  case ncclInt8:
+  case ncclUint8:
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+  case ncclFloat8e4m3:
+  case ncclFloat8e5m2:
+#endif
+    return 1;
+  case ncclFloat16:
+  case ncclBfloat16:
+    return 2;
+  case ncclInt32:
+  case ncclUint32:
+  case ncclFloat32:
+    return 4;
+  default:
+    return 8;
+  }
+}
+
+ncclResult_t ncclAllToAllAnyVersion(const void *Send, void *Recv, size_t Count,
+                                    ncclDataType_t Type, int Ranks, ncclComm_t Comm,
+                                    cudaStream_t S) {
+  using AllToAllFn = ncclResult_t (*)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+                                      cudaStream_t);
+  static AllToAllFn Native = reinterpret_cast<AllToAllFn>(dlsym(RTLD_DEFAULT, "ncclAlltoAll"));
+  if (Native)
+    return Native(Send, Recv, Count, Type, Comm, S);
+  // Groups nest: inside the lowering's group this joins it.
+  size_t Chunk = Count * typeBytesOf(Type);
+  ncclResult_t R = ncclGroupStart();
+  for (int P = 0; P != Ranks && (R == ncclSuccess || R == ncclInProgress); ++P) {
+    R = ncclSend(static_cast<const char *>(Send) + P * Chunk, Count, Type, P, Comm, S);
+    if (R == ncclSuccess || R == ncclInProgress)
+      R = ncclRecv(static_cast<char *>(Recv) + P * Chunk, Count, Type, P, Comm, S);
+  }
+  ncclResult_t End = ncclGroupEnd();
+  return R == ncclSuccess || R == ncclInProgress ? End : R;
+}
+
+// --- memberships ----------------------------------------------------------------
+
+NcclMembership::NcclMembership(ncclComm_t Comm, int Rank, int Size, int Device, std::string Name)
+    : Comm(Comm), Rank(Rank), Size(Size), Device(Device), Name(std::move(Name)) {}
+
+NcclMembership::~NcclMembership() {
+  if (!Comm || Aborted.load())
+    return;
+  for (auto &[Key, Op] : PreMulOps)
+    ncclRedOpDestroy(Op, Comm);
+  // Finish what was issued, within the timeout; abort otherwise, so that a
+  // destructor never hangs on a dead peer.
+  ncclResult_t R = ncclCommFinalize(Comm);
+  if ((R == ncclSuccess || R == ncclInProgress) &&
+      !errorToBool(waitReady({Comm}, Timeout, "ncclCommFinalize")))
+    ncclCommDestroy(Comm);
+  else
+    ncclCommAbort(Comm);
+}
+
+Error NcclMembership::health() const {
+  if (Aborted.load())
+    return makeError(ErrorKind::Broken,
+                     formatv("communicator {0} was aborted: {1}", Name, AbortReason));
+  ncclResult_t State = ncclSuccess;
+  if (Error E = checkNccl(ncclCommGetAsyncError(Comm, &State), Name + ": ncclCommGetAsyncError"))
+    return E;
+  if (State == ncclSuccess || State == ncclInProgress)
+    return Error::success();
+  return makeError(ErrorKind::Broken,
+                   formatv("communicator {0} (rank {1} of {2}) failed after {3}: NCCL error {4} "
+                           "({5})",
+                           Name, Rank, Size, LastOp.empty() ? "no op" : LastOp, int(State),
+                           ncclGetErrorString(State)));
+}
+
+void NcclMembership::abort(std::string Why) {
+  if (Aborted.exchange(true))
+    return;
+  AbortReason = std::move(Why);
+  ncclCommAbort(Comm);
+}
+
+Error NcclMembership::usable() const { return health(); }
+
+Expected<ncclRedOp_t> NcclMembership::preMulSum(ElemType T, double Scale) {
+  std::lock_guard<std::mutex> Lock(PreMulMutex);
+  auto Key = std::make_pair(int(T), Scale);
+  if (auto It = PreMulOps.find(Key); It != PreMulOps.end())
+    return It->second;
+  // The factor is read from host memory at the call, in the element type.
+  alignas(8) unsigned char Scalar[8] = {};
+  switch (T) {
+  case ElemType::F32: {
+    float F = float(Scale);
+    memcpy(Scalar, &F, 4);
+    break;
+  }
+  case ElemType::F64:
+    memcpy(Scalar, &Scale, 8);
+    break;
+  case ElemType::F16: {
+    uint16_t H = floatToHalf(float(Scale));
+    memcpy(Scalar, &H, 2);
+    break;
+  }
+  case ElemType::BF16: {
+    uint16_t B = floatToBf16(float(Scale));
+    memcpy(Scalar, &B, 2);
+    break;
+  }
+  default:
+    return makeError(ErrorKind::Unsupported,
+                     formatv("premul_sum over {0}: NCCL scales floating-point types only",
+                             elemTypeName(T)));
+  }
+  ncclRedOp_t Op;
+  if (Error E = checkNccl(ncclRedOpCreatePreMulSum(&Op, Scalar, ncclTypeOf(T),
+                                                   ncclScalarHostImmediate, Comm),
+                          Name + ": ncclRedOpCreatePreMulSum"))
+    return E;
+  PreMulOps[Key] = Op;
+  return Op;
+}
+
+CommStreamOwner::~CommStreamOwner() {
+  if (S)
+    cudaStreamDestroy(S);
+}
+
+// --- types and ops --------------------------------------------------------------
+
+ncclDataType_t ncclTypeOf(ElemType T) {
+  switch (T) {
+  case ElemType::F32:
+    return ncclFloat32;
+  case ElemType::F16:
+    return ncclFloat16;
+  case ElemType::BF16:
+    return ncclBfloat16;
+  case ElemType::F64:
+    return ncclFloat64;
+  case ElemType::I8:
+    return ncclInt8;
+  case ElemType::U8:
+    return ncclUint8;
+  case ElemType::I32:
+    return ncclInt32;
+  case ElemType::U32:
+    return ncclUint32;
+  case ElemType::I64:
+    return ncclInt64;
+  case ElemType::U64:
+    return ncclUint64;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+  case ElemType::F8E4M3:
+    return ncclFloat8e4m3;
+  case ElemType::F8E5M2:
+    return ncclFloat8e5m2;
+#endif
+  default:
+    return ncclNumTypes;
+  }
+}
+
+ncclRedOp_t ncclOpOf(ReduceOp Op) {
+  switch (Op) {
+  case ReduceOp::Sum:
+    return ncclSum;
+  case ReduceOp::Prod:
+    return ncclProd;
+  case ReduceOp::Min:
+    return ncclMin;
+  case ReduceOp::Max:
+    return ncclMax;
+  case ReduceOp::Avg:
+    return ncclAvg;
+  case ReduceOp::PremulSum:
+    break;
+  }
+  return ncclNumOps;
+}
+
+namespace {
+
+/// Streams and the communicators that issued on them, for synchronize().
+struct StreamRegistry {
+  std::mutex M;
+  std::map<cudaStream_t, std::vector<std::weak_ptr<NcclMembership>>> Users;
+
+  void note(cudaStream_t S, const std::shared_ptr<NcclMembership> &C) {
+    std::lock_guard<std::mutex> Lock(M);
+    auto &List = Users[S];
+    for (auto &W : List)
+      if (W.lock() == C)
+        return;
+    List.push_back(C);
+  }
+  std::vector<std::shared_ptr<NcclMembership>> of(cudaStream_t S) {
+    std::lock_guard<std::mutex> Lock(M);
+    std::vector<std::shared_ptr<NcclMembership>> Out;
+    for (auto &W : Users[S])
+      if (auto C = W.lock())
+        Out.push_back(std::move(C));
+    return Out;
+  }
+};
+
+StreamRegistry &streams() {
+  static StreamRegistry R;
+  return R;
+}
+
+Error begin(const NcclDriver::Communicator &C, cudaStream_t S, const Twine &What) {
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
+  if (Error E = C->usable())
+    return E;
+  C->LastOp = formatv("{0} (op {1} on {2})", What.str(), ++C->Issued, C->name()).str();
+  streams().note(S, C);
+  return Error::success();
+}
+
+Error finish(const NcclDriver::Communicator &C, ncclResult_t R, const Twine &What) {
+  if (Error E = checkNccl(R, C->name() + ": " + What))
+    return E;
+  if (R == ncclInProgress)
+    return waitReady({C->comm()}, C->Timeout, C->name() + ": " + What);
+  return Error::success();
+}
+
+Error need(const NcclDriver::Resource &R, uint64_t Bytes, const char *Role, const Twine &What) {
+  if (R.Bytes < Bytes)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0}: the {1} buffer holds {2} bytes; {3} are needed", What.str(),
+                             Role, R.Bytes, Bytes));
+  if (!R.Data && Bytes)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0}: the {1} buffer is null", What.str(), Role));
+  return Error::success();
+}
+
+} // namespace
+
+// --- the seed's interface ---------------------------------------------------------
+
+Expected<ncclUniqueId> NcclDriver::groupId(const CommunicationId &Id) {
+  return inProcessIds().idFor(Id.Name, /*Mints=*/true);
+}
+
+Expected<NcclDriver::Communicator> NcclDriver::join(UniqueId Id, size_t Ranks, size_t Rank) {
+  if (Rank >= Ranks)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("join as rank {0} of {1}: ranks are 0..{2}", Rank, Ranks, Ranks - 1));
+  if (Error E = checkNcclVersion())
+    return E;
+  int Device = 0;
+  if (Error E = checkCuda(cudaGetDevice(&Device), "cudaGetDevice"))
+    return E;
+  ncclConfig_t Config = NCCL_CONFIG_INITIALIZER;
+  Config.blocking = 0;
+  ncclComm_t Comm = nullptr;
+  std::string Name = formatv("rank {0} of {1} on GPU {2}", Rank, Ranks, Device).str();
+  if (Error E = checkNccl(ncclCommInitRankConfig(&Comm, int(Ranks), Id, int(Rank), &Config),
+                          "ncclCommInitRankConfig (" + Name + ")"))
+    return E;
+  auto M = std::make_shared<NcclMembership>(Comm, int(Rank), int(Ranks), Device, Name);
+  if (Error E = waitReady({Comm}, M->Timeout, "ncclCommInitRankConfig (" + Name + ")")) {
+    M->abort("its initialization failed");
+    return E;
+  }
+  return M;
+}
+
+Expected<NcclDriver::Elems> NcclDriver::elements(ElemType T, uint64_t Bytes) {
+  ncclDataType_t D = ncclTypeOf(T);
+  if (D == ncclNumTypes) {
+    if (T == ElemType::F8E4M3 || T == ElemType::F8E5M2)
+      return makeError(ErrorKind::Unsupported,
+                       formatv("{0} needs NCCL 2.24 or newer; collc was built with {1}",
+                               elemTypeName(T), ncclVersionString(NCCL_VERSION_CODE)));
+    return makeError(ErrorKind::Unsupported,
+                     formatv("element type #{0} has no NCCL type", unsigned(T)));
+  }
+  if (T == ElemType::F8E4M3 || T == ElemType::F8E5M2) {
+    int Version = 0;
+    if (Error E = checkNccl(ncclGetVersion(&Version), "ncclGetVersion"))
+      return E;
+    if (Version < 22400)
+      return makeError(ErrorKind::Unsupported,
+                       formatv("{0} needs NCCL 2.24 or newer; NCCL {1} is loaded",
+                               elemTypeName(T), ncclVersionString(Version)));
+    int Device = 0, Major = 0;
+    if (Error E = checkCuda(cudaGetDevice(&Device), "cudaGetDevice"))
+      return E;
+    if (Error E = checkCuda(cudaDeviceGetAttribute(&Major, cudaDevAttrComputeCapabilityMajor,
+                                                   Device),
+                            "cudaDeviceGetAttribute"))
+      return E;
+    if (Major < 9)
+      return makeError(ErrorKind::Unsupported,
+                       formatv("{0} collectives need an SM90 GPU or newer; GPU {1} is SM{2}x",
+                               elemTypeName(T), Device, Major));
+  }
+  unsigned Size = typeBytesOf(D);
+  if (Bytes % Size)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0} bytes are not a whole number of {1} elements ({2} bytes each)",
+                             Bytes, elemTypeName(T), Size));
+  return Elems{D, Bytes / Size};
+}
+
+Error NcclDriver::allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
+                            Elems E, ReduceOp Op, CommStream S) {
+  if (Op == ReduceOp::PremulSum)
+    return makeError(ErrorKind::InvalidArgument,
+                     "all_reduce premul_sum needs its factor: use allReduceScaled");
+  std::string What = formatv("all_reduce of {0} elements", E.Count).str();
+  uint64_t Bytes = E.Count * typeBytesOf(E.Type);
+  if (Error Err = need(Src, Bytes, "source", What))
+    return Err;
+  if (Error Err = need(Dst, Bytes, "destination", What))
+    return Err;
+  if (Error Err = begin(C, S, What))
+    return Err;
+  return finish(C, ncclAllReduce(Src.Data, Dst.Data, E.Count, E.Type, ncclOpOf(Op), C->comm(), S),
+                What);
+}
+
+Error NcclDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                  Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
+  if (Op != ReduceOp::PremulSum)
+    return allReduce(C, Src, Dst, E, Op, S);
+  std::string What = formatv("all_reduce premul_sum({0}) of {1} elements", Scale, E.Count).str();
+  uint64_t Bytes = E.Count * typeBytesOf(E.Type);
+  if (Error Err = need(Src, Bytes, "source", What))
+    return Err;
+  if (Error Err = need(Dst, Bytes, "destination", What))
+    return Err;
+  if (Error Err = begin(C, S, What))
+    return Err;
+  Expected<ncclRedOp_t> PreMul = C->preMulSum(T, Scale);
+  if (!PreMul)
+    return PreMul.takeError();
+  return finish(C, ncclAllReduce(Src.Data, Dst.Data, E.Count, E.Type, *PreMul, C->comm(), S),
+                What);
+}
+
+Error NcclDriver::allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
+                            Elems E, CommStream S) {
+  std::string What = formatv("all_gather of {0} elements per rank", E.Count).str();
+  uint64_t Bytes = E.Count * typeBytesOf(E.Type);
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
+  if (Error Err = need(Src, Bytes, "source", What))
+    return Err;
+  if (Error Err = need(Dst, Bytes * uint64_t(C->size()), "destination", What))
+    return Err;
+  if (Error Err = begin(C, S, What))
+    return Err;
+  return finish(C, ncclAllGather(Src.Data, Dst.Data, E.Count, E.Type, C->comm(), S), What);
+}
+
+static Error reduceScatterImpl(const NcclDriver::Communicator &C, const NcclDriver::Resource &Src,
+                               const NcclDriver::Resource &Dst, NcclDriver::Elems E,
+                               ncclRedOp_t Op, const std::string &What, cudaStream_t S) {
+  uint64_t Bytes = E.Count * typeBytesOf(E.Type);
+  if (Error Err = need(Src, Bytes * uint64_t(C->size()), "source", What))
+    return Err;
+  if (Error Err = need(Dst, Bytes, "destination", What))
+    return Err;
+  return finish(C, ncclReduceScatter(Src.Data, Dst.Data, E.Count, E.Type, Op, C->comm(), S),
+                What);
+}
+
+Error NcclDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                Elems E, ReduceOp Op, CommStream S) {
+  if (Op == ReduceOp::PremulSum)
+    return makeError(ErrorKind::InvalidArgument,
+                     "reduce_scatter premul_sum needs its factor: use reduceScatterScaled");
+  std::string What = formatv("reduce_scatter to {0} elements per rank", E.Count).str();
+  if (Error Err = begin(C, S, What))
+    return Err;
+  return reduceScatterImpl(C, Src, Dst, E, ncclOpOf(Op), What, S);
+}
+
+Error NcclDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
+                                      const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                      double Scale, CommStream S) {
+  if (Op != ReduceOp::PremulSum)
+    return reduceScatter(C, Src, Dst, E, Op, S);
+  std::string What =
+      formatv("reduce_scatter premul_sum({0}) to {1} elements per rank", Scale, E.Count).str();
+  if (Error Err = begin(C, S, What))
+    return Err;
+  Expected<ncclRedOp_t> PreMul = C->preMulSum(T, Scale);
+  if (!PreMul)
+    return PreMul.takeError();
+  return reduceScatterImpl(C, Src, Dst, E, *PreMul, What, S);
+}
+
+Error NcclDriver::broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
+                            Elems E, size_t Root, CommStream S) {
+  std::string What = formatv("broadcast of {0} elements from rank {1}", E.Count, Root).str();
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
+  if (Root >= size_t(C->size()))
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0}: the root is not a rank of the {1}", What, C->size()));
+  uint64_t Bytes = E.Count * typeBytesOf(E.Type);
+  bool IsRoot = size_t(C->rank()) == Root;
+  if (IsRoot && !Src)
+    return makeError(ErrorKind::InvalidArgument, What + ": the root has no source");
+  if (IsRoot)
+    if (Error Err = need(*Src, Bytes, "source", What))
+      return Err;
+  if (Error Err = need(Dst, Bytes, "destination", What))
+    return Err;
+  if (Error Err = begin(C, S, What))
+    return Err;
+  return finish(C,
+                ncclBroadcast(IsRoot ? Src->Data : nullptr, Dst.Data, E.Count, E.Type, int(Root),
+                              C->comm(), S),
+                What);
+}
+
+Error NcclDriver::allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
+                           Elems E, size_t Ranks, CommStream S) {
+  std::string What = formatv("all_to_all of {0} elements per peer", E.Count).str();
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
+  if (Ranks != size_t(C->size()))
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0}: {1} ranks given, the communicator has {2}", What, Ranks,
+                             C->size()));
+  uint64_t Bytes = E.Count * typeBytesOf(E.Type) * Ranks;
+  if (Error Err = need(Src, Bytes, "source", What))
+    return Err;
+  if (Error Err = need(Dst, Bytes, "destination", What))
+    return Err;
+  if (Error Err = begin(C, S, What))
+    return Err;
+  return finish(C,
+                ncclAllToAllAnyVersion(Src.Data, Dst.Data, E.Count, E.Type, int(Ranks),
+                                       C->comm(), S),
+                What);
+}
+
+Error NcclDriver::send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
+                       CommStream S) {
+  std::string What = formatv("send of {0} elements to rank {1}", E.Count, Peer).str();
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
+  if (Peer >= size_t(C->size()))
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0}: the peer is not a rank of the {1}", What, C->size()));
+  if (Error Err = need(Src, E.Count * typeBytesOf(E.Type), "source", What))
+    return Err;
+  if (Error Err = begin(C, S, What))
+    return Err;
+  return finish(C, ncclSend(Src.Data, E.Count, E.Type, int(Peer), C->comm(), S), What);
+}
+
+Error NcclDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
+                       CommStream S) {
+  std::string What = formatv("recv of {0} elements from rank {1}", E.Count, Peer).str();
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
+  if (Peer >= size_t(C->size()))
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0}: the peer is not a rank of the {1}", What, C->size()));
+  if (Error Err = need(Dst, E.Count * typeBytesOf(E.Type), "destination", What))
+    return Err;
+  if (Error Err = begin(C, S, What))
+    return Err;
+  return finish(C, ncclRecv(Dst.Data, E.Count, E.Type, int(Peer), C->comm(), S), What);
+}
+
+// --- beyond the seed ------------------------------------------------------------------
+
+Error NcclDriver::allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
+                            ElemType T, ArrayRef<uint64_t> SendCounts,
+                            ArrayRef<uint64_t> RecvCounts, CommStream S) {
+  std::string What = "all_to_all_v";
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
+  size_t N = size_t(C->size());
+  if (SendCounts.size() != N || RecvCounts.size() != N)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0}: {1} send and {2} receive counts for {3} ranks", What,
+                             SendCounts.size(), RecvCounts.size(), N));
+  Expected<Elems> E = elements(T, 0);
+  if (!E)
+    return E.takeError();
+  unsigned Size = typeBytesOf(E->Type);
+  uint64_t SendTotal = 0, RecvTotal = 0;
+  for (size_t P = 0; P != N; ++P) {
+    SendTotal += SendCounts[P];
+    RecvTotal += RecvCounts[P];
+  }
+  if (Error Err = need(Src, SendTotal * Size, "source", What))
+    return Err;
+  if (Error Err = need(Dst, RecvTotal * Size, "destination", What))
+    return Err;
+  if (Error Err = begin(C, S, What))
+    return Err;
+  if (Error Err = checkNccl(ncclGroupStart(), What + ": ncclGroupStart"))
+    return Err;
+  uint64_t SendAt = 0, RecvAt = 0;
+  for (size_t P = 0; P != N; ++P) {
+    // Zero counts are skipped on both sides: both know them.
+    if (SendCounts[P])
+      ncclSend(static_cast<char *>(Src.Data) + SendAt * Size, SendCounts[P], E->Type, int(P),
+               C->comm(), S);
+    if (RecvCounts[P])
+      ncclRecv(static_cast<char *>(Dst.Data) + RecvAt * Size, RecvCounts[P], E->Type, int(P),
+               C->comm(), S);
+    SendAt += SendCounts[P];
+    RecvAt += RecvCounts[P];
+  }
+  return finish(C, ncclGroupEnd(), What);
+}
+
+Expected<std::vector<uint32_t>> NcclDriver::allGatherWords(const Communicator &C,
+                                                           ArrayRef<uint32_t> Local,
+                                                           CommStream S) {
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, "all_gather_words: no communicator");
+  size_t N = size_t(C->size()), W = Local.size();
+  std::vector<uint32_t> All(N * W);
+  if (W == 0)
+    return All;
+  void *Dev = nullptr;
+  if (Error E = checkCuda(cudaMalloc(&Dev, (N + 1) * W * 4), "cudaMalloc for all_gather_words"))
+    return E;
+  auto Free = llvm::make_scope_exit([&] { cudaFree(Dev); });
+  char *Mine = static_cast<char *>(Dev) + N * W * 4;
+  if (Error E = checkCuda(cudaMemcpyAsync(Mine, Local.data(), W * 4, cudaMemcpyHostToDevice, S),
+                          "cudaMemcpyAsync for all_gather_words"))
+    return E;
+  if (Error E = allGather(C, Resource{Mine, W * 4}, Resource{Dev, N * W * 4},
+                          Elems{ncclUint32, W}, S))
+    return E;
+  if (Error E = checkCuda(cudaMemcpyAsync(All.data(), Dev, N * W * 4, cudaMemcpyDeviceToHost, S),
+                          "cudaMemcpyAsync for all_gather_words"))
+    return E;
+  if (Error E = waitForStream(S, {C.get()}, "all_gather_words"))
+    return E;
+  return All;
+}
+
+Expected<NcclDriver::Communicator> NcclDriver::split(const Communicator &C, int Color, int Key) {
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, "split: no communicator");
+  if (Error E = C->usable())
+    return E;
+  ncclConfig_t Config = NCCL_CONFIG_INITIALIZER;
+  Config.blocking = 0;
+  ncclComm_t Child = nullptr;
+  std::string What = formatv("ncclCommSplit of {0} (color {1}, key {2})", C->name(), Color, Key);
+  if (Error E = checkNccl(ncclCommSplit(C->comm(), Color < 0 ? NCCL_SPLIT_NOCOLOR : Color, Key,
+                                        &Child, &Config),
+                          What))
+    return E;
+  if (Error E = waitReady({C->comm()}, C->Timeout, What))
+    return E;
+  if (!Child)
+    return Communicator();
+  if (Error E = waitReady({Child}, C->Timeout, What))
+    return E;
+  int Rank = 0, Size = 0;
+  if (Error E = checkNccl(ncclCommUserRank(Child, &Rank), What + ": ncclCommUserRank"))
+    return E;
+  if (Error E = checkNccl(ncclCommCount(Child, &Size), What + ": ncclCommCount"))
+    return E;
+  auto M = std::make_shared<NcclMembership>(
+      Child, Rank, Size, C->device(),
+      formatv("{0}.color{1} (rank {2} of {3})", C->name(), Color, Rank, Size).str());
+  M->Timeout = C->Timeout;
+  return M;
+}
+
+// --- streams ---------------------------------------------------------------------------
+
+NcclDriver::StreamOwner NcclDriver::createStream(StringRef) {
+  int Least = 0, Greatest = 0;
+  cudaDeviceGetStreamPriorityRange(&Least, &Greatest);
+  cudaStream_t S = nullptr;
+  if (cudaStreamCreateWithPriority(&S, cudaStreamNonBlocking, Greatest) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return std::make_unique<CommStreamOwner>(S);
+}
+
+Error NcclDriver::synchronize(CommStream S) {
+  std::vector<std::shared_ptr<NcclMembership>> Users = streams().of(S);
+  std::vector<NcclMembership *> Raw;
+  for (auto &U : Users)
+    Raw.push_back(U.get());
+  return waitForStream(S, Raw, "synchronize");
+}
+
+Error waitForStream(cudaStream_t S, ArrayRef<NcclMembership *> Comms, const std::string &Context) {
+  std::chrono::milliseconds Timeout{300000};
+  for (NcclMembership *C : Comms)
+    Timeout = std::min(Timeout, C->Timeout);
+  auto Start = std::chrono::steady_clock::now();
+  auto Deadline = Start + Timeout;
+  for (unsigned Polls = 0;; ++Polls) {
+    cudaError_t Q = cudaStreamQuery(S);
+    if (Q == cudaSuccess)
+      return Error::success();
+    if (Q != cudaErrorNotReady)
+      return checkCuda(Q, Context + ": cudaStreamQuery");
+    cudaGetLastError(); // NotReady is not an error to keep
+    for (NcclMembership *C : Comms)
+      if (Error E = C->health()) {
+        std::string Why = toString(std::move(E));
+        for (NcclMembership *Other : Comms)
+          Other->abort("aborted after " + Why);
+        return makeError(ErrorKind::Broken, Context + ": " + Why + "; communicators aborted");
+      }
+    if (std::chrono::steady_clock::now() > Deadline) {
+      std::string Waiting;
+      for (NcclMembership *C : Comms)
+        Waiting += formatv("{0}{1}: last issued {2}", Waiting.empty() ? "" : "; ", C->name(),
+                           C->LastOp.empty() ? "nothing" : C->LastOp)
+                       .str();
+      for (NcclMembership *C : Comms)
+        C->abort(formatv("{0} timed out after {1} ms", Context, Timeout.count()).str());
+      return makeError(ErrorKind::Timeout,
+                       formatv("{0}: the comm stream was not done after {1} ms ({2}); "
+                               "communicators aborted",
+                               Context, Timeout.count(), Waiting.empty() ? "no NCCL op" : Waiting));
+    }
+    // Spin briefly (small collectives finish in microseconds), then nap.
+    if (Polls > 1000)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+} // namespace collc::rt::nccl

@@ -1,0 +1,827 @@
+//===- runtime/nccl/NcclExecutor.cpp - A plan captured in CUDA graphs -----===//
+
+#include "runtime/nccl/NcclExecutor.h"
+
+#include "runtime/DigestHandshake.h"
+#include "runtime/nccl/CudaError.h"
+#include "runtime/nccl/NcclDriver.h"
+#include "runtime/nccl/PackKernels.h"
+#include "runtime/nccl/UniqueIdExchange.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+#include <set>
+
+using namespace llvm;
+
+namespace collc::rt::nccl {
+
+NcclExecutor::~NcclExecutor() = default;
+
+namespace {
+
+/// The GPU a thread captures for: one thread drives one GPU.
+thread_local int CapturingDevice = -1;
+
+enum class Mode { Eager, Capture };
+
+struct DeviceTiles {
+  CopyTile *Tiles = nullptr;
+  uint32_t Count = 0;
+};
+
+class Executor final : public NcclExecutor {
+public:
+  Executor(const plan::Plan &P, int64_t Rank, NcclExecutorOptions Opts, Lowering L)
+      : P(P), Rank(Rank), Opts(std::move(Opts)), L(std::move(L)) {}
+
+  ~Executor() override {
+    cudaSetDevice(Opts.Device);
+    if (Stream) { // bounded: past the timeout the communicators are aborted
+      std::vector<NcclMembership *> Raw;
+      for (auto &C : Comms)
+        Raw.push_back(C.get());
+      consumeError(waitForStream(Stream, Raw, "shutdown"));
+    }
+    destroyGraphs();
+    for (auto &[Key, T] : Tiles)
+      cudaFree(T.Tiles);
+    for (auto &[B, Ptr] : Buffers)
+      cudaFree(Ptr);
+    if (HostCounts)
+      cudaFreeHost(HostCounts);
+    for (cudaEvent_t E : Ready)
+      cudaEventDestroy(E);
+    for (cudaEvent_t E : Done)
+      if (E)
+        cudaEventDestroy(E);
+    if (Fork)
+      cudaEventDestroy(Fork);
+    if (Join)
+      cudaEventDestroy(Join);
+    Comms.clear(); // finalize or abort, then destroy
+    if (Stream)
+      cudaStreamDestroy(Stream);
+  }
+
+  Error setup() {
+    Home.assign(P.Tensors.size(), nullptr);
+    Bound.assign(P.Tensors.size(), 0);
+    IsView.assign(P.Tensors.size(), 0);
+    for (size_t T = 0; T != P.Tensors.size(); ++T)
+      ByName[P.Tensors[T].Name] = uint32_t(T);
+    for (size_t C = 0; C != P.Computes.size(); ++C)
+      ComputeByName[P.Computes[C].Name] = uint32_t(C);
+    for (const Call &C : L.Setup)
+      if (Error E = setupCall(C))
+        return E;
+    if (Error E = waitReady(rawComms(), Opts.Timeout, "ncclCommInitRankConfig of rank " +
+                                                          Twine(Rank) + "'s communicators"))
+      return E;
+    for (size_t K = 0; K != L.PreMulSums.size(); ++K) {
+      const PreMulSumDesc &D = L.PreMulSums[K];
+      Expected<ncclRedOp_t> Op = Comms[D.Comm]->preMulSum(D.Elem, D.Scale);
+      if (!Op)
+        return Op.takeError();
+      PreMulOps.push_back(*Op);
+    }
+    // Views: tensors the model writes straight into a plan buffer.
+    for (const Call *C : allCalls()) {
+      for (const Ref *R : refsOf(C))
+        if (R->Tensor >= 0)
+          Touched.insert(uint32_t(R->Tensor));
+      if (C->Kind == CallKind::CountsToHost)
+        Touched.insert(C->Tensor);
+    }
+    for (size_t B = 0; B != P.Buffers.size(); ++B) {
+      if (P.Buffers[B].Segments != 1 || !Buffers.count(int32_t(B)))
+        continue;
+      for (const plan::Slot &S : P.Buffers[B].Slots)
+        if (S.Mode == plan::SlotMode::View) {
+          Home[S.Tensor] = Buffers[int32_t(B)] + S.Offset;
+          IsView[S.Tensor] = 1;
+        }
+    }
+    return Error::success();
+  }
+
+  // --- the interface ------------------------------------------------------------
+
+  const Lowering &lowering() const override { return L; }
+  cudaStream_t commStream() const override { return Stream; }
+
+  Error bind(StringRef Name, void *Device, uint64_t Bytes) override {
+    auto It = ByName.find(Name);
+    if (It == ByName.end())
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("plan @{0} has no tensor %{1}", P.Program, Name));
+    uint32_t T = It->second;
+    uint64_t Want = uint64_t(P.Tensors[T].Type.bytes());
+    if (IsView[T])
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("%{0} is a zero-copy view of a plan buffer: write it at "
+                               "tensor(\"{0}\") instead of binding it",
+                               Name));
+    if (Bytes != Want)
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("%{0} is {1} ({2} bytes); {3} bytes were bound", Name,
+                               P.Tensors[T].Type.str(), Want, Bytes));
+    if (!Device && Want)
+      return makeError(ErrorKind::InvalidArgument, formatv("%{0}: null device pointer", Name));
+    Home[T] = static_cast<char *>(Device);
+    Bound[T] = 1;
+    Captured = TilesFresh = false; // pointers are baked into graphs and tiles
+    return Error::success();
+  }
+
+  Expected<void *> tensor(StringRef Name) const override {
+    auto It = ByName.find(Name);
+    if (It == ByName.end())
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("plan @{0} has no tensor %{1}", P.Program, Name));
+    if (!Home[It->second])
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("%{0} is not a view of a plan buffer and is not bound", Name));
+    return static_cast<void *>(Home[It->second]);
+  }
+
+  std::vector<std::string> unboundTensors() const override {
+    std::vector<std::string> Out;
+    for (uint32_t T : Touched)
+      if (!Home[T])
+        Out.push_back(P.Tensors[T].Name);
+    return Out;
+  }
+
+  Expected<cudaEvent_t> readyEvent(StringRef Compute) const override {
+    auto It = ComputeByName.find(Compute);
+    if (It == ComputeByName.end())
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("plan @{0} has no compute @{1}", P.Program, Compute));
+    return Ready[It->second];
+  }
+
+  Expected<cudaEvent_t> doneEvent(StringRef Tensor) const override {
+    auto It = ByName.find(Tensor);
+    if (It == ByName.end())
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("plan @{0} has no tensor %{1}", P.Program, Tensor));
+    for (size_t K = 0; K != P.Comms.size(); ++K)
+      if (Done[K] && llvm::is_contained(P.Comms[K].Outputs, It->second))
+        return Done[K];
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("no comm of rank {0} produces %{1}", Rank, Tensor));
+  }
+
+  Error capture() override {
+    if (Captured)
+      return Error::success();
+    if (CapturingDevice >= 0 && CapturingDevice != Opts.Device)
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("this thread already captures for GPU {0}; rank {1} is on GPU "
+                               "{2}: collc drives one GPU per capturing thread (use a thread "
+                               "per GPU)",
+                               CapturingDevice, Rank, Opts.Device));
+    if (Error E = checkNcclVersion())
+      return E;
+    for (auto &C : Comms)
+      if (Error E = C->health())
+        return makeError(ErrorKind::Broken, "refusing to capture: " + toString(std::move(E)));
+    if (Error E = checkBound())
+      return E;
+    if (Error E = checkCuda(cudaSetDevice(Opts.Device), "cudaSetDevice"))
+      return E;
+    if (Error E = handshake())
+      return E;
+    if (Error E = uploadTiles())
+      return E;
+    if (!WarmedUp) {
+      CurrentPhase = "warm-up";
+      for (const Call &C : L.WarmUp)
+        if (Error E = issue(C, Mode::Eager))
+          return E;
+      WarmedUp = Connected = true;
+    }
+    destroyGraphs();
+    Graphs.assign(L.Graphs, nullptr);
+    Execs.assign(L.Graphs, nullptr);
+    CurrentPhase = "capture";
+    bool Open = false;
+    auto Record = [&](const Call &C) -> Error {
+      switch (C.Kind) {
+      case CallKind::BeginCapture:
+        if (Error E = checkCuda(cudaStreamBeginCapture(Stream, cudaStreamCaptureModeThreadLocal),
+                                "cudaStreamBeginCapture"))
+          return E;
+        Open = true;
+        return Error::success();
+      case CallKind::EndCapture:
+        Open = false;
+        return checkCuda(cudaStreamEndCapture(Stream, &Graphs[C.Graph]), "cudaStreamEndCapture");
+      case CallKind::Instantiate:
+        return checkCuda(cudaGraphInstantiate(&Execs[C.Graph], Graphs[C.Graph], 0),
+                         formatv("cudaGraphInstantiate of graph {0}", C.Graph));
+      default:
+        return issue(C, Mode::Capture);
+      }
+    };
+    for (const Call &C : L.Capture)
+      if (Error E = Record(C)) {
+        if (Open) { // leave the stream usable
+          cudaGraph_t Broken = nullptr;
+          cudaStreamEndCapture(Stream, &Broken);
+          if (Broken)
+            cudaGraphDestroy(Broken);
+          cudaGetLastError();
+        }
+        return E;
+      }
+    CapturingDevice = Opts.Device;
+    Captured = true;
+    return Error::success();
+  }
+
+  Error replay() override {
+    if (Error E = capture())
+      return E;
+    ++Steps;
+    CurrentPhase = "replay";
+    for (const Call &C : L.Step)
+      if (Error E = issue(C, Mode::Eager))
+        return E;
+    return Error::success();
+  }
+
+  Error runEager() override {
+    if (Error E = prepareEager(/*CallerCapturing=*/false))
+      return E;
+    ++Steps;
+    CurrentPhase = "eager step";
+    if (Error E = issueStepCalls(Mode::Eager))
+      return E;
+    Connected = true;
+    return Error::success();
+  }
+
+  Error enqueueInto(cudaStream_t Caller) override {
+    cudaStreamCaptureStatus Status = cudaStreamCaptureStatusNone;
+    if (Error E = checkCuda(cudaStreamIsCapturing(Caller, &Status), "cudaStreamIsCapturing"))
+      return E;
+    bool Capturing = Status == cudaStreamCaptureStatusActive;
+    if (Capturing && HasRuntimeAllToAllV)
+      return makeError(ErrorKind::Unsupported,
+                       formatv("plan @{0} has an all_to_all_v with split sizes known only at "
+                               "run time; it reads them back to the host and cannot be part of "
+                               "a captured graph",
+                               P.Program));
+    if (Error E = prepareEager(Capturing))
+      return E;
+    ++Steps;
+    CurrentPhase = "step in the caller's stream";
+    if (Error E = checkCuda(cudaEventRecord(Fork, Caller), "cudaEventRecord (fork)"))
+      return E;
+    if (Error E = checkCuda(cudaStreamWaitEvent(Stream, Fork, 0), "cudaStreamWaitEvent (fork)"))
+      return E;
+    if (Error E = issueStepCalls(Capturing ? Mode::Capture : Mode::Eager))
+      return E;
+    if (Error E = checkCuda(cudaEventRecord(Join, Stream), "cudaEventRecord (join)"))
+      return E;
+    return checkCuda(cudaStreamWaitEvent(Caller, Join, 0), "cudaStreamWaitEvent (join)");
+  }
+
+  Error synchronize() override {
+    std::vector<NcclMembership *> Raw;
+    for (auto &C : Comms)
+      Raw.push_back(C.get());
+    Error E = waitForStream(Stream, Raw, formatv("rank {0}, step {1}", Rank, Steps).str());
+    if (!E)
+      return E;
+    // Name the op: the first comm whose done event has not happened.
+    std::string Op = "an op before any done event";
+    for (size_t K = 0; K != Done.size(); ++K)
+      if (Done[K] && cudaEventQuery(Done[K]) == cudaErrorNotReady) {
+        const plan::Comm &C = P.Comms[K];
+        Op = formatv("comm #{0} ({1} at {2}{3})", K, commKindName(C.Kind), P.Source,
+                     C.Loc.empty() ? "" : ":" + C.Loc)
+                 .str();
+        break;
+      }
+    cudaGetLastError();
+    return handleErrors(std::move(E), [&](const RuntimeError &RE) {
+      return makeError(RE.kind(), formatv("{0} of plan @{1}: waiting for {2}: {3}", CurrentPhase,
+                                          P.Program, Op, RE.text()),
+                       RE.peer());
+    });
+  }
+
+  Error health() const override {
+    for (const auto &C : Comms)
+      if (Error E = C->health())
+        return E;
+    return Error::success();
+  }
+
+  uint64_t steps() const override { return Steps; }
+
+  std::vector<std::string> notes() const override {
+    std::vector<std::string> Out;
+    if (P.World == 1)
+      Out.push_back("a world of one rank: every communicator has a single member, so no "
+                    "inter-rank path (NVLink, PCIe, network) was exercised");
+    for (const CommDesc &D : L.Comms)
+      if (D.Size == 1 && P.World > 1)
+        Out.push_back(formatv("communicator {0} has one member", D.Label).str());
+    return Out;
+  }
+
+private:
+  // --- setup --------------------------------------------------------------------
+
+  std::vector<ncclComm_t> rawComms() const {
+    std::vector<ncclComm_t> Out;
+    for (const auto &C : Comms)
+      Out.push_back(C->comm());
+    return Out;
+  }
+
+  Error setupCall(const Call &C) {
+    switch (C.Kind) {
+    case CallKind::SetDevice: {
+      if (Error E = checkCuda(cudaSetDevice(Opts.Device), formatv("cudaSetDevice({0})",
+                                                                  Opts.Device)))
+        return E;
+      return checkCuda(cudaDeviceGetAttribute(&SMs, cudaDevAttrMultiProcessorCount, Opts.Device),
+                       "cudaDeviceGetAttribute");
+    }
+    case CallKind::CreateStream: {
+      int Least = 0, Greatest = 0;
+      if (Error E = checkCuda(cudaDeviceGetStreamPriorityRange(&Least, &Greatest),
+                              "cudaDeviceGetStreamPriorityRange"))
+        return E;
+      if (Error E = checkCuda(cudaEventCreateWithFlags(&Fork, cudaEventDisableTiming),
+                              "cudaEventCreateWithFlags"))
+        return E;
+      if (Error E = checkCuda(cudaEventCreateWithFlags(&Join, cudaEventDisableTiming),
+                              "cudaEventCreateWithFlags"))
+        return E;
+      return checkCuda(cudaStreamCreateWithPriority(&Stream, cudaStreamNonBlocking, Greatest),
+                       "cudaStreamCreateWithPriority");
+    }
+    case CallKind::CommInit: {
+      // Non-blocking: every init of this rank is started before any is
+      // waited for (setup() waits for them all).
+      const CommDesc &D = L.Comms[C.Comm];
+      std::string Key = Opts.CommPrefix + "/" + D.Key;
+      UniqueIdExchange &Ids = Opts.Ids ? *Opts.Ids : inProcessIds();
+      Expected<ncclUniqueId> Id = Ids.idFor(Key, D.Rank == 0, D.Size);
+      if (!Id)
+        return Id.takeError();
+      ncclConfig_t Config = NCCL_CONFIG_INITIALIZER;
+      Config.blocking = 0;
+      ncclComm_t Comm = nullptr;
+      if (Error E = checkNccl(ncclCommInitRankConfig(&Comm, int(D.Size), *Id, int(D.Rank),
+                                                     &Config),
+                              formatv("ncclCommInitRankConfig of {0} (rank {1} of {2})", D.Label,
+                                      D.Rank, D.Size)))
+        return E;
+      auto M = std::make_shared<NcclMembership>(Comm, int(D.Rank), int(D.Size), Opts.Device,
+                                                D.Label);
+      M->Timeout = Opts.Timeout;
+      Comms.push_back(std::move(M));
+      return Error::success();
+    }
+    case CallKind::CreatePreMulSum:
+      return Error::success(); // once the communicators are ready
+    case CallKind::Malloc: {
+      char *Ptr = nullptr;
+      if (Error E = checkCuda(cudaMalloc(reinterpret_cast<void **>(&Ptr), C.Bytes),
+                              formatv("cudaMalloc of buffer {0} ({1} bytes)", C.Buffer, C.Bytes)))
+        return E;
+      Buffers[C.Buffer] = Ptr;
+      if (Error E = checkCuda(cudaMemset(Ptr, 0, C.Bytes), "cudaMemset"))
+        return E;
+      if (C.Buffer == int32_t(P.Buffers.size()) + 1) {
+        HasRuntimeAllToAllV = true;
+        return checkCuda(cudaMallocHost(reinterpret_cast<void **>(&HostCounts), C.Bytes),
+                         "cudaMallocHost for split sizes");
+      }
+      return Error::success();
+    }
+    case CallKind::CreateEvents: {
+      Ready.assign(P.Computes.size(), nullptr);
+      for (cudaEvent_t &E : Ready)
+        if (Error Err = checkCuda(cudaEventCreateWithFlags(&E, cudaEventDisableTiming),
+                                  "cudaEventCreateWithFlags"))
+          return Err;
+      Done.assign(P.Comms.size(), nullptr);
+      for (size_t K = 0; K != P.Comms.size(); ++K)
+        if (P.Comms[K].Ranks.contains(Rank))
+          if (Error Err = checkCuda(cudaEventCreateWithFlags(&Done[K], cudaEventDisableTiming),
+                                    "cudaEventCreateWithFlags"))
+            return Err;
+      return Error::success();
+    }
+    default:
+      return makeError(ErrorKind::InvalidArgument, "a setup list with a stream call");
+    }
+  }
+
+  // --- resolving ------------------------------------------------------------------
+
+  std::vector<const Call *> allCalls() const {
+    std::vector<const Call *> Out;
+    for (const std::vector<Call> *List : {&L.WarmUp, &L.Capture, &L.Step})
+      for (const Call &C : *List)
+        Out.push_back(&C);
+    return Out;
+  }
+
+  static std::vector<const Ref *> refsOf(const Call *C) {
+    std::vector<const Ref *> Out{&C->SendBuf, &C->RecvBuf};
+    for (const CopySegment &S : C->Copies) {
+      Out.push_back(&S.Dst);
+      Out.push_back(&S.Src);
+    }
+    return Out;
+  }
+
+  char *resolve(const Ref &R) const {
+    if (R.Buffer >= 0) {
+      auto It = Buffers.find(R.Buffer);
+      return It == Buffers.end() ? nullptr : It->second + R.Offset;
+    }
+    if (R.Tensor >= 0)
+      return Home[R.Tensor] ? Home[R.Tensor] + R.Offset : nullptr;
+    return nullptr;
+  }
+
+  /// The tile tables of every pack and unpack, in device memory.
+  Error uploadTiles() {
+    for (auto &[Key, T] : Tiles)
+      cudaFree(T.Tiles);
+    Tiles.clear();
+    for (const Call &C : L.Capture) {
+      if (C.Kind != CallKind::Pack && C.Kind != CallKind::Unpack)
+        continue;
+      std::vector<CopyTile> List;
+      for (const CopySegment &S : C.Copies)
+        appendTiles(List, uint64_t(resolve(S.Dst)), uint64_t(resolve(S.Src)), S.Bytes);
+      DeviceTiles D;
+      D.Count = uint32_t(List.size());
+      if (!List.empty()) {
+        if (Error E = checkCuda(cudaMalloc(reinterpret_cast<void **>(&D.Tiles),
+                                           List.size() * sizeof(CopyTile)),
+                                "cudaMalloc of a tile table"))
+          return E;
+        if (Error E = checkCuda(cudaMemcpy(D.Tiles, List.data(), List.size() * sizeof(CopyTile),
+                                           cudaMemcpyHostToDevice),
+                                "cudaMemcpy of a tile table"))
+          return E;
+      }
+      Tiles[{int(C.Kind), C.PlanComm}] = D;
+    }
+    TilesFresh = true;
+    return Error::success();
+  }
+
+  void destroyGraphs() {
+    for (cudaGraphExec_t E : Execs)
+      if (E)
+        cudaGraphExecDestroy(E);
+    for (cudaGraph_t G : Graphs)
+      if (G)
+        cudaGraphDestroy(G);
+    Execs.clear();
+    Graphs.clear();
+  }
+
+  /// Before a step issued as calls: the handshake and the tile tables,
+  /// which cannot run inside a caller's capture (they copy synchronously),
+  /// nor can the first connection of each peer.
+  Error prepareEager(bool CallerCapturing) {
+    if (CapturingDevice >= 0 && CapturingDevice != Opts.Device)
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("this thread drives GPU {0}; rank {1} is on GPU {2}",
+                               CapturingDevice, Rank, Opts.Device));
+    if (TilesFresh && (DigestChecked || !Opts.DigestHandshake) && (Connected || !CallerCapturing))
+      return Error::success();
+    if (CallerCapturing)
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("rank {0}: run one step with runEager() or replay() before "
+                               "capturing plan @{1} into the caller's stream (after every "
+                               "bind): the digest handshake, the first connection to each peer "
+                               "and the copy tables cannot be made inside a capture",
+                               Rank, P.Program));
+    if (Error E = checkBound())
+      return E;
+    if (Error E = checkCuda(cudaSetDevice(Opts.Device), "cudaSetDevice"))
+      return E;
+    if (Error E = handshake())
+      return E;
+    return uploadTiles();
+  }
+
+  Error checkBound() const {
+    std::vector<std::string> Missing = unboundTensors();
+    if (Missing.empty())
+      return Error::success();
+    std::string List;
+    for (size_t I = 0; I != Missing.size() && I != 5; ++I)
+      List += (I ? ", %" : "%") + Missing[I];
+    if (Missing.size() > 5)
+      List += formatv(" and {0} more", Missing.size() - 5).str();
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("rank {0} cannot run plan @{1}: {2} tensors are not bound ({3})",
+                             Rank, P.Program, Missing.size(), List));
+  }
+
+  /// Every rank's plan digest, once, before the first step.
+  Error handshake() {
+    if (!Opts.DigestHandshake || DigestChecked)
+      return Error::success();
+    std::array<uint32_t, 2> Words = digestWords(P);
+    Expected<std::vector<uint32_t>> All = NcclDriver::allGatherWords(Comms[0], Words, Stream);
+    if (!All)
+      return All.takeError();
+    if (Error E = compareDigests(P, Rank, *All))
+      return E;
+    DigestChecked = true;
+    return Error::success();
+  }
+
+  /// The step's calls in issue order: each graph's captured calls where the
+  /// step launches it, and the eager calls between.
+  Error issueStepCalls(Mode M) {
+    for (const Call &S : L.Step) {
+      if (S.Kind != CallKind::GraphLaunch) {
+        if (Error E = issue(S, Mode::Eager))
+          return E;
+        continue;
+      }
+      for (const Call &C : L.Capture) {
+        if (C.Graph != S.Graph || C.Kind == CallKind::BeginCapture ||
+            C.Kind == CallKind::EndCapture || C.Kind == CallKind::Instantiate)
+          continue;
+        if (Error E = issue(C, M))
+          return E;
+      }
+    }
+    return Error::success();
+  }
+
+  // --- issuing --------------------------------------------------------------------
+
+  ncclComm_t comm(const Call &C) const { return Comms[C.Comm]->comm(); }
+
+  Error ncclDone(ncclResult_t R, const Call &C, const char *Name) {
+    auto What = [&] {
+      return formatv("{0} of comm #{1} ({2}) on {3}, {4}", Name, C.PlanComm,
+                     commKindName(P.Comms[C.PlanComm].Kind), Comms[C.Comm]->name(),
+                     CurrentPhase)
+          .str();
+    };
+    if (R != ncclSuccess)
+      if (Error E = checkNccl(R, What()))
+        return E;
+    Comms[C.Comm]->LastOp = What();
+    ++Comms[C.Comm]->Issued;
+    if (R == ncclInProgress)
+      return waitReady({comm(C)}, Opts.Timeout, What());
+    return Error::success();
+  }
+
+  Error issue(const Call &C, Mode M) {
+    switch (C.Kind) {
+    case CallKind::WaitReady:
+      return checkCuda(cudaStreamWaitEvent(Stream, Ready[C.Compute],
+                                           M == Mode::Capture ? cudaEventWaitExternal : 0),
+                       formatv("cudaStreamWaitEvent on ready[@{0}]", P.Computes[C.Compute].Name));
+    case CallKind::RecordDone:
+      return checkCuda(cudaEventRecordWithFlags(Done[C.PlanComm], Stream,
+                                                M == Mode::Capture ? cudaEventRecordExternal
+                                                                   : cudaEventRecordDefault),
+                       formatv("cudaEventRecordWithFlags on done[#{0}]", C.PlanComm));
+    case CallKind::Pack:
+    case CallKind::Unpack: {
+      const DeviceTiles &T = Tiles[{int(C.Kind), C.PlanComm}];
+      return checkCuda(launchCopyTiles(T.Tiles, T.Count, SMs, Stream),
+                       formatv("{0} kernel of comm #{1}",
+                               C.Kind == CallKind::Pack ? "pack" : "unpack", C.PlanComm));
+    }
+    case CallKind::GroupStart:
+      return checkNccl(ncclGroupStart(), "ncclGroupStart");
+    case CallKind::GroupEnd: {
+      ncclResult_t R = ncclGroupEnd();
+      if (Error E = checkNccl(R, "ncclGroupEnd (" + CurrentPhase + ")"))
+        return E;
+      if (R == ncclInProgress)
+        return waitReady(rawComms(), Opts.Timeout, "ncclGroupEnd (" + CurrentPhase + ")");
+      return Error::success();
+    }
+    case CallKind::AllReduce:
+      return ncclDone(ncclAllReduce(resolve(C.SendBuf), resolve(C.RecvBuf), C.Count,
+                                    ncclTypeOf(C.Elem), opOf(C), comm(C), Stream),
+                      C, "ncclAllReduce");
+    case CallKind::ReduceScatter:
+      return ncclDone(ncclReduceScatter(resolve(C.SendBuf), resolve(C.RecvBuf), C.Count,
+                                        ncclTypeOf(C.Elem), opOf(C), comm(C), Stream),
+                      C, "ncclReduceScatter");
+    case CallKind::AllGather:
+      return ncclDone(ncclAllGather(resolve(C.SendBuf), resolve(C.RecvBuf), C.Count,
+                                    ncclTypeOf(C.Elem), comm(C), Stream),
+                      C, "ncclAllGather");
+    case CallKind::Broadcast:
+      return ncclDone(ncclBroadcast(resolve(C.SendBuf), resolve(C.RecvBuf), C.Count,
+                                    ncclTypeOf(C.Elem), int(C.Peer), comm(C), Stream),
+                      C, "ncclBroadcast");
+    case CallKind::AllToAll:
+      return allToAll(C);
+    case CallKind::Send:
+    case CallKind::Recv:
+      return sendRecv(C);
+    case CallKind::CountsToHost:
+      return exchangeCounts(C);
+    case CallKind::StreamSync: {
+      std::vector<NcclMembership *> Raw;
+      for (auto &Cm : Comms)
+        Raw.push_back(Cm.get());
+      return waitForStream(Stream, Raw, formatv("rank {0}, {1}", Rank, CurrentPhase).str());
+    }
+    case CallKind::GraphLaunch:
+      return checkCuda(cudaGraphLaunch(Execs[C.Graph], Stream),
+                       formatv("cudaGraphLaunch of graph {0}, step {1}", C.Graph, Steps));
+    default:
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("call kind {0} cannot be issued on the comm stream", int(C.Kind)));
+    }
+  }
+
+  ncclRedOp_t opOf(const Call &C) const {
+    return C.PreMulSum >= 0 ? PreMulOps[C.PreMulSum] : ncclOpOf(C.Op);
+  }
+
+  Error allToAll(const Call &C) {
+    return ncclDone(ncclAllToAllAnyVersion(resolve(C.SendBuf), resolve(C.RecvBuf), C.Count,
+                                           ncclTypeOf(C.Elem), int(L.Comms[C.Comm].Size),
+                                           comm(C), Stream),
+                    C, "ncclAlltoAll");
+  }
+
+  /// Rows of dimension 0 of tensor \p T, in elements.
+  uint64_t rowElems(int32_t T) const {
+    const plan::Tensor &X = P.Tensors[T];
+    int64_t Rows = X.Type.Shape.empty() ? 1 : std::max<int64_t>(1, X.Type.Shape[0]);
+    return uint64_t(X.Type.numElements()) / uint64_t(Rows);
+  }
+
+  Error sendRecv(const Call &C) {
+    bool IsSend = C.Kind == CallKind::Send;
+    const Ref &R = IsSend ? C.SendBuf : C.RecvBuf;
+    char *Ptr = resolve(R);
+    uint64_t Count = C.Count;
+    if (Count == 0 && C.Note.size()) {
+      // Runtime all_to_all_v: rows from the counts exchanged just before.
+      const std::vector<uint64_t> &Rows = IsSend ? SendRows : RecvRows;
+      uint64_t Before = 0;
+      for (int64_t J = 0; J != C.Peer; ++J)
+        Before += Rows[J];
+      uint64_t Row = rowElems(R.Tensor);
+      Count = Rows[C.Peer] * Row;
+      Ptr += Before * Row * elemTypeBytes(C.Elem);
+      if (Count == 0)
+        return Error::success(); // both sides know it is zero
+    }
+    if (IsSend)
+      return ncclDone(ncclSend(Ptr, Count, ncclTypeOf(C.Elem), int(C.Peer), comm(C), Stream), C,
+                      "ncclSend");
+    return ncclDone(ncclRecv(Ptr, Count, ncclTypeOf(C.Elem), int(C.Peer), comm(C), Stream), C,
+                    "ncclRecv");
+  }
+
+  /// Runtime all_to_all_v: every rank's split sizes to the host, checked
+  /// against the input rows and the output capacity on every rank (so that
+  /// they refuse together), then kept for the sends and receives.
+  Error exchangeCounts(const Call &C) {
+    const plan::Comm &PC = P.Comms[C.PlanComm];
+    const plan::Tensor &CountsT = P.Tensors[C.Tensor];
+    int64_t N = L.Comms[C.Comm].Size;
+    unsigned Size = elemTypeBytes(CountsT.Type.Elem);
+    char *Gathered = Buffers[int32_t(P.Buffers.size()) + 1];
+    if (Error E = ncclDone(ncclAllGather(Home[C.Tensor], Gathered, uint64_t(N),
+                                         ncclTypeOf(CountsT.Type.Elem), comm(C), Stream),
+                           C, "ncclAllGather of split sizes"))
+      return E;
+    if (Error E = checkCuda(cudaMemcpyAsync(HostCounts, Gathered, uint64_t(N * N) * Size,
+                                            cudaMemcpyDeviceToHost, Stream),
+                            "cudaMemcpyAsync of split sizes"))
+      return E;
+    std::vector<NcclMembership *> Raw{Comms[C.Comm].get()};
+    if (Error E = waitForStream(Stream, Raw,
+                                formatv("rank {0}, split sizes of comm #{1}", Rank, C.PlanComm)))
+      return E;
+    int64_t InRows = P.Tensors[PC.Inputs[0]].Type.Shape[0];
+    int64_t OutRows = P.Tensors[PC.Outputs[0]].Type.Shape[0];
+    int64_t Local = L.Comms[C.Comm].Rank;
+    auto At = [&](int64_t From, int64_t To) -> int64_t {
+      const char *X = HostCounts + uint64_t(From * N + To) * Size;
+      switch (CountsT.Type.Elem) {
+      case ElemType::I8:
+        return *reinterpret_cast<const int8_t *>(X);
+      case ElemType::U8:
+        return *reinterpret_cast<const uint8_t *>(X);
+      case ElemType::I32:
+        return *reinterpret_cast<const int32_t *>(X);
+      case ElemType::U32:
+        return *reinterpret_cast<const uint32_t *>(X);
+      case ElemType::I64:
+        return *reinterpret_cast<const int64_t *>(X);
+      case ElemType::U64:
+        return int64_t(*reinterpret_cast<const uint64_t *>(X));
+      default:
+        return -1; // the verifier allows integer counts only
+      }
+    };
+    for (int64_t From = 0; From != N; ++From) {
+      int64_t Sent = 0, Received = 0;
+      for (int64_t To = 0; To != N; ++To) {
+        if (At(From, To) < 0)
+          return makeError(ErrorKind::InvalidArgument,
+                           formatv("all_to_all_v comm #{0}: rank {1} of the group would send "
+                                   "{2} rows to rank {3}",
+                                   C.PlanComm, From, At(From, To), To),
+                           From);
+        Sent += At(From, To);
+        Received += At(To, From);
+      }
+      if (Sent > InRows || Received > OutRows)
+        return makeError(ErrorKind::InvalidArgument,
+                         formatv("all_to_all_v comm #{0}: rank {1} of the group {2} {3} rows, "
+                                 "more than its {4} of {5}",
+                                 C.PlanComm, From, Sent > InRows ? "sends" : "receives",
+                                 Sent > InRows ? Sent : Received,
+                                 Sent > InRows ? "input" : "capacity",
+                                 Sent > InRows ? InRows : OutRows),
+                         From);
+    }
+    SendRows.assign(N, 0);
+    RecvRows.assign(N, 0);
+    for (int64_t J = 0; J != N; ++J) {
+      SendRows[J] = uint64_t(At(Local, J));
+      RecvRows[J] = uint64_t(At(J, Local));
+    }
+    return Error::success();
+  }
+
+  const plan::Plan &P;
+  int64_t Rank;
+  NcclExecutorOptions Opts;
+  Lowering L;
+  int SMs = 1;
+  cudaStream_t Stream = nullptr;
+  cudaEvent_t Fork = nullptr, Join = nullptr;
+  std::vector<std::shared_ptr<NcclMembership>> Comms;
+  std::vector<ncclRedOp_t> PreMulOps;
+  std::map<int32_t, char *> Buffers;
+  char *HostCounts = nullptr;
+  bool HasRuntimeAllToAllV = false;
+  std::vector<cudaEvent_t> Ready, Done;
+  std::vector<char *> Home;
+  std::vector<uint8_t> Bound, IsView;
+  std::set<uint32_t> Touched;
+  StringMap<uint32_t> ByName, ComputeByName;
+  std::map<std::pair<int, uint32_t>, DeviceTiles> Tiles;
+  std::vector<cudaGraph_t> Graphs;
+  std::vector<cudaGraphExec_t> Execs;
+  std::vector<uint64_t> SendRows, RecvRows;
+  std::string CurrentPhase = "setup";
+  uint64_t Steps = 0;
+  bool Captured = false, WarmedUp = false, DigestChecked = false;
+  bool TilesFresh = false; ///< the tile tables hold the current bindings
+  bool Connected = false;  ///< every peer was used once, outside a capture
+};
+
+} // namespace
+
+Expected<std::unique_ptr<NcclExecutor>> NcclExecutor::create(const plan::Plan &P, int64_t Rank,
+                                                             NcclExecutorOptions Opts) {
+  if (Error E = checkNcclVersion())
+    return E;
+  int Devices = 0;
+  if (Error E = checkCuda(cudaGetDeviceCount(&Devices), "cudaGetDeviceCount"))
+    return E;
+  if (Opts.Device < 0 || Opts.Device >= Devices)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("GPU {0} does not exist: this machine has {1}", Opts.Device,
+                             Devices));
+  Expected<Lowering> L = lowerForRank(P, Rank);
+  if (!L)
+    return L.takeError();
+  auto X = std::make_unique<Executor>(P, Rank, std::move(Opts), std::move(*L));
+  if (Error E = X->setup())
+    return E;
+  return std::unique_ptr<NcclExecutor>(std::move(X));
+}
+
+} // namespace collc::rt::nccl

@@ -1,0 +1,415 @@
+// The NCCL backend on a GPU: capture and replay give the results of eager
+// execution and of the independent reference; avg and premul_sum through a
+// one-rank communicator (a real NCCL kernel); pack/unpack round trips; the
+// refusals a user can meet. NCCL refuses two ranks on one GPU, so every
+// communicator here has one rank; multi-rank semantics are the CPU
+// backends' conformance suite. Without a GPU each test reports itself
+// skipped, with the reason. The checks that need no GPU run everywhere.
+#include "GpuTestUtil.h"
+
+#include "runtime/nccl/CudaError.h"
+#include "runtime/nccl/NcclCommunicator.h"
+#include "runtime/nccl/NcclDriver.h"
+#include "runtime/ElementConversion.h"
+#include "runtime/nccl/PackKernels.h"
+#include "runtime/verify/PlanChecker.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+using namespace collc;
+using namespace collc::rt;
+using namespace collc::rt::nccl;
+
+namespace {
+
+#define REQUIRE_GPU()                                                                              \
+  do {                                                                                             \
+    std::string Why = gpu::whyNoGpu();                                                             \
+    if (!Why.empty())                                                                              \
+      GTEST_SKIP() << Why;                                                                         \
+  } while (0)
+
+std::string errorText(llvm::Error E) { return llvm::toString(std::move(E)); }
+
+// --- without a GPU ----------------------------------------------------------------
+
+TEST(NcclBackend, TheLoadedNcclIsNewEnough) {
+  EXPECT_FALSE(bool(checkNcclVersion()));
+  EXPECT_EQ(ncclVersionString(20906), "2.9.6");
+  EXPECT_EQ(ncclVersionString(22809), "2.28.9");
+}
+
+TEST(NcclBackend, ElementsRefusesPartialElements) {
+  auto E = NcclDriver::elements(ElemType::F32, 6);
+  ASSERT_FALSE(bool(E));
+  EXPECT_NE(errorText(E.takeError()).find("6 bytes are not a whole number of f32 elements"),
+            std::string::npos);
+  auto B = NcclDriver::elements(ElemType::BF16, 8);
+  ASSERT_TRUE(bool(B));
+  EXPECT_EQ(B->Type, ncclBfloat16);
+  EXPECT_EQ(B->Count, 4u);
+  auto I = NcclDriver::elements(ElemType::U64, 16);
+  ASSERT_TRUE(bool(I));
+  EXPECT_EQ(I->Type, ncclUint64);
+  EXPECT_EQ(I->Count, 2u);
+}
+
+TEST(NcclBackend, EveryCollcTypeMapsToAnNcclType) {
+  for (ElemType T : {ElemType::F32, ElemType::F16, ElemType::BF16, ElemType::F64, ElemType::I8,
+                     ElemType::U8, ElemType::I32, ElemType::U32, ElemType::I64, ElemType::U64,
+                     ElemType::F8E4M3, ElemType::F8E5M2})
+    EXPECT_NE(ncclTypeOf(T), ncclNumTypes) << elemTypeName(T).str();
+  EXPECT_EQ(ncclOpOf(ReduceOp::Avg), ncclAvg);
+  EXPECT_EQ(ncclOpOf(ReduceOp::PremulSum), ncclNumOps);
+}
+
+TEST(NcclBackend, TilesCoverEveryByteOnce) {
+  std::vector<CopyTile> Tiles;
+  appendTiles(Tiles, 1000, 5000000, 3 * kTileBytes + 17);
+  appendTiles(Tiles, 7, 9, 0);
+  ASSERT_EQ(Tiles.size(), 4u);
+  uint64_t Sum = 0;
+  for (size_t I = 0; I != Tiles.size(); ++I) {
+    EXPECT_EQ(Tiles[I].Dst, 1000 + I * kTileBytes);
+    EXPECT_EQ(Tiles[I].Src - Tiles[I].Dst, 5000000u - 1000u);
+    Sum += Tiles[I].Bytes;
+  }
+  EXPECT_EQ(Sum, 3 * kTileBytes + 17);
+}
+
+TEST(NcclBackend, WithoutAGpuTheExecutorSaysSo) {
+  if (gpu::whyNoGpu().empty())
+    GTEST_SKIP() << "a GPU is present: this checks the error without one";
+  auto P = gpu::compileText("program @p world(1) {\n  group @dp = world\n"
+                            "  %g = compute @g : f32[4]\n  %r = all_reduce sum %g in @dp\n"
+                            "  compute @use(%r)\n}\n");
+  ASSERT_TRUE(bool(P)) << errorText(P.takeError());
+  auto X = NcclExecutor::create(*P, 0);
+  ASSERT_FALSE(bool(X));
+  EXPECT_NE(errorText(X.takeError()).find("cudaGetDeviceCount"), std::string::npos);
+}
+
+// --- on a GPU --------------------------------------------------------------------------
+
+/// One device buffer, freed at the end.
+struct DeviceBuffer {
+  void *Ptr = nullptr;
+  uint64_t Bytes = 0;
+  explicit DeviceBuffer(uint64_t Bytes) : Bytes(Bytes) {
+    EXPECT_EQ(cudaMalloc(&Ptr, std::max<uint64_t>(Bytes, 1)), cudaSuccess);
+  }
+  ~DeviceBuffer() { cudaFree(Ptr); }
+  void put(const void *Host) { cudaMemcpy(Ptr, Host, Bytes, cudaMemcpyHostToDevice); }
+  void get(void *Host) const { cudaMemcpy(Host, Ptr, Bytes, cudaMemcpyDeviceToHost); }
+};
+
+TEST(NcclGpu, AvgAndPremulSumThroughAOneRankCommunicator) {
+  REQUIRE_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  auto Id = NcclDriver::groupId({"gpu-test-one-rank"});
+  ASSERT_TRUE(bool(Id)) << errorText(Id.takeError());
+  auto C = NcclDriver::join(*Id, 1, 0);
+  ASSERT_TRUE(bool(C)) << errorText(C.takeError());
+  NcclDriver::StreamOwner S = NcclDriver::createStream("test");
+  ASSERT_TRUE(S);
+  std::vector<float> In(4099);
+  for (size_t I = 0; I != In.size(); ++I)
+    In[I] = float(I % 97) - 48.0f;
+  DeviceBuffer Src(In.size() * 4), Dst(In.size() * 4);
+  Src.put(In.data());
+  auto E = NcclDriver::elements(ElemType::F32, Src.Bytes);
+  ASSERT_TRUE(bool(E));
+  auto R = [&](DeviceBuffer &B) { return NcclDriver::resource(B.Ptr, B.Bytes); };
+
+  ASSERT_FALSE(bool(NcclDriver::allReduce(*C, R(Src), R(Dst), *E, ReduceOp::Avg, S->get())));
+  ASSERT_FALSE(bool(NcclDriver::synchronize(S->get())));
+  std::vector<float> Out(In.size());
+  Dst.get(Out.data());
+  EXPECT_EQ(0, memcmp(Out.data(), In.data(), In.size() * 4)) << "avg over one rank is identity";
+
+  ASSERT_FALSE(bool(NcclDriver::allReduceScaled(*C, R(Src), R(Dst), *E, ReduceOp::PremulSum,
+                                                ElemType::F32, 0.5, S->get())));
+  ASSERT_FALSE(bool(NcclDriver::synchronize(S->get())));
+  Dst.get(Out.data());
+  for (size_t I = 0; I != In.size(); ++I)
+    ASSERT_EQ(Out[I], In[I] * 0.5f) << "element " << I;
+
+  // bf16 premul_sum: the factor travels as a bf16 scalar.
+  std::vector<uint16_t> Half(1000);
+  for (size_t I = 0; I != Half.size(); ++I)
+    Half[I] = floatToBf16(float(I % 13) - 6.0f);
+  DeviceBuffer HSrc(Half.size() * 2), HDst(Half.size() * 2);
+  HSrc.put(Half.data());
+  auto HE = NcclDriver::elements(ElemType::BF16, HSrc.Bytes);
+  ASSERT_TRUE(bool(HE));
+  ASSERT_FALSE(bool(NcclDriver::allReduceScaled(*C, R(HSrc), R(HDst), *HE, ReduceOp::PremulSum,
+                                                ElemType::BF16, 0.25, S->get())));
+  ASSERT_FALSE(bool(NcclDriver::synchronize(S->get())));
+  std::vector<uint16_t> HOut(Half.size());
+  HDst.get(HOut.data());
+  for (size_t I = 0; I != Half.size(); ++I)
+    ASSERT_EQ(bf16ToFloat(HOut[I]), bf16ToFloat(Half[I]) * 0.25f) << "element " << I;
+  EXPECT_FALSE(bool(NcclDriver::health(*C)));
+}
+
+TEST(NcclGpu, SeedCommunicatorOnOneGpu) {
+  REQUIRE_GPU();
+  auto C = createNcclCommunicator("gpu-test-seed002", 1, 0, /*Device=*/0);
+  ASSERT_TRUE(bool(C)) << errorText(C.takeError());
+  DeviceBuffer B(64 * 4);
+  std::vector<int32_t> In(64, 7), Out(64);
+  B.put(In.data());
+  ASSERT_FALSE(bool((*C)->allReduce(ReduceOp::Max, ElemType::I32,
+                                    {static_cast<uint8_t *>(B.Ptr), B.Bytes})));
+  B.get(Out.data());
+  EXPECT_EQ(Out, In);
+  EXPECT_FALSE(bool((*C)->health()));
+}
+
+TEST(NcclGpu, PackAndUnpackRoundTrip) {
+  REQUIRE_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  int SMs = 1;
+  cudaDeviceGetAttribute(&SMs, cudaDevAttrMultiProcessorCount, 0);
+  std::mt19937_64 Rng(42);
+  // Sizes around the vector and tile boundaries, at odd and even offsets.
+  std::vector<uint64_t> Sizes = {1, 15, 16, 17, 4096, 65535, 65536, 65537, 1 << 20, 3000017};
+  uint64_t Total = 0;
+  for (uint64_t S : Sizes)
+    Total += S + 3;
+  std::vector<char> Host(Total);
+  for (char &C : Host)
+    C = char(Rng());
+  DeviceBuffer Tensors(Total), Bucket(Total), Back(Total);
+  Tensors.put(Host.data());
+  cudaMemset(Back.Ptr, 0, Total);
+  std::vector<CopyTile> Pack, Unpack;
+  uint64_t At = 0, In = 0;
+  for (uint64_t S : Sizes) {
+    uint64_t Odd = (S % 2) ? 3 : 0; // misalign some sources
+    appendTiles(Pack, uint64_t(Bucket.Ptr) + In, uint64_t(Tensors.Ptr) + At + Odd, S);
+    appendTiles(Unpack, uint64_t(Back.Ptr) + At + Odd, uint64_t(Bucket.Ptr) + In, S);
+    At += S + 3;
+    In += S;
+  }
+  DeviceBuffer PackT(Pack.size() * sizeof(CopyTile)), UnpackT(Unpack.size() * sizeof(CopyTile));
+  PackT.put(Pack.data());
+  UnpackT.put(Unpack.data());
+  ASSERT_EQ(launchCopyTiles(static_cast<CopyTile *>(PackT.Ptr), Pack.size(), SMs, nullptr),
+            cudaSuccess);
+  ASSERT_EQ(launchCopyTiles(static_cast<CopyTile *>(UnpackT.Ptr), Unpack.size(), SMs, nullptr),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<char> Out(Total);
+  Back.get(Out.data());
+  At = 0;
+  for (uint64_t S : Sizes) {
+    uint64_t Odd = (S % 2) ? 3 : 0;
+    ASSERT_EQ(0, memcmp(Out.data() + At + Odd, Host.data() + At + Odd, S)) << S << " bytes";
+    At += S + 3;
+  }
+}
+
+/// Every kind of call the lowering makes on one rank: a fused bucket with
+/// packs, premul_sum, all_gather, broadcast, all_to_all, both kinds of
+/// all_to_all_v (the runtime one runs eagerly between two graphs),
+/// reduce_scatter and a barrier.
+const char *EveryCall = R"(program @gpu_every_call world(1) {
+  group @dp = world
+  %g1 = compute @bwd.l1 cost(50us) stream(1) : f32[1024]
+  %g0 = compute @bwd.l0 cost(50us) stream(1) : f32[256]
+  %h = compute @half cost(10us) : bf16[64, 8]
+  %c = compute @route cost(1us) : i64[1]
+  %r1 = all_reduce async avg %g1 in @dp
+  %r0 = all_reduce async avg %g0 in @dp
+  wait %r1
+  wait %r0
+  %p = all_reduce premul_sum(0.25) %h in @dp
+  %ag = all_gather %p in @dp
+  %bc = broadcast %g0 root 0 in @dp
+  %aa = all_to_all %h in @dp
+  %w = all_to_all_v %h in @dp splits [[48]] : bf16[64, 8]
+  %v = all_to_all_v %h in @dp splits %c : bf16[64, 8]
+  %rs = reduce_scatter max %g1 in @dp
+  barrier in @dp
+  %o = compute @opt(%r1, %r0, %ag, %bc, %aa, %w, %v, %rs) cost(20us) : f32[4]
+}
+)";
+
+TEST(NcclGpu, CaptureAndReplayMatchEagerAndTheReference) {
+  REQUIRE_GPU();
+  auto P = gpu::compileText(EveryCall);
+  ASSERT_TRUE(bool(P)) << errorText(P.takeError());
+  auto X = NcclExecutor::create(*P, 0);
+  ASSERT_TRUE(bool(X)) << errorText(X.takeError());
+  gpu::DeviceTensors Mem;
+  ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
+  EXPECT_EQ((*X)->lowering().Graphs, 2u) << "the runtime all_to_all_v splits the step";
+  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+
+  ASSERT_FALSE(bool((*X)->runEager()));
+  ASSERT_FALSE(bool((*X)->synchronize()));
+  auto Eager = gpu::readOutputs(*P, 0, **X);
+  auto Check = [&](std::map<uint32_t, std::vector<char>> &Got) {
+    return checkPlanResults(*P, [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
+      auto It = Got.find(T);
+      return It == Got.end() ? llvm::ArrayRef<char>() : llvm::ArrayRef<char>(It->second);
+    });
+  };
+  auto EagerCheck = Check(Eager);
+  ASSERT_TRUE(bool(EagerCheck)) << errorText(EagerCheck.takeError());
+
+  for (int Step = 0; Step != 3; ++Step) {
+    // Poison the outputs, restore the inputs, replay the graphs.
+    for (auto &[T, Bytes] : Eager) {
+      auto Dev = (*X)->tensor(P->Tensors[T].Name);
+      ASSERT_TRUE(bool(Dev));
+      cudaMemset(*Dev, 0xA5, Bytes.size());
+    }
+    ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+    ASSERT_FALSE(bool((*X)->replay()));
+    ASSERT_FALSE(bool((*X)->synchronize()));
+    auto Replayed = gpu::readOutputs(*P, 0, **X);
+    ASSERT_EQ(Replayed.size(), Eager.size());
+    for (auto &[T, Bytes] : Eager)
+      EXPECT_EQ(Replayed[T], Bytes) << "%" << P->Tensors[T].Name << " differs after replay "
+                                    << Step;
+  }
+  EXPECT_EQ((*X)->steps(), 4u);
+  EXPECT_FALSE(bool((*X)->health()));
+  ASSERT_FALSE((*X)->notes().empty());
+  EXPECT_NE((*X)->notes()[0].find("no inter-rank path"), std::string::npos);
+}
+
+TEST(NcclGpu, RebindingRecapturesWithTheNewPointers) {
+  REQUIRE_GPU();
+  auto P = gpu::compileText(EveryCall);
+  ASSERT_TRUE(bool(P));
+  auto X = NcclExecutor::create(*P, 0, {.CommPrefix = "rebind"});
+  ASSERT_TRUE(bool(X)) << errorText(X.takeError());
+  gpu::DeviceTensors First, Second;
+  ASSERT_FALSE(bool(First.bindAll(*P, **X)));
+  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+  ASSERT_FALSE(bool((*X)->replay()));
+  ASSERT_FALSE(bool((*X)->synchronize()));
+  // Bind every bound tensor again, elsewhere.
+  for (size_t T = 0; T != P->Tensors.size(); ++T) {
+    auto Dev = (*X)->tensor(P->Tensors[T].Name);
+    if (!Dev) {
+      llvm::consumeError(Dev.takeError());
+      continue;
+    }
+    void *Fresh = nullptr;
+    uint64_t Bytes = uint64_t(P->Tensors[T].Type.bytes());
+    ASSERT_EQ(cudaMalloc(&Fresh, std::max<uint64_t>(Bytes, 1)), cudaSuccess);
+    Second.Owned.push_back(Fresh);
+    if (llvm::Error E = (*X)->bind(P->Tensors[T].Name, Fresh, Bytes)) {
+      // Views are not bound; they stay where they are.
+      EXPECT_NE(errorText(std::move(E)).find("zero-copy view"), std::string::npos);
+    }
+  }
+  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+  ASSERT_FALSE(bool((*X)->replay()));
+  ASSERT_FALSE(bool((*X)->synchronize()));
+  auto Got = gpu::readOutputs(*P, 0, **X);
+  auto Result = checkPlanResults(*P, [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
+    auto It = Got.find(T);
+    return It == Got.end() ? llvm::ArrayRef<char>() : llvm::ArrayRef<char>(It->second);
+  });
+  EXPECT_TRUE(bool(Result)) << errorText(Result.takeError());
+}
+
+TEST(NcclGpu, CapturesIntoTheCallersGraph) {
+  REQUIRE_GPU();
+  // No runtime split sizes: the whole step can live in the caller's graph.
+  auto P = gpu::compileText(R"(program @gpu_caller world(1) {
+  group @dp = world
+  %a = compute @a : f32[4096]
+  %b = compute @b : f32[100]
+  %ra = all_reduce sum %a in @dp
+  %rb = all_reduce sum %b in @dp
+  compute @use(%ra, %rb)
+}
+)");
+  ASSERT_TRUE(bool(P)) << errorText(P.takeError());
+  auto X = NcclExecutor::create(*P, 0, {.CommPrefix = "caller"});
+  ASSERT_TRUE(bool(X)) << errorText(X.takeError());
+  gpu::DeviceTensors Mem;
+  ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
+  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+  // Connect first, as a framework warms up before it captures.
+  ASSERT_FALSE(bool((*X)->runEager()));
+  ASSERT_FALSE(bool((*X)->synchronize()));
+  cudaStream_t Caller;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&Caller, cudaStreamNonBlocking), cudaSuccess);
+  cudaGraph_t Graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(Caller, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  llvm::Error E = (*X)->enqueueInto(Caller);
+  ASSERT_EQ(cudaStreamEndCapture(Caller, &Graph), cudaSuccess);
+  ASSERT_FALSE(bool(E)) << errorText(std::move(E));
+  cudaGraphExec_t Exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&Exec, Graph, 0), cudaSuccess);
+  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+  ASSERT_EQ(cudaGraphLaunch(Exec, Caller), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(Caller), cudaSuccess);
+  auto Got = gpu::readOutputs(*P, 0, **X);
+  auto Result = checkPlanResults(*P, [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
+    auto It = Got.find(T);
+    return It == Got.end() ? llvm::ArrayRef<char>() : llvm::ArrayRef<char>(It->second);
+  });
+  EXPECT_TRUE(bool(Result)) << errorText(Result.takeError());
+  cudaGraphExecDestroy(Exec);
+  cudaGraphDestroy(Graph);
+  cudaStreamDestroy(Caller);
+}
+
+TEST(NcclGpu, RefusesWhatItCannotDo) {
+  REQUIRE_GPU();
+  auto P = gpu::compileText(EveryCall);
+  ASSERT_TRUE(bool(P));
+  auto X = NcclExecutor::create(*P, 0, {.CommPrefix = "refusals"});
+  ASSERT_TRUE(bool(X)) << errorText(X.takeError());
+  // Nothing bound yet: capture names what is missing.
+  llvm::Error E = (*X)->capture();
+  ASSERT_TRUE(bool(E));
+  EXPECT_NE(errorText(std::move(E)).find("tensors are not bound"), std::string::npos);
+  // A wrong size and an unknown name.
+  std::string Unbound = (*X)->unboundTensors().front();
+  DeviceBuffer B(3);
+  EXPECT_NE(errorText((*X)->bind(Unbound, B.Ptr, 3)).find("3 bytes were bound"),
+            std::string::npos);
+  EXPECT_NE(errorText((*X)->bind("nope", B.Ptr, 3)).find("has no tensor %nope"),
+            std::string::npos);
+  // A runtime all_to_all_v cannot be part of a caller's graph.
+  gpu::DeviceTensors Mem;
+  ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
+  cudaStream_t Caller;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&Caller, cudaStreamNonBlocking), cudaSuccess);
+  cudaGraph_t Graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(Caller, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  llvm::Error Refused = (*X)->enqueueInto(Caller);
+  cudaStreamEndCapture(Caller, &Graph);
+  if (Graph)
+    cudaGraphDestroy(Graph);
+  cudaGetLastError();
+  ASSERT_TRUE(bool(Refused));
+  EXPECT_NE(errorText(std::move(Refused)).find("cannot be part of a captured graph"),
+            std::string::npos);
+  cudaStreamDestroy(Caller);
+  // A second GPU from the thread that captures for the first.
+  int Devices = 0;
+  cudaGetDeviceCount(&Devices);
+  ASSERT_FALSE(bool((*X)->capture()));
+  if (Devices < 2)
+    GTEST_SKIP() << "one GPU: the one-GPU-per-capturing-thread check needs two";
+  auto Y = NcclExecutor::create(*P, 0, {.Device = 1, .CommPrefix = "second-gpu"});
+  ASSERT_TRUE(bool(Y)) << errorText(Y.takeError());
+  gpu::DeviceTensors Mem2;
+  ASSERT_FALSE(bool(Mem2.bindAll(*P, **Y)));
+  EXPECT_NE(errorText((*Y)->capture()).find("one GPU per capturing thread"), std::string::npos);
+}
+
+} // namespace
