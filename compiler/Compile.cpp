@@ -2,7 +2,10 @@
 
 #include "compiler/Compile.h"
 
+#include "ir/Parser.h"
 #include "passes/Pass.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
 
@@ -47,6 +50,31 @@ Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts, Diag
   LoweringOptions L = Opts.Lowering;
   L.Notes.insert(L.Notes.begin(), "pipeline: " + Pipeline);
   return lowerToPlan(P, L);
+}
+
+Expected<plan::Plan> compileProgramText(StringRef Text, StringRef Pipeline, StringRef BufferName) {
+  Expected<ParsedProgram> P = parseProgramText(Text, BufferName);
+  if (!P)
+    return P.takeError();
+  DiagnosticEngine Diags(P->Source.get());
+  CompileOptions Opts;
+  Opts.Pipeline = Pipeline.str();
+  Opts.PM.CheckUnchanged = false;
+  Expected<plan::Plan> Plan = compileProgram(*P->Prog, Opts, Diags, nulls());
+  if (Plan)
+    Plan->Digest = plan::computeDigest(*Plan);
+  return Plan;
+}
+
+std::string tinyAllReducesProgram(unsigned N, int64_t World) {
+  std::string S = formatv("program @tiny_all_reduces world({0}) {\n  group @dp = world\n", World);
+  for (unsigned I = 0; I != N; ++I)
+    S += formatv("  %g{0} = compute @g{0} : f32[1024]\n  %r{0} = all_reduce sum %g{0} in @dp\n", I)
+             .str();
+  S += "  compute @use(";
+  for (unsigned I = 0; I != N; ++I)
+    S += formatv("{0}%r{1}", I ? ", " : "", I).str();
+  return S + ")\n}\n";
 }
 
 } // namespace collc

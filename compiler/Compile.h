@@ -39,6 +39,16 @@ struct CompileOptions {
 llvm::Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts,
                                           DiagnosticEngine &Diags, llvm::raw_ostream &Log);
 
+/// Parses \p Text and compiles it with \p Pipeline (empty: the default
+/// pipeline; no unchanged-output check), with the plan's digest filled in.
+/// For tools, tests and benchmarks that hold a program in memory.
+llvm::Expected<plan::Plan> compileProgramText(llvm::StringRef Text, llvm::StringRef Pipeline = "",
+                                              llvm::StringRef BufferName = "<string>");
+
+/// A program of \p N independent f32[1024] all_reduces over a world of
+/// \p World, each made by its own compute: the benchmarks' replay plan.
+std::string tinyAllReducesProgram(unsigned N, int64_t World);
+
 } // namespace collc
 
 #endif

@@ -107,33 +107,6 @@ Expected<std::vector<Row>> runMpi(const char *Argv0, uint64_t Max) {
   return Rows;
 }
 
-/// 1000 independent f32[1024] all_reduces, as a program.
-std::string tinyAllReduces(unsigned N, int World) {
-  std::string S = formatv("program @tiny_all_reduces world({0}) {\n  group @dp = world\n", World);
-  for (unsigned I = 0; I != N; ++I)
-    S += formatv("  %g{0} = compute @g{0} : f32[1024]\n  %r{0} = all_reduce sum %g{0} in @dp\n", I)
-             .str();
-  S += "  compute @use(";
-  for (unsigned I = 0; I != N; ++I)
-    S += formatv("{0}%r{1}", I ? ", " : "", I).str();
-  S += ")\n}\n";
-  return S;
-}
-
-Expected<plan::Plan> compileText(const std::string &Text, StringRef Pipeline) {
-  Expected<ParsedProgram> P = parseProgramText(Text, "bench.coll");
-  if (!P)
-    return P.takeError();
-  DiagnosticEngine Diags(P->Source.get());
-  CompileOptions Opts;
-  Opts.Pipeline = Pipeline.str();
-  Opts.PM.CheckUnchanged = false;
-  Expected<plan::Plan> Plan = compileProgram(*P->Prog, Opts, Diags, nulls());
-  if (Plan)
-    Plan->Digest = plan::computeDigest(*Plan);
-  return Plan;
-}
-
 } // namespace
 
 extern const char *CollcArgv0;
@@ -180,14 +153,14 @@ int run_benchCommand() {
   }
 
   // Replays: fused by the compiler, and one by one (each blocking).
-  std::string Program = tinyAllReduces(ReplayOps, Ranks);
+  std::string Program = tinyAllReducesProgram(ReplayOps, Ranks);
   double FusedUs = 0, EagerUs = 0;
   uint64_t ReplayBytes = uint64_t(ReplayOps) * 4096;
   {
     Expected<plan::Plan> Fused =
-        compileText(Program, "verify,order,fuse{max-bytes=1GiB,max-count=100000},order,schedule,"
+        compileProgramText(Program, "verify,order,fuse{max-bytes=1GiB,max-count=100000},order,schedule,"
                              "plan-memory");
-    Expected<plan::Plan> Eager = compileText(Program, "verify");
+    Expected<plan::Plan> Eager = compileProgramText(Program, "verify");
     if (!Fused)
       return reportError("bench", Fused.takeError());
     if (!Eager)

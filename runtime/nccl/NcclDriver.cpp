@@ -478,34 +478,35 @@ Error NcclDriver::allToAll(const Communicator &C, const Resource &Src, const Res
                 What);
 }
 
-Error NcclDriver::send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
-                       CommStream S) {
-  std::string What = formatv("send of {0} elements to rank {1}", E.Count, Peer).str();
+/// A send (\p IsSend) or a receive of \p E at \p R with \p Peer.
+static Error pointToPoint(const NcclDriver::Communicator &C, const NcclDriver::Resource &R,
+                          NcclDriver::Elems E, size_t Peer, cudaStream_t S, bool IsSend) {
+  std::string What = formatv("{0} of {1} elements {2} rank {3}", IsSend ? "send" : "recv",
+                             E.Count, IsSend ? "to" : "from", Peer)
+                         .str();
   if (!C)
     return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
   if (Peer >= size_t(C->size()))
     return makeError(ErrorKind::InvalidArgument,
                      formatv("{0}: the peer is not a rank of the {1}", What, C->size()));
-  if (Error Err = need(Src, E.Count * typeBytesOf(E.Type), "source", What))
+  if (Error Err = need(R, E.Count * typeBytesOf(E.Type), IsSend ? "source" : "destination", What))
     return Err;
   if (Error Err = begin(C, S, What))
     return Err;
-  return finish(C, ncclSend(Src.Data, E.Count, E.Type, int(Peer), C->comm(), S), What);
+  return finish(C,
+                IsSend ? ncclSend(R.Data, E.Count, E.Type, int(Peer), C->comm(), S)
+                       : ncclRecv(R.Data, E.Count, E.Type, int(Peer), C->comm(), S),
+                What);
+}
+
+Error NcclDriver::send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
+                       CommStream S) {
+  return pointToPoint(C, Src, E, Peer, S, /*IsSend=*/true);
 }
 
 Error NcclDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
                        CommStream S) {
-  std::string What = formatv("recv of {0} elements from rank {1}", E.Count, Peer).str();
-  if (!C)
-    return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
-  if (Peer >= size_t(C->size()))
-    return makeError(ErrorKind::InvalidArgument,
-                     formatv("{0}: the peer is not a rank of the {1}", What, C->size()));
-  if (Error Err = need(Dst, E.Count * typeBytesOf(E.Type), "destination", What))
-    return Err;
-  if (Error Err = begin(C, S, What))
-    return Err;
-  return finish(C, ncclRecv(Dst.Data, E.Count, E.Type, int(Peer), C->comm(), S), What);
+  return pointToPoint(C, Dst, E, Peer, S, /*IsSend=*/false);
 }
 
 // --- beyond the seed ------------------------------------------------------------------

@@ -178,12 +178,8 @@ public:
   Error capture() override {
     if (Captured)
       return Error::success();
-    if (CapturingDevice >= 0 && CapturingDevice != Opts.Device)
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("this thread already captures for GPU {0}; rank {1} is on GPU "
-                               "{2}: collc drives one GPU per capturing thread (use a thread "
-                               "per GPU)",
-                               CapturingDevice, Rank, Opts.Device));
+    if (Error E = checkThread())
+      return E;
     if (Error E = checkNcclVersion())
       return E;
     for (auto &C : Comms)
@@ -501,10 +497,8 @@ private:
   /// which cannot run inside a caller's capture (they copy synchronously),
   /// nor can the first connection of each peer.
   Error prepareEager(bool CallerCapturing) {
-    if (CapturingDevice >= 0 && CapturingDevice != Opts.Device)
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("this thread drives GPU {0}; rank {1} is on GPU {2}",
-                               CapturingDevice, Rank, Opts.Device));
+    if (Error E = checkThread())
+      return E;
     if (TilesFresh && (DigestChecked || !Opts.DigestHandshake) && (Connected || !CallerCapturing))
       return Error::success();
     if (CallerCapturing)
@@ -521,6 +515,17 @@ private:
     if (Error E = handshake())
       return E;
     return uploadTiles();
+  }
+
+  /// One GPU per capturing thread: NCCL's graph capture and our
+  /// thread-local capture mode both assume it.
+  Error checkThread() const {
+    if (CapturingDevice < 0 || CapturingDevice == Opts.Device)
+      return Error::success();
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("this thread already captures for GPU {0}; rank {1} is on GPU {2}: "
+                             "collc drives one GPU per capturing thread (use a thread per GPU)",
+                             CapturingDevice, Rank, Opts.Device));
   }
 
   Error checkBound() const {

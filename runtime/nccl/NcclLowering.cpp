@@ -559,12 +559,12 @@ public:
     OS << "# comm: this rank's comm stream; ready[@c]: recorded by the model after compute @c;\n"
           "# done[#k]: recorded when comm #k is complete, waited on by the model before using "
           "its results\n";
-    section("setup, once, eager", L.Setup);
+    section("setup, once, eager", L.Setup, false);
     OS << formatv("\nwarm-up, once, eager: the captured work run as is ({0} NCCL calls), so "
                   "every communicator, op and peer is connected before capture\n",
                   ncclCallCount(L.WarmUp));
-    section("capture, once", L.Capture);
-    section("every step", L.Step);
+    section("capture, once", L.Capture, true);
+    section("every step", L.Step, false);
   }
 
 private:
@@ -575,7 +575,7 @@ private:
     return N;
   }
 
-  void section(StringRef Title, const std::vector<Call> &Calls) {
+  void section(StringRef Title, const std::vector<Call> &Calls, bool Captured) {
     OS << '\n' << Title << ":\n";
     int64_t LastComm = -1;
     bool InGroup = false;
@@ -593,7 +593,7 @@ private:
         InGroup = true;
       if (C.Kind == CallKind::GroupEnd)
         InGroup = false;
-      OS << "  " << text(C);
+      OS << "  " << text(C, Captured);
       if (!C.Note.empty())
         OS << "  # " << C.Note;
       OS << '\n';
@@ -639,7 +639,9 @@ private:
     return Text;
   }
 
-  std::string text(const Call &C) const {
+  /// A call as issued; \p Captured: inside a capture, where events cross
+  /// the graph's boundary (external waits and records).
+  std::string text(const Call &C, bool Captured) const {
     switch (C.Kind) {
     case CallKind::SetDevice:
       return "cudaSetDevice(device of this rank)";
@@ -664,8 +666,8 @@ private:
                      "{2} done",
                      L.ReadyEvents + L.DoneEvents, L.ReadyEvents, L.DoneEvents);
     case CallKind::WaitReady:
-      return formatv("cudaStreamWaitEvent(comm, ready[@{0}], cudaEventWaitExternal)",
-                     P.Computes[C.Compute].Name);
+      return formatv("cudaStreamWaitEvent(comm, ready[@{0}], {1})", P.Computes[C.Compute].Name,
+                     Captured ? "cudaEventWaitExternal" : "0");
     case CallKind::Pack:
       return formatv("collc_pack<<<grid, 256, 0, comm>>>(buf{0}, {1})", C.Buffer, copies(C));
     case CallKind::Unpack:
@@ -698,8 +700,8 @@ private:
                      C.Count ? std::to_string(C.Count) : std::string("n"), ncclTypeName(C.Elem),
                      C.Peer, comm(C.Comm));
     case CallKind::RecordDone:
-      return formatv("cudaEventRecordWithFlags(done[#{0}], comm, cudaEventRecordExternal)",
-                     C.PlanComm);
+      return formatv("cudaEventRecordWithFlags(done[#{0}], comm, {1})", C.PlanComm,
+                     Captured ? "cudaEventRecordExternal" : "cudaEventRecordDefault");
     case CallKind::CountsToHost:
       return formatv("ncclAllGather(%{0}, counts, {1}, {2}, {3}, comm); cudaMemcpyAsync(host, "
                      "counts, D2H, comm); cudaStreamSynchronize(comm)",

@@ -5,10 +5,12 @@
 #include "compiler/Compile.h"
 #include "ir/Parser.h"
 #include "runtime/nccl/NcclExecutor.h"
+#include "runtime/verify/PlanChecker.h"
 #include "runtime/verify/SyntheticData.h"
 
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,17 +33,7 @@ inline std::string whyNoGpu() {
 
 inline llvm::Expected<plan::Plan> compileText(const std::string &Text,
                                               llvm::StringRef Pipeline = "") {
-  llvm::Expected<ParsedProgram> P = parseProgramText(Text, "gpu.coll");
-  if (!P)
-    return P.takeError();
-  DiagnosticEngine Diags(P->Source.get());
-  CompileOptions Opts;
-  Opts.Pipeline = Pipeline.str();
-  Opts.PM.CheckUnchanged = false;
-  llvm::Expected<plan::Plan> Plan = compileProgram(*P->Prog, Opts, Diags, llvm::nulls());
-  if (Plan)
-    Plan->Digest = plan::computeDigest(*Plan);
-  return Plan;
+  return compileProgramText(Text, Pipeline, "gpu.coll");
 }
 
 /// Device memory for every tensor the executor needs bound, freed at the end.
@@ -97,8 +89,35 @@ inline llvm::Error fillInputs(const plan::Plan &P, int64_t Rank, rt::nccl::NcclE
   return llvm::Error::success();
 }
 
+/// Zeroes every comm output of the rank: the reference expects the unused
+/// capacity of an all_to_all_v to stay zero, and a step that wrote nothing
+/// must not pass for one that wrote the right values.
+inline llvm::Error zeroOutputs(const plan::Plan &P, int64_t Rank, rt::nccl::NcclExecutor &X) {
+  for (const plan::Comm &C : P.Comms) {
+    if (!C.Ranks.contains(Rank))
+      continue;
+    for (uint32_t T : C.Outputs) {
+      llvm::Expected<void *> Dev = X.tensor(P.Tensors[T].Name);
+      if (!Dev)
+        return Dev.takeError();
+      if (cudaMemset(*Dev, 0, uint64_t(P.Tensors[T].Type.bytes())) != cudaSuccess)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), "cudaMemset failed");
+    }
+  }
+  return llvm::Error::success();
+}
+
+/// Zeroed outputs, then the inputs (an in-place output may share an input's
+/// memory), on the device before the next step.
+inline llvm::Error resetTensors(const plan::Plan &P, int64_t Rank, rt::nccl::NcclExecutor &X) {
+  if (llvm::Error E = zeroOutputs(P, Rank, X))
+    return E;
+  return fillInputs(P, Rank, X);
+}
+
 /// Host copies of every comm output of the rank, by tensor.
-inline std::map<uint32_t, std::vector<char>> readOutputs(const plan::Plan &P, int64_t Rank,
+using HostTensors = std::map<uint32_t, std::vector<char>>;
+inline HostTensors readOutputs(const plan::Plan &P, int64_t Rank,
                                                          rt::nccl::NcclExecutor &X) {
   std::map<uint32_t, std::vector<char>> Out;
   for (const plan::Comm &C : P.Comms) {
@@ -116,6 +135,14 @@ inline std::map<uint32_t, std::vector<char>> readOutputs(const plan::Plan &P, in
     }
   }
   return Out;
+}
+
+/// \p Got against the independent reference (one rank).
+inline llvm::Expected<rt::CheckSummary> checkOutputs(const plan::Plan &P, const HostTensors &Got) {
+  return rt::checkPlanResults(P, [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
+    auto It = Got.find(T);
+    return It == Got.end() ? llvm::ArrayRef<char>() : llvm::ArrayRef<char>(It->second);
+  });
 }
 
 } // namespace collc::gpu

@@ -38,17 +38,6 @@ double median(std::vector<double> V) {
   return V.empty() ? 0 : V[V.size() / 2];
 }
 
-std::string tinyAllReduces(unsigned N) {
-  std::string S = "program @tiny_all_reduces world(1) {\n  group @dp = world\n";
-  for (unsigned I = 0; I != N; ++I)
-    S += formatv("  %g{0} = compute @g{0} : f32[1024]\n  %r{0} = all_reduce sum %g{0} in @dp\n", I)
-             .str();
-  S += "  compute @use(";
-  for (unsigned I = 0; I != N; ++I)
-    S += formatv("{0}%r{1}", I ? ", " : "", I).str();
-  return S + ")\n}\n";
-}
-
 struct StepTimes {
   double EagerHostUs, GraphHostUs, EagerStepUs, GraphStepUs;
   unsigned NcclCalls, Graphs;
@@ -200,7 +189,7 @@ int main(int Argc, char **Argv) {
     const char *Pipeline;
   } Cases[] = {
       {"gpt2_ddp (DDP buckets)", Gpt2, ""},
-      {"1000 x 4 KiB all_reduce", tinyAllReduces(1000), "verify,order,schedule,plan-memory"},
+      {"1000 x 4 KiB all_reduce", tinyAllReducesProgram(1000, 1), "verify,order,schedule,plan-memory"},
   };
   outs() << formatv("\n{0,-26} {1,6} {2,6} {3,14} {4,14} {5,8} {6,14} {7,14}\n", "plan",
                     "nccl", "graphs", "eager_host_us", "graph_host_us", "ratio", "eager_step_us",

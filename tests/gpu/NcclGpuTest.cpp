@@ -12,7 +12,10 @@
 #include "runtime/nccl/NcclDriver.h"
 #include "runtime/ElementConversion.h"
 #include "runtime/nccl/PackKernels.h"
+#include "runtime/nccl/UniqueIdExchange.h"
 #include "runtime/verify/PlanChecker.h"
+
+#include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
@@ -92,6 +95,36 @@ TEST(NcclBackend, WithoutAGpuTheExecutorSaysSo) {
   EXPECT_NE(errorText(X.takeError()).find("cudaGetDeviceCount"), std::string::npos);
 }
 
+TEST(NcclBackend, InProcessIdsServeOneCommunicatorEach) {
+  UniqueIdExchange &Ids = inProcessIds();
+  auto A = Ids.idFor("test/once", true, 2);
+  auto B = Ids.idFor("test/once", false, 2);
+  auto C = Ids.idFor("test/once", true, 2); // a new communicator under the same key
+  ASSERT_TRUE(A && B && C);
+  EXPECT_EQ(0, memcmp(&*A, &*B, sizeof(ncclUniqueId)));
+  EXPECT_NE(0, memcmp(&*A, &*C, sizeof(ncclUniqueId)));
+}
+
+TEST(NcclBackend, FileIdsAreSharedThroughADirectory) {
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("collc-ids", Dir));
+  auto Minter = createFileIdExchange(std::string(Dir), std::chrono::milliseconds(2000));
+  auto Joiner = createFileIdExchange(std::string(Dir), std::chrono::milliseconds(2000));
+  auto A = Minter->idFor("run1/@tp/0", true);
+  ASSERT_TRUE(bool(A)) << errorText(A.takeError());
+  auto B = Joiner->idFor("run1/@tp/0", false);
+  ASSERT_TRUE(bool(B)) << errorText(B.takeError());
+  EXPECT_EQ(0, memcmp(&*A, &*B, sizeof(ncclUniqueId)));
+  // Nobody mints this one: a clear timeout, naming the file.
+  auto Lonely = createFileIdExchange(std::string(Dir), std::chrono::milliseconds(50));
+  auto C = Lonely->idFor("run1/world", false);
+  ASSERT_FALSE(bool(C));
+  std::string Text = errorText(C.takeError());
+  EXPECT_NE(Text.find("run1_world.id"), std::string::npos) << Text;
+  EXPECT_NE(Text.find("within 50 ms"), std::string::npos) << Text;
+  llvm::sys::fs::remove_directories(Dir);
+}
+
 // --- on a GPU --------------------------------------------------------------------------
 
 /// One device buffer, freed at the end.
@@ -102,7 +135,12 @@ struct DeviceBuffer {
     EXPECT_EQ(cudaMalloc(&Ptr, std::max<uint64_t>(Bytes, 1)), cudaSuccess);
   }
   ~DeviceBuffer() { cudaFree(Ptr); }
-  void put(const void *Host) { cudaMemcpy(Ptr, Host, Bytes, cudaMemcpyHostToDevice); }
+  /// Synchronous: the comm streams are non-blocking and do not wait for the
+  /// legacy stream the copy runs on.
+  void put(const void *Host) {
+    cudaMemcpy(Ptr, Host, Bytes, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+  }
   void get(void *Host) const { cudaMemcpy(Host, Ptr, Bytes, cudaMemcpyDeviceToHost); }
 };
 
@@ -248,28 +286,17 @@ TEST(NcclGpu, CaptureAndReplayMatchEagerAndTheReference) {
   gpu::DeviceTensors Mem;
   ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
   EXPECT_EQ((*X)->lowering().Graphs, 2u) << "the runtime all_to_all_v splits the step";
-  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+  ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
 
   ASSERT_FALSE(bool((*X)->runEager()));
   ASSERT_FALSE(bool((*X)->synchronize()));
   auto Eager = gpu::readOutputs(*P, 0, **X);
-  auto Check = [&](std::map<uint32_t, std::vector<char>> &Got) {
-    return checkPlanResults(*P, [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
-      auto It = Got.find(T);
-      return It == Got.end() ? llvm::ArrayRef<char>() : llvm::ArrayRef<char>(It->second);
-    });
-  };
-  auto EagerCheck = Check(Eager);
+  auto EagerCheck = gpu::checkOutputs(*P, Eager);
   ASSERT_TRUE(bool(EagerCheck)) << errorText(EagerCheck.takeError());
 
   for (int Step = 0; Step != 3; ++Step) {
-    // Poison the outputs, restore the inputs, replay the graphs.
-    for (auto &[T, Bytes] : Eager) {
-      auto Dev = (*X)->tensor(P->Tensors[T].Name);
-      ASSERT_TRUE(bool(Dev));
-      cudaMemset(*Dev, 0xA5, Bytes.size());
-    }
-    ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+    // Zero the outputs, restore the inputs, replay the graphs.
+    ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
     ASSERT_FALSE(bool((*X)->replay()));
     ASSERT_FALSE(bool((*X)->synchronize()));
     auto Replayed = gpu::readOutputs(*P, 0, **X);
@@ -292,7 +319,7 @@ TEST(NcclGpu, RebindingRecapturesWithTheNewPointers) {
   ASSERT_TRUE(bool(X)) << errorText(X.takeError());
   gpu::DeviceTensors First, Second;
   ASSERT_FALSE(bool(First.bindAll(*P, **X)));
-  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+  ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
   ASSERT_FALSE(bool((*X)->replay()));
   ASSERT_FALSE(bool((*X)->synchronize()));
   // Bind every bound tensor again, elsewhere.
@@ -311,14 +338,11 @@ TEST(NcclGpu, RebindingRecapturesWithTheNewPointers) {
       EXPECT_NE(errorText(std::move(E)).find("zero-copy view"), std::string::npos);
     }
   }
-  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+  ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
   ASSERT_FALSE(bool((*X)->replay()));
   ASSERT_FALSE(bool((*X)->synchronize()));
   auto Got = gpu::readOutputs(*P, 0, **X);
-  auto Result = checkPlanResults(*P, [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
-    auto It = Got.find(T);
-    return It == Got.end() ? llvm::ArrayRef<char>() : llvm::ArrayRef<char>(It->second);
-  });
+  auto Result = gpu::checkOutputs(*P, Got);
   EXPECT_TRUE(bool(Result)) << errorText(Result.takeError());
 }
 
@@ -339,7 +363,7 @@ TEST(NcclGpu, CapturesIntoTheCallersGraph) {
   ASSERT_TRUE(bool(X)) << errorText(X.takeError());
   gpu::DeviceTensors Mem;
   ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
-  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+  ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
   // Connect first, as a framework warms up before it captures.
   ASSERT_FALSE(bool((*X)->runEager()));
   ASSERT_FALSE(bool((*X)->synchronize()));
@@ -352,14 +376,11 @@ TEST(NcclGpu, CapturesIntoTheCallersGraph) {
   ASSERT_FALSE(bool(E)) << errorText(std::move(E));
   cudaGraphExec_t Exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&Exec, Graph, 0), cudaSuccess);
-  ASSERT_FALSE(bool(gpu::fillInputs(*P, 0, **X)));
+  ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
   ASSERT_EQ(cudaGraphLaunch(Exec, Caller), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(Caller), cudaSuccess);
   auto Got = gpu::readOutputs(*P, 0, **X);
-  auto Result = checkPlanResults(*P, [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
-    auto It = Got.find(T);
-    return It == Got.end() ? llvm::ArrayRef<char>() : llvm::ArrayRef<char>(It->second);
-  });
+  auto Result = gpu::checkOutputs(*P, Got);
   EXPECT_TRUE(bool(Result)) << errorText(Result.takeError());
   cudaGraphExecDestroy(Exec);
   cudaGraphDestroy(Graph);

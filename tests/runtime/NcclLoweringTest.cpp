@@ -5,7 +5,6 @@
 // communicator is created inside a capture; the warm-up issues exactly the
 // captured NCCL calls.
 #include "compiler/Compile.h"
-#include "ir/Parser.h"
 #include "runtime/nccl/NcclLowering.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -23,18 +22,16 @@ namespace {
 
 plan::Plan compileExample(llvm::StringRef Name) {
   std::string Path = std::string(COLLC_EXAMPLES_DIR) + "/" + Name.str() + ".coll";
-  Expected<ParsedProgram> PP = parseProgramFile(Path);
-  if (!PP) {
-    ADD_FAILURE() << llvm::toString(PP.takeError());
+  auto Text = llvm::MemoryBuffer::getFile(Path);
+  if (!Text) {
+    ADD_FAILURE() << "cannot read " << Path;
     return {};
   }
-  DiagnosticEngine Diags(PP->Source.get());
-  Expected<plan::Plan> P = compileProgram(*PP->Prog, CompileOptions(), Diags, llvm::nulls());
+  Expected<plan::Plan> P = compileProgramText((*Text)->getBuffer(), "", Path);
   if (!P) {
     ADD_FAILURE() << llvm::toString(P.takeError());
     return {};
   }
-  P->Digest = plan::computeDigest(*P);
   return std::move(*P);
 }
 
