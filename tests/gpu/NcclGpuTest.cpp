@@ -420,12 +420,23 @@ TEST(NcclGpu, RefusesWhatItCannotDo) {
   EXPECT_NE(errorText(std::move(Refused)).find("cannot be part of a captured graph"),
             std::string::npos);
   cudaStreamDestroy(Caller);
-  // A second GPU from the thread that captures for the first.
+  // Bound now: it captures.
+  EXPECT_FALSE(bool((*X)->capture()));
+}
+
+TEST(NcclGpu, OneGpuPerCapturingThread) {
+  REQUIRE_GPU();
   int Devices = 0;
   cudaGetDeviceCount(&Devices);
-  ASSERT_FALSE(bool((*X)->capture()));
   if (Devices < 2)
-    GTEST_SKIP() << "one GPU: the one-GPU-per-capturing-thread check needs two";
+    GTEST_SKIP() << "needs two GPUs: this machine has " << Devices;
+  auto P = gpu::compileText(EveryCall);
+  ASSERT_TRUE(bool(P));
+  auto X = NcclExecutor::create(*P, 0, {.Device = 0, .CommPrefix = "first-gpu"});
+  ASSERT_TRUE(bool(X)) << errorText(X.takeError());
+  gpu::DeviceTensors Mem;
+  ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
+  ASSERT_FALSE(bool((*X)->capture()));
   auto Y = NcclExecutor::create(*P, 0, {.Device = 1, .CommPrefix = "second-gpu"});
   ASSERT_TRUE(bool(Y)) << errorText(Y.takeError());
   gpu::DeviceTensors Mem2;
