@@ -101,7 +101,7 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     PB.Bytes = B.Bytes;
     PB.Segments = B.Segments;
     for (const MemorySlot &S : B.Slots)
-      PB.Slots.push_back({TensorOf[S.Value], S.Offset, S.Bytes, plan::SlotMode(S.Mode)});
+      PB.Slots.push_back({TensorOf[S.Value], S.Offset, S.Bytes, S.Mode});
     Out.Buffers.push_back(std::move(PB));
   }
 

@@ -75,6 +75,18 @@ StringRef reduceOpName(ReduceOp Op) {
   llvm_unreachable("bad reduce op");
 }
 
+StringRef slotModeName(SlotMode M) {
+  switch (M) {
+  case SlotMode::View:
+    return "view";
+  case SlotMode::Pack:
+    return "pack";
+  case SlotMode::Unpack:
+    return "unpack";
+  }
+  llvm_unreachable("bad slot mode");
+}
+
 Optional<ReduceOp> parseReduceOp(StringRef Name) {
   return StringSwitch<Optional<ReduceOp>>(Name)
       .Case("sum", ReduceOp::Sum)

@@ -68,6 +68,12 @@ enum class ReduceOp : uint8_t { Sum, Prod, Min, Max, Avg, PremulSum };
 llvm::StringRef reduceOpName(ReduceOp Op);
 llvm::Optional<ReduceOp> parseReduceOp(llvm::StringRef Name);
 
+/// How a tensor sits in a bucket buffer (plan-memory decides; the plan file
+/// records it): written there by the model (a zero-copy view), copied in
+/// before the collective (pack), or copied out after it (unpack).
+enum class SlotMode : uint8_t { View, Pack, Unpack };
+llvm::StringRef slotModeName(SlotMode M);
+
 /// Formats a double so that parsing it back gives the same bits
 /// (shortest round-trip form).
 std::string formatExactDouble(double V);

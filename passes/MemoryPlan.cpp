@@ -9,18 +9,6 @@ using namespace llvm;
 
 namespace collc {
 
-StringRef slotModeName(SlotMode M) {
-  switch (M) {
-  case SlotMode::View:
-    return "view";
-  case SlotMode::Pack:
-    return "pack";
-  case SlotMode::Unpack:
-    return "unpack";
-  }
-  llvm_unreachable("bad slot mode");
-}
-
 namespace {
 
 class Planner {

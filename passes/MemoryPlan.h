@@ -30,9 +30,6 @@
 
 namespace collc {
 
-enum class SlotMode : uint8_t { View, Pack, Unpack };
-llvm::StringRef slotModeName(SlotMode M);
-
 struct MemorySlot {
   ValueId Value;
   uint64_t Offset; ///< in the buffer; within each segment for segmented buffers

@@ -54,8 +54,7 @@ struct Tensor {
   TensorType Type;
 };
 
-enum class SlotMode : uint8_t { View, Pack, Unpack };
-llvm::StringRef slotModeName(SlotMode M);
+using collc::SlotMode; // ir/Types.h: the passes and the plan share it
 
 struct Slot {
   uint32_t Tensor;

@@ -76,6 +76,10 @@ private:
   Expected<std::vector<int64_t>> list(const Twine &What, int64_t Min, int64_t Max);
   Expected<TensorType> type();
   Error endOfLine();
+  /// `ranks SET`, as computes and comms write it.
+  Error ranks(RankSet &Out);
+  /// `in [..] out [..]`: tensor numbers, as computes and comms write them.
+  Error tensorLists(std::vector<uint32_t> &In, std::vector<uint32_t> &Out);
 
   // --- entities -------------------------------------------------------
   Error header();
@@ -402,6 +406,36 @@ Error Reader::slot() {
   return endOfLine();
 }
 
+Error Reader::ranks(RankSet &Out) {
+  if (Error E = keyword("ranks"))
+    return E;
+  Expected<StringRef> RS = word("a rank set");
+  if (!RS)
+    return RS.takeError();
+  Expected<RankSet> Ranks = RankSet::parse(*RS, P.World);
+  if (!Ranks)
+    return err(toString(Ranks.takeError()));
+  Out = *Ranks;
+  return Error::success();
+}
+
+Error Reader::tensorLists(std::vector<uint32_t> &In, std::vector<uint32_t> &Out) {
+  int64_t MaxT = int64_t(P.Tensors.size()) - 1;
+  if (Error E = keyword("in"))
+    return E;
+  Expected<std::vector<int64_t>> Ins = list("input tensors", 0, MaxT);
+  if (!Ins)
+    return Ins.takeError();
+  if (Error E = keyword("out"))
+    return E;
+  Expected<std::vector<int64_t>> Outs = list("output tensors", 0, MaxT);
+  if (!Outs)
+    return Outs.takeError();
+  In.assign(Ins->begin(), Ins->end());
+  Out.assign(Outs->begin(), Outs->end());
+  return Error::success();
+}
+
 Error Reader::compute() {
   Expected<int64_t> I = integer("the compute number", 0, INT32_MAX);
   if (!I)
@@ -426,28 +460,10 @@ Error Reader::compute() {
   if (!Cost)
     return Cost.takeError();
   C.CostNs = *Cost;
-  if (Error E = keyword("ranks"))
+  if (Error E = ranks(C.Ranks))
     return E;
-  Expected<StringRef> RS = word("a rank set");
-  if (!RS)
-    return RS.takeError();
-  Expected<RankSet> Ranks = RankSet::parse(*RS, P.World);
-  if (!Ranks)
-    return err(toString(Ranks.takeError()));
-  C.Ranks = *Ranks;
-  int64_t MaxT = int64_t(P.Tensors.size()) - 1;
-  if (Error E = keyword("in"))
+  if (Error E = tensorLists(C.Inputs, C.Outputs))
     return E;
-  Expected<std::vector<int64_t>> In = list("input tensors", 0, MaxT);
-  if (!In)
-    return In.takeError();
-  if (Error E = keyword("out"))
-    return E;
-  Expected<std::vector<int64_t>> Out = list("output tensors", 0, MaxT);
-  if (!Out)
-    return Out.takeError();
-  C.Inputs.assign(In->begin(), In->end());
-  C.Outputs.assign(Out->begin(), Out->end());
   P.Computes.push_back(std::move(C));
   LastEntity = Last::Compute;
   return endOfLine();
@@ -511,29 +527,11 @@ Error Reader::comm() {
       return err("comm uses undefined group @" + *G);
     C.Group = It->second;
   }
-  if (Error E = keyword("ranks"))
+  if (Error E = ranks(C.Ranks))
     return E;
-  Expected<StringRef> RS = word("a rank set");
-  if (!RS)
-    return RS.takeError();
-  Expected<RankSet> Ranks = RankSet::parse(*RS, P.World);
-  if (!Ranks)
-    return err(toString(Ranks.takeError()));
-  C.Ranks = *Ranks;
   C.Async = consumeKeyword("async");
-  int64_t MaxT = int64_t(P.Tensors.size()) - 1;
-  if (Error E = keyword("in"))
+  if (Error E = tensorLists(C.Inputs, C.Outputs))
     return E;
-  Expected<std::vector<int64_t>> In = list("input tensors", 0, MaxT);
-  if (!In)
-    return In.takeError();
-  if (Error E = keyword("out"))
-    return E;
-  Expected<std::vector<int64_t>> Out = list("output tensors", 0, MaxT);
-  if (!Out)
-    return Out.takeError();
-  C.Inputs.assign(In->begin(), In->end());
-  C.Outputs.assign(Out->begin(), Out->end());
   int64_t MaxB = int64_t(P.Buffers.size()) - 1;
   if (Error E = keyword("inbuf"))
     return E;
@@ -570,7 +568,7 @@ Error Reader::comm() {
     C.Peers.assign(V->begin(), V->end());
   }
   if (consumeKeyword("counts")) {
-    Expected<int64_t> T = integer("counts tensor", 0, MaxT);
+    Expected<int64_t> T = integer("counts tensor", 0, int64_t(P.Tensors.size()) - 1);
     if (!T)
       return T.takeError();
     C.Counts = *T;

@@ -15,18 +15,6 @@ using namespace llvm;
 
 namespace collc::plan {
 
-StringRef slotModeName(SlotMode M) {
-  switch (M) {
-  case SlotMode::View:
-    return "view";
-  case SlotMode::Pack:
-    return "pack";
-  case SlotMode::Unpack:
-    return "unpack";
-  }
-  llvm_unreachable("bad slot mode");
-}
-
 StringRef commKindName(CommKind K) {
   switch (K) {
   case CommKind::AllReduce:
