@@ -43,10 +43,10 @@ Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts, Diag
   PassManager PM(Opts.PM);
   std::string Pipeline = Opts.Pipeline.empty() ? defaultPipeline() : Opts.Pipeline;
   if (Error E = PM.addPipeline(Pipeline))
-    return std::move(E);
+    return E;
   PassContext Ctx(Diags);
   if (Error E = PM.run(P, Ctx, Log))
-    return std::move(E);
+    return E;
   LoweringOptions L = Opts.Lowering;
   L.Notes.insert(L.Notes.begin(), "pipeline: " + Pipeline);
   return lowerToPlan(P, L);
@@ -59,7 +59,6 @@ Expected<plan::Plan> compileProgramText(StringRef Text, StringRef Pipeline, Stri
   DiagnosticEngine Diags(P->Source.get());
   CompileOptions Opts;
   Opts.Pipeline = Pipeline.str();
-  Opts.PM.CheckUnchanged = false;
   Expected<plan::Plan> Plan = compileProgram(*P->Prog, Opts, Diags, nulls());
   if (Plan)
     Plan->Digest = plan::computeDigest(*Plan);

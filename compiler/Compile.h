@@ -40,8 +40,9 @@ llvm::Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts
                                           DiagnosticEngine &Diags, llvm::raw_ostream &Log);
 
 /// Parses \p Text and compiles it with \p Pipeline (empty: the default
-/// pipeline; no unchanged-output check), with the plan's digest filled in.
-/// For tools, tests and benchmarks that hold a program in memory.
+/// pipeline), with the plan's digest filled in. For tests and benchmarks
+/// that hold a small program in memory (every pass's "unchanged" claim is
+/// checked, as by default).
 llvm::Expected<plan::Plan> compileProgramText(llvm::StringRef Text, llvm::StringRef Pipeline = "",
                                               llvm::StringRef BufferName = "<string>");
 

@@ -3,7 +3,6 @@
 #define COLLC_TESTS_GPU_GPUTESTUTIL_H
 
 #include "compiler/Compile.h"
-#include "ir/Parser.h"
 #include "runtime/nccl/NcclExecutor.h"
 #include "runtime/verify/PlanChecker.h"
 #include "runtime/verify/SyntheticData.h"
@@ -29,11 +28,6 @@ inline std::string whyNoGpu() {
   if (Count == 0)
     return "no CUDA GPU: cudaGetDeviceCount found 0 devices";
   return "";
-}
-
-inline llvm::Expected<plan::Plan> compileText(const std::string &Text,
-                                              llvm::StringRef Pipeline = "") {
-  return compileProgramText(Text, Pipeline, "gpu.coll");
 }
 
 /// Device memory for every tensor the executor needs bound, freed at the end.

@@ -196,7 +196,7 @@ int main(int Argc, char **Argv) {
                     "graph_step_us");
   unsigned K = 0;
   for (const Case &C : Cases) {
-    auto P = gpu::compileText(C.Text, C.Pipeline);
+    auto P = compileProgramText(C.Text, C.Pipeline);
     if (!P)
       return fail(P.takeError());
     auto T = timeSteps(*P, Steps, K++ ? "bench-tiny" : "bench-gpt2");

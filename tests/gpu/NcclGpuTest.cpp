@@ -86,7 +86,7 @@ TEST(NcclBackend, TilesCoverEveryByteOnce) {
 TEST(NcclBackend, WithoutAGpuTheExecutorSaysSo) {
   if (gpu::whyNoGpu().empty())
     GTEST_SKIP() << "a GPU is present: this checks the error without one";
-  auto P = gpu::compileText("program @p world(1) {\n  group @dp = world\n"
+  auto P = compileProgramText("program @p world(1) {\n  group @dp = world\n"
                             "  %g = compute @g : f32[4]\n  %r = all_reduce sum %g in @dp\n"
                             "  compute @use(%r)\n}\n");
   ASSERT_TRUE(bool(P)) << errorText(P.takeError());
@@ -279,7 +279,7 @@ const char *EveryCall = R"(program @gpu_every_call world(1) {
 
 TEST(NcclGpu, CaptureAndReplayMatchEagerAndTheReference) {
   REQUIRE_GPU();
-  auto P = gpu::compileText(EveryCall);
+  auto P = compileProgramText(EveryCall);
   ASSERT_TRUE(bool(P)) << errorText(P.takeError());
   auto X = NcclExecutor::create(*P, 0);
   ASSERT_TRUE(bool(X)) << errorText(X.takeError());
@@ -313,7 +313,7 @@ TEST(NcclGpu, CaptureAndReplayMatchEagerAndTheReference) {
 
 TEST(NcclGpu, RebindingRecapturesWithTheNewPointers) {
   REQUIRE_GPU();
-  auto P = gpu::compileText(EveryCall);
+  auto P = compileProgramText(EveryCall);
   ASSERT_TRUE(bool(P));
   auto X = NcclExecutor::create(*P, 0, {.CommPrefix = "rebind"});
   ASSERT_TRUE(bool(X)) << errorText(X.takeError());
@@ -349,7 +349,7 @@ TEST(NcclGpu, RebindingRecapturesWithTheNewPointers) {
 TEST(NcclGpu, CapturesIntoTheCallersGraph) {
   REQUIRE_GPU();
   // No runtime split sizes: the whole step can live in the caller's graph.
-  auto P = gpu::compileText(R"(program @gpu_caller world(1) {
+  auto P = compileProgramText(R"(program @gpu_caller world(1) {
   group @dp = world
   %a = compute @a : f32[4096]
   %b = compute @b : f32[100]
@@ -389,7 +389,7 @@ TEST(NcclGpu, CapturesIntoTheCallersGraph) {
 
 TEST(NcclGpu, RefusesWhatItCannotDo) {
   REQUIRE_GPU();
-  auto P = gpu::compileText(EveryCall);
+  auto P = compileProgramText(EveryCall);
   ASSERT_TRUE(bool(P));
   auto X = NcclExecutor::create(*P, 0, {.CommPrefix = "refusals"});
   ASSERT_TRUE(bool(X)) << errorText(X.takeError());
@@ -430,7 +430,7 @@ TEST(NcclGpu, OneGpuPerCapturingThread) {
   cudaGetDeviceCount(&Devices);
   if (Devices < 2)
     GTEST_SKIP() << "needs two GPUs: this machine has " << Devices;
-  auto P = gpu::compileText(EveryCall);
+  auto P = compileProgramText(EveryCall);
   ASSERT_TRUE(bool(P));
   auto X = NcclExecutor::create(*P, 0, {.Device = 0, .CommPrefix = "first-gpu"});
   ASSERT_TRUE(bool(X)) << errorText(X.takeError());

@@ -30,18 +30,11 @@ const char *TwoGradients = R"(program @two_gradients world(4) {
 )";
 
 plan::Plan compile(const char *Text) {
-  Expected<ParsedProgram> P = parseProgramText(Text, "test.coll");
-  if (!P) {
-    ADD_FAILURE() << llvm::toString(P.takeError());
-    return {};
-  }
-  DiagnosticEngine Diags(P->Source.get());
-  Expected<plan::Plan> Plan = compileProgram(*P->Prog, CompileOptions(), Diags, llvm::nulls());
+  Expected<plan::Plan> Plan = compileProgramText(Text, "", "test.coll");
   if (!Plan) {
     ADD_FAILURE() << llvm::toString(Plan.takeError());
     return {};
   }
-  Plan->Digest = plan::computeDigest(*Plan);
   return std::move(*Plan);
 }
 

@@ -27,19 +27,12 @@ std::string readExample(llvm::StringRef Name) {
 }
 
 std::string digestOf(const std::string &Text) {
-  ParsedProgram PP = test::parseOK(Text);
-  if (!PP.Prog)
-    return "";
-  DiagnosticEngine Diags(PP.Source.get());
-  CompileOptions Opts;
-  std::string Log;
-  llvm::raw_string_ostream LogOS(Log);
-  llvm::Expected<plan::Plan> P = compileProgram(*PP.Prog, Opts, Diags, LogOS);
+  llvm::Expected<plan::Plan> P = compileProgramText(Text, "", "test.coll");
   if (!P) {
     ADD_FAILURE() << llvm::toString(P.takeError());
     return "";
   }
-  return plan::computeDigest(*P);
+  return P->Digest;
 }
 
 /// Reverses every run of consecutive collective lines. Consecutive

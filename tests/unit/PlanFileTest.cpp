@@ -8,15 +8,7 @@ using namespace collc;
 
 namespace {
 plan::Plan compileText(llvm::StringRef Text) {
-  ParsedProgram PP = test::parseOK(Text);
-  EXPECT_NE(PP.Prog, nullptr);
-  if (!PP.Prog)
-    return {};
-  DiagnosticEngine Diags(PP.Source.get());
-  CompileOptions Opts;
-  std::string Log;
-  llvm::raw_string_ostream LogOS(Log);
-  llvm::Expected<plan::Plan> P = compileProgram(*PP.Prog, Opts, Diags, LogOS);
+  llvm::Expected<plan::Plan> P = compileProgramText(Text, "", "test.coll");
   if (!P) {
     ADD_FAILURE() << llvm::toString(P.takeError());
     return {};
