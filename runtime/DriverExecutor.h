@@ -368,54 +368,43 @@ private:
     char *OutBuf = C.OutBuffer >= 0 ? Buffers[C.OutBuffer].Data : nullptr;
     uint64_t InBytes = Fused ? P.Buffers[C.InBuffer].Bytes : 0;
     uint64_t OutBytes = C.OutBuffer >= 0 ? P.Buffers[C.OutBuffer].Bytes : 0;
+    // The collective's input and output: its bucket buffers when fused,
+    // else its one tensor each (none for a barrier).
+    auto Operand = [&](char *Buf, uint64_t BufBytes, const std::vector<uint32_t> &Ts) {
+      if (Fused)
+        return res(Buf, BufBytes);
+      return Ts.empty() ? res(nullptr, 0) : res(Home[Ts[0]], bytes(Ts[0]));
+    };
+    typename D::Resource Src = Operand(InBuf, InBytes, C.Inputs);
+    typename D::Resource Dst = Operand(OutBuf, OutBytes, C.Outputs);
     ElemType T = C.Elem;
     ReduceOp Op = C.Reduce;
     double Scale = C.Scale;
     switch (C.Kind) {
     case plan::CommKind::AllReduce: {
-      typename D::Resource Src =
-          Fused ? res(InBuf, InBytes) : res(Home[C.Inputs[0]], bytes(C.Inputs[0]));
-      typename D::Resource Dst =
-          Fused ? res(OutBuf, OutBytes) : res(Home[C.Outputs[0]], bytes(C.Outputs[0]));
-      Elements<typename D::DataType> E{T, (Fused ? InBytes : bytes(C.Inputs[0])) / ES};
+      Elements<typename D::DataType> E{T, Src.Bytes / ES};
       I.Issue = [=] { return D::allReduceScaled(Comm, Src, Dst, E, Op, Scale, S); };
       return llvm::Error::success();
     }
     case plan::CommKind::ReduceScatter: {
-      typename D::Resource Src =
-          Fused ? res(InBuf, InBytes) : res(Home[C.Inputs[0]], bytes(C.Inputs[0]));
-      typename D::Resource Dst =
-          Fused ? res(OutBuf, OutBytes) : res(Home[C.Outputs[0]], bytes(C.Outputs[0]));
-      Elements<typename D::DataType> E{T, (Fused ? OutBytes : bytes(C.Outputs[0])) / ES};
+      Elements<typename D::DataType> E{T, Dst.Bytes / ES};
       I.Issue = [=] { return D::reduceScatterScaled(Comm, Src, Dst, E, Op, Scale, S); };
       return llvm::Error::success();
     }
     case plan::CommKind::AllGather: {
-      typename D::Resource Src =
-          Fused ? res(InBuf, InBytes) : res(Home[C.Inputs[0]], bytes(C.Inputs[0]));
-      typename D::Resource Dst =
-          Fused ? res(OutBuf, OutBytes) : res(Home[C.Outputs[0]], bytes(C.Outputs[0]));
-      Elements<typename D::DataType> E{T, (Fused ? InBytes : bytes(C.Inputs[0])) / ES};
+      Elements<typename D::DataType> E{T, Src.Bytes / ES};
       I.Issue = [=] { return D::allGather(Comm, Src, Dst, E, S); };
       return llvm::Error::success();
     }
     case plan::CommKind::AllToAll: {
-      typename D::Resource Src =
-          Fused ? res(InBuf, InBytes) : res(Home[C.Inputs[0]], bytes(C.Inputs[0]));
-      typename D::Resource Dst =
-          Fused ? res(OutBuf, OutBytes) : res(Home[C.Outputs[0]], bytes(C.Outputs[0]));
-      Elements<typename D::DataType> E{T, (Fused ? InBytes : bytes(C.Inputs[0])) / ES / N};
+      Elements<typename D::DataType> E{T, Src.Bytes / ES / N};
       I.Issue = [=] { return D::allToAll(Comm, Src, Dst, E, size_t(N), S); };
       return llvm::Error::success();
     }
     case plan::CommKind::Broadcast: {
       size_t Root = size_t(C.Peers[Rank]);
       bool IsRoot = Root == size_t(P.Groups[C.Group].LocalRank[Rank]);
-      typename D::Resource Src =
-          Fused ? res(InBuf, InBytes) : res(Home[C.Inputs[0]], bytes(C.Inputs[0]));
-      typename D::Resource Dst =
-          Fused ? res(OutBuf, OutBytes) : res(Home[C.Outputs[0]], bytes(C.Outputs[0]));
-      Elements<typename D::DataType> E{T, (Fused ? InBytes : bytes(C.Inputs[0])) / ES};
+      Elements<typename D::DataType> E{T, Src.Bytes / ES};
       I.Issue = [=] { return D::broadcast(Comm, IsRoot ? &Src : nullptr, Dst, E, Root, S); };
       return llvm::Error::success();
     }

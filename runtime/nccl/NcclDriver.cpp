@@ -342,40 +342,64 @@ Expected<NcclDriver::Elems> NcclDriver::elements(ElemType T, uint64_t Bytes) {
   return Elems{D, Bytes / Size};
 }
 
+/// all_reduce, or reduce_scatter (\p Scatter, E.Count per rank), with \p Op;
+/// premul_sum scales by \p Scale in element type \p T. Checked before
+/// anything is issued.
+static Error reduce(bool Scatter, const NcclDriver::Communicator &C,
+                    const NcclDriver::Resource &Src, const NcclDriver::Resource &Dst,
+                    NcclDriver::Elems E, ReduceOp Op, ElemType T, double Scale, cudaStream_t S) {
+  bool PreMul = Op == ReduceOp::PremulSum;
+  std::string What = formatv("{0}{1} {2} {3} elements{4}", Scatter ? "reduce_scatter" : "all_reduce",
+                             PreMul ? formatv(" premul_sum({0})", Scale).str() : std::string(),
+                             Scatter ? "to" : "of", E.Count, Scatter ? " per rank" : "")
+                         .str();
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, What + ": no communicator");
+  uint64_t Bytes = E.Count * typeBytesOf(E.Type);
+  if (Error Err = need(Src, Scatter ? Bytes * uint64_t(C->size()) : Bytes, "source", What))
+    return Err;
+  if (Error Err = need(Dst, Bytes, "destination", What))
+    return Err;
+  if (Error Err = begin(C, S, What))
+    return Err;
+  ncclRedOp_t R = ncclOpOf(Op);
+  if (PreMul) {
+    Expected<ncclRedOp_t> Created = C->preMulSum(T, Scale);
+    if (!Created)
+      return Created.takeError();
+    R = *Created;
+  }
+  return finish(C,
+                Scatter ? ncclReduceScatter(Src.Data, Dst.Data, E.Count, E.Type, R, C->comm(), S)
+                        : ncclAllReduce(Src.Data, Dst.Data, E.Count, E.Type, R, C->comm(), S),
+                What);
+}
+
 Error NcclDriver::allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
                             Elems E, ReduceOp Op, CommStream S) {
   if (Op == ReduceOp::PremulSum)
     return makeError(ErrorKind::InvalidArgument,
                      "all_reduce premul_sum needs its factor: use allReduceScaled");
-  std::string What = formatv("all_reduce of {0} elements", E.Count).str();
-  uint64_t Bytes = E.Count * typeBytesOf(E.Type);
-  if (Error Err = need(Src, Bytes, "source", What))
-    return Err;
-  if (Error Err = need(Dst, Bytes, "destination", What))
-    return Err;
-  if (Error Err = begin(C, S, What))
-    return Err;
-  return finish(C, ncclAllReduce(Src.Data, Dst.Data, E.Count, E.Type, ncclOpOf(Op), C->comm(), S),
-                What);
+  return reduce(/*Scatter=*/false, C, Src, Dst, E, Op, ElemType::F32, 1.0, S);
 }
 
 Error NcclDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
                                   Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
-  if (Op != ReduceOp::PremulSum)
-    return allReduce(C, Src, Dst, E, Op, S);
-  std::string What = formatv("all_reduce premul_sum({0}) of {1} elements", Scale, E.Count).str();
-  uint64_t Bytes = E.Count * typeBytesOf(E.Type);
-  if (Error Err = need(Src, Bytes, "source", What))
-    return Err;
-  if (Error Err = need(Dst, Bytes, "destination", What))
-    return Err;
-  if (Error Err = begin(C, S, What))
-    return Err;
-  Expected<ncclRedOp_t> PreMul = C->preMulSum(T, Scale);
-  if (!PreMul)
-    return PreMul.takeError();
-  return finish(C, ncclAllReduce(Src.Data, Dst.Data, E.Count, E.Type, *PreMul, C->comm(), S),
-                What);
+  return reduce(/*Scatter=*/false, C, Src, Dst, E, Op, T, Scale, S);
+}
+
+Error NcclDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                Elems E, ReduceOp Op, CommStream S) {
+  if (Op == ReduceOp::PremulSum)
+    return makeError(ErrorKind::InvalidArgument,
+                     "reduce_scatter premul_sum needs its factor: use reduceScatterScaled");
+  return reduce(/*Scatter=*/true, C, Src, Dst, E, Op, ElemType::F32, 1.0, S);
+}
+
+Error NcclDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
+                                      const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                      double Scale, CommStream S) {
+  return reduce(/*Scatter=*/true, C, Src, Dst, E, Op, T, Scale, S);
 }
 
 Error NcclDriver::allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
@@ -391,44 +415,6 @@ Error NcclDriver::allGather(const Communicator &C, const Resource &Src, const Re
   if (Error Err = begin(C, S, What))
     return Err;
   return finish(C, ncclAllGather(Src.Data, Dst.Data, E.Count, E.Type, C->comm(), S), What);
-}
-
-static Error reduceScatterImpl(const NcclDriver::Communicator &C, const NcclDriver::Resource &Src,
-                               const NcclDriver::Resource &Dst, NcclDriver::Elems E,
-                               ncclRedOp_t Op, const std::string &What, cudaStream_t S) {
-  uint64_t Bytes = E.Count * typeBytesOf(E.Type);
-  if (Error Err = need(Src, Bytes * uint64_t(C->size()), "source", What))
-    return Err;
-  if (Error Err = need(Dst, Bytes, "destination", What))
-    return Err;
-  return finish(C, ncclReduceScatter(Src.Data, Dst.Data, E.Count, E.Type, Op, C->comm(), S),
-                What);
-}
-
-Error NcclDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
-                                Elems E, ReduceOp Op, CommStream S) {
-  if (Op == ReduceOp::PremulSum)
-    return makeError(ErrorKind::InvalidArgument,
-                     "reduce_scatter premul_sum needs its factor: use reduceScatterScaled");
-  std::string What = formatv("reduce_scatter to {0} elements per rank", E.Count).str();
-  if (Error Err = begin(C, S, What))
-    return Err;
-  return reduceScatterImpl(C, Src, Dst, E, ncclOpOf(Op), What, S);
-}
-
-Error NcclDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
-                                      const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
-                                      double Scale, CommStream S) {
-  if (Op != ReduceOp::PremulSum)
-    return reduceScatter(C, Src, Dst, E, Op, S);
-  std::string What =
-      formatv("reduce_scatter premul_sum({0}) to {1} elements per rank", Scale, E.Count).str();
-  if (Error Err = begin(C, S, What))
-    return Err;
-  Expected<ncclRedOp_t> PreMul = C->preMulSum(T, Scale);
-  if (!PreMul)
-    return PreMul.takeError();
-  return reduceScatterImpl(C, Src, Dst, E, *PreMul, What, S);
 }
 
 Error NcclDriver::broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,

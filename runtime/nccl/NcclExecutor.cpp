@@ -68,7 +68,6 @@ public:
 
   Error setup() {
     Home.assign(P.Tensors.size(), nullptr);
-    Bound.assign(P.Tensors.size(), 0);
     IsView.assign(P.Tensors.size(), 0);
     for (size_t T = 0; T != P.Tensors.size(); ++T)
       ByName[P.Tensors[T].Name] = uint32_t(T);
@@ -95,14 +94,13 @@ public:
       if (C->Kind == CallKind::CountsToHost)
         Touched.insert(C->Tensor);
     }
-    for (size_t B = 0; B != P.Buffers.size(); ++B) {
-      if (P.Buffers[B].Segments != 1 || !Buffers.count(int32_t(B)))
+    for (size_t T = 0; T != P.Tensors.size(); ++T) {
+      const Ref &R = L.Homes[T];
+      auto B = Buffers.find(R.Buffer);
+      if (R.Buffer < 0 || B == Buffers.end())
         continue;
-      for (const plan::Slot &S : P.Buffers[B].Slots)
-        if (S.Mode == plan::SlotMode::View) {
-          Home[S.Tensor] = Buffers[int32_t(B)] + S.Offset;
-          IsView[S.Tensor] = 1;
-        }
+      Home[T] = B->second + R.Offset;
+      IsView[T] = 1;
     }
     return Error::success();
   }
@@ -131,7 +129,6 @@ public:
     if (!Device && Want)
       return makeError(ErrorKind::InvalidArgument, formatv("%{0}: null device pointer", Name));
     Home[T] = static_cast<char *>(Device);
-    Bound[T] = 1;
     Captured = TilesFresh = false; // pointers are baked into graphs and tiles
     return Error::success();
   }
@@ -168,9 +165,8 @@ public:
     if (It == ByName.end())
       return makeError(ErrorKind::InvalidArgument,
                        formatv("plan @{0} has no tensor %{1}", P.Program, Tensor));
-    for (size_t K = 0; K != P.Comms.size(); ++K)
-      if (Done[K] && llvm::is_contained(P.Comms[K].Outputs, It->second))
-        return Done[K];
+    if (int32_t K = MadeBy[It->second]; K >= 0)
+      return Done[K];
     return makeError(ErrorKind::InvalidArgument,
                      formatv("no comm of rank {0} produces %{1}", Rank, Tensor));
   }
@@ -185,13 +181,7 @@ public:
     for (auto &C : Comms)
       if (Error E = C->health())
         return makeError(ErrorKind::Broken, "refusing to capture: " + toString(std::move(E)));
-    if (Error E = checkBound())
-      return E;
-    if (Error E = checkCuda(cudaSetDevice(Opts.Device), "cudaSetDevice"))
-      return E;
-    if (Error E = handshake())
-      return E;
-    if (Error E = uploadTiles())
+    if (Error E = prepareBindings())
       return E;
     if (!WarmedUp) {
       CurrentPhase = "warm-up";
@@ -412,11 +402,17 @@ private:
                                   "cudaEventCreateWithFlags"))
           return Err;
       Done.assign(P.Comms.size(), nullptr);
-      for (size_t K = 0; K != P.Comms.size(); ++K)
-        if (P.Comms[K].Ranks.contains(Rank))
-          if (Error Err = checkCuda(cudaEventCreateWithFlags(&Done[K], cudaEventDisableTiming),
-                                    "cudaEventCreateWithFlags"))
-            return Err;
+      MadeBy.assign(P.Tensors.size(), -1);
+      for (size_t K = 0; K != P.Comms.size(); ++K) {
+        if (!P.Comms[K].Ranks.contains(Rank))
+          continue;
+        if (Error Err = checkCuda(cudaEventCreateWithFlags(&Done[K], cudaEventDisableTiming),
+                                  "cudaEventCreateWithFlags"))
+          return Err;
+        for (uint32_t T : P.Comms[K].Outputs)
+          if (MadeBy[T] < 0)
+            MadeBy[T] = int32_t(K);
+      }
       return Error::success();
     }
     default:
@@ -508,6 +504,12 @@ private:
                                "bind): the digest handshake, the first connection to each peer "
                                "and the copy tables cannot be made inside a capture",
                                Rank, P.Program));
+    return prepareBindings();
+  }
+
+  /// Before the first step after a bind, outside any capture: everything
+  /// bound, the digest handshake (once), the copy tables of the bindings.
+  Error prepareBindings() {
     if (Error E = checkBound())
       return E;
     if (Error E = checkCuda(cudaSetDevice(Opts.Device), "cudaSetDevice"))
@@ -686,7 +688,7 @@ private:
     const Ref &R = IsSend ? C.SendBuf : C.RecvBuf;
     char *Ptr = resolve(R);
     uint64_t Count = C.Count;
-    if (Count == 0 && C.Note.size()) {
+    if (C.CountAtRunTime) {
       // Runtime all_to_all_v: rows from the counts exchanged just before.
       const std::vector<uint64_t> &Rows = IsSend ? SendRows : RecvRows;
       uint64_t Before = 0;
@@ -792,8 +794,9 @@ private:
   char *HostCounts = nullptr;
   bool HasRuntimeAllToAllV = false;
   std::vector<cudaEvent_t> Ready, Done;
+  std::vector<int32_t> MadeBy; ///< tensor -> the first comm of this rank making it, or -1
   std::vector<char *> Home;
-  std::vector<uint8_t> Bound, IsView;
+  std::vector<uint8_t> IsView;
   std::set<uint32_t> Touched;
   StringMap<uint32_t> ByName, ComputeByName;
   std::map<std::pair<int, uint32_t>, DeviceTiles> Tiles;

@@ -172,6 +172,17 @@ private:
       M.Note = "every rank's split sizes of a runtime all_to_all_v (and a pinned host copy)";
       L.Setup.push_back(M);
     }
+    // Every tensor's home, once: a view slot of a one-segment buffer, else
+    // the tensor itself.
+    std::vector<Ref> &Homes = L.Homes;
+    Homes.resize(P.Tensors.size());
+    for (size_t T = 0; T != P.Tensors.size(); ++T)
+      Homes[T] = {-1, int32_t(T), 0};
+    for (size_t B = 0; B != P.Buffers.size(); ++B)
+      if (P.Buffers[B].Segments == 1)
+        for (const plan::Slot &S : P.Buffers[B].Slots)
+          if (S.Mode == plan::SlotMode::View && Homes[S.Tensor].Buffer < 0)
+            Homes[S.Tensor] = {int32_t(B), -1, S.Offset};
     // Which compute makes each tensor on this rank, and when.
     Producer.assign(P.Tensors.size(), -1);
     ComputeStep.assign(P.Computes.size(), 0);
@@ -240,14 +251,8 @@ private:
     GraphOpen = false;
   }
 
-  Ref home(uint32_t T) const {
-    for (size_t B = 0; B != P.Buffers.size(); ++B)
-      if (P.Buffers[B].Segments == 1)
-        for (const plan::Slot &S : P.Buffers[B].Slots)
-          if (S.Tensor == T && S.Mode == plan::SlotMode::View)
-            return {int32_t(B), -1, S.Offset};
-    return {-1, int32_t(T), 0};
-  }
+  /// Where tensor \p T lives: its view slot, or its own (bound) memory.
+  Ref home(uint32_t T) const { return L.Homes[T]; }
 
   uint64_t bytes(uint32_t T) const { return uint64_t(P.Tensors[T].Type.bytes()); }
 
@@ -488,6 +493,7 @@ private:
           S.PlanComm = K;
           (Kind == CallKind::Send ? S.SendBuf : S.RecvBuf) =
               home(Kind == CallKind::Send ? C.Inputs[Part] : C.Outputs[Part]);
+          S.CountAtRunTime = true;
           S.Note = "rows from the exchanged counts";
           L.Step.push_back(S);
         }
@@ -693,11 +699,11 @@ private:
                      ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), comm(C.Comm));
     case CallKind::Send:
       return formatv("ncclSend({0}, {1}, {2}, {3}, {4}, comm)", ref(C.SendBuf),
-                     C.Count ? std::to_string(C.Count) : std::string("n"), ncclTypeName(C.Elem),
+                     C.CountAtRunTime ? std::string("n") : std::to_string(C.Count), ncclTypeName(C.Elem),
                      C.Peer, comm(C.Comm));
     case CallKind::Recv:
       return formatv("ncclRecv({0}, {1}, {2}, {3}, {4}, comm)", ref(C.RecvBuf),
-                     C.Count ? std::to_string(C.Count) : std::string("n"), ncclTypeName(C.Elem),
+                     C.CountAtRunTime ? std::string("n") : std::to_string(C.Count), ncclTypeName(C.Elem),
                      C.Peer, comm(C.Comm));
     case CallKind::RecordDone:
       return formatv("cudaEventRecordWithFlags(done[#{0}], comm, {1})", C.PlanComm,

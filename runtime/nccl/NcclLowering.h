@@ -104,6 +104,9 @@ struct Call {
   int32_t Comm = -1; ///< index into Lowering::Comms
   Ref SendBuf, RecvBuf;
   uint64_t Count = 0; ///< elements, as NCCL counts them for this call
+  /// Send/Recv of a runtime all_to_all_v: the count comes from the split
+  /// sizes exchanged by the CountsToHost call before it.
+  bool CountAtRunTime = false;
   ElemType Elem = ElemType::F32;
   ReduceOp Op = ReduceOp::Sum;
   int32_t PreMulSum = -1; ///< index into Lowering::PreMulSums
@@ -143,6 +146,9 @@ struct Lowering {
   std::vector<Call> Step;
   unsigned Graphs = 0;
   unsigned ReadyEvents = 0, DoneEvents = 0;
+  /// Per tensor: its view slot in a plan buffer, or itself (memory the
+  /// model binds).
+  std::vector<Ref> Homes;
 };
 
 /// Lowers \p P for rank \p Rank.
