@@ -11,11 +11,11 @@ using namespace llvm;
 
 namespace collc {
 
-std::string defaultPipeline(StringRef BucketPass) {
+std::string defaultPipeline(StringRef BucketPass, StringRef PlanMemoryPass) {
   std::string P = "verify,check-cross-rank,order,";
   if (!BucketPass.empty())
     P += BucketPass.str() + ",";
-  P += "fuse,order,schedule,plan-memory,check-cross-rank";
+  P += "fuse,order,schedule," + PlanMemoryPass.str() + ",check-cross-rank";
   return P;
 }
 
@@ -47,7 +47,11 @@ Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts, Diag
   PassContext Ctx(Diags);
   if (Error E = PM.run(P, Ctx, Log))
     return E;
-  LoweringOptions L = Opts.Lowering;
+  LoweringOptions L;
+  L.Notes = Opts.Notes;
+  // The plan's layout is the one plan-memory recorded in the IR.
+  if (Ctx.Layout)
+    L.Layout = *Ctx.Layout;
   L.Notes.insert(L.Notes.begin(), "pipeline: " + Pipeline);
   return lowerToPlan(P, L);
 }
@@ -59,10 +63,7 @@ Expected<plan::Plan> compileProgramText(StringRef Text, StringRef Pipeline, Stri
   DiagnosticEngine Diags(P->Source.get());
   CompileOptions Opts;
   Opts.Pipeline = Pipeline.str();
-  Expected<plan::Plan> Plan = compileProgram(*P->Prog, Opts, Diags, nulls());
-  if (Plan)
-    Plan->Digest = plan::computeDigest(*Plan);
-  return Plan;
+  return compileProgram(*P->Prog, Opts, Diags, nulls());
 }
 
 std::string tinyAllReducesProgram(unsigned N, int64_t World) {

@@ -22,8 +22,10 @@
 
 namespace collc {
 
-/// The default pipeline with \p BucketPass in its bucket slot (empty: none).
-std::string defaultPipeline(llvm::StringRef BucketPass = "bucket{policy=ddp}");
+/// The default pipeline with \p BucketPass in its bucket slot (empty: none)
+/// and \p PlanMemoryPass in its memory slot.
+std::string defaultPipeline(llvm::StringRef BucketPass = "bucket{policy=ddp}",
+                            llvm::StringRef PlanMemoryPass = "plan-memory");
 
 /// Turns a `--bucket` value (ddp, fixed:25MiB, auto, none) into a bucket
 /// pass string for the pipeline.
@@ -32,15 +34,18 @@ llvm::Expected<std::string> bucketPassFor(llvm::StringRef Policy);
 struct CompileOptions {
   std::string Pipeline; ///< empty: defaultPipeline()
   PassManagerOptions PM;
-  LoweringOptions Lowering;
+  /// Lines for the plan's notes. The buffer layout is not an option here:
+  /// it is the pipeline's (plan-memory{align=,views=}).
+  std::vector<std::string> Notes;
 };
 
-/// Runs the pipeline on \p P (in place) and lowers it.
+/// Runs the pipeline on \p P (in place) and lowers it; the plan's digest is
+/// set.
 llvm::Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts,
                                           DiagnosticEngine &Diags, llvm::raw_ostream &Log);
 
 /// Parses \p Text and compiles it with \p Pipeline (empty: the default
-/// pipeline), with the plan's digest filled in. For tests and benchmarks
+/// pipeline). For tests and benchmarks
 /// that hold a small program in memory (every pass's "unchanged" claim is
 /// checked, as by default).
 llvm::Expected<plan::Plan> compileProgramText(llvm::StringRef Text, llvm::StringRef Pipeline = "",

@@ -3,7 +3,7 @@
 #include "compiler/Lowering.h"
 
 #include "ir/RankMasks.h"
-#include "passes/MemoryPlan.h"
+#include "passes/analysis/BufferLayout.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -53,7 +53,7 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
   plan::Plan Out;
   Out.Program = P.name().str();
   Out.World = P.worldSize();
-  Out.Alignment = Opts.Alignment;
+  Out.Alignment = Opts.Layout.Alignment;
   Out.Notes = Opts.Notes;
   // Locations as line:col; the file is named once.
   const SourceMgr *SM = P.sourceMgr();
@@ -95,12 +95,12 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     return T;
   };
 
-  MemoryPlan Mem = planMemory(P, Opts.Alignment, Opts.AllowViews);
-  for (const MemoryBuffer &B : Mem.Buffers) {
+  BufferLayout Mem = computeBufferLayout(P, Opts.Layout);
+  for (const LayoutBuffer &B : Mem.Buffers) {
     plan::Buffer PB;
     PB.Bytes = B.Bytes;
     PB.Segments = B.Segments;
-    for (const MemorySlot &S : B.Slots)
+    for (const LayoutSlot &S : B.Slots)
       PB.Slots.push_back({TensorOf[S.Value], S.Offset, S.Bytes, S.Mode});
     Out.Buffers.push_back(std::move(PB));
   }
@@ -201,7 +201,9 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     Out.Comms.push_back(std::move(C));
   }
   Out.finalize();
-  // The digest is computed when the plan is written (plan::writePlan).
+  // Every plan carries its digest from birth: writing it, reading it back
+  // and handing it to an executor see the same value.
+  Out.Digest = plan::computeDigest(Out);
   return Out;
 }
 

@@ -11,14 +11,17 @@
 
 #include "compiler/plan/Plan.h"
 #include "ir/Program.h"
+#include "passes/analysis/BufferLayout.h"
 
 #include "llvm/Support/Error.h"
 
 namespace collc {
 
 struct LoweringOptions {
-  uint64_t Alignment = 256;
-  bool AllowViews = true;
+  /// The buffer layout: the options plan-memory ran with (compileProgram
+  /// takes them from the PassContext), so that the plan's buffers are the
+  /// ones the IR's `mem` attributes state.
+  BufferLayoutOptions Layout;
   std::vector<std::string> Notes;
 };
 

@@ -12,7 +12,7 @@
 #ifndef COLLC_COMPILER_PLANSIMULATOR_H
 #define COLLC_COMPILER_PLANSIMULATOR_H
 
-#include "compiler/cost/CostModel.h"
+#include "passes/analysis/CostModel.h"
 #include "compiler/plan/Plan.h"
 
 namespace collc {

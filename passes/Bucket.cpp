@@ -28,7 +28,7 @@
 
 #include "passes/Passes.h"
 
-#include "compiler/cost/StepSimulator.h"
+#include "passes/analysis/StepSimulator.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "passes/Combine.h"

@@ -5,7 +5,7 @@
 // or whether it changed the program. The pass manager checks that a pass
 // reporting "unchanged" really left the printed IR byte-identical.
 //
-// Passes are created by factories listed in compiler/Passes.def, from the
+// Passes are created by factories listed in passes/Passes.def, from the
 // options of a pipeline string: `fuse{max-bytes=33554432,max-count=64}`.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +14,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Program.h"
+#include "passes/analysis/BufferLayout.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -21,6 +22,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,9 @@ struct PassContext {
   DiagnosticEngine &Diags;
   /// Counters, "pass.counter" -> value, sorted by name.
   std::map<std::string, int64_t> Stats;
+  /// The options the last plan-memory ran with: the lowering lays out the
+  /// plan with them, so that IR and plan agree. None: no plan-memory ran.
+  std::optional<BufferLayoutOptions> Layout;
 
   explicit PassContext(DiagnosticEngine &D) : Diags(D) {}
   void addStat(llvm::StringRef PassName, llvm::StringRef Counter, int64_t N) {

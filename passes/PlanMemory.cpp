@@ -2,7 +2,8 @@
 //
 // Requires: a verified program, after fuse/bucket (buffers follow the final
 // ops). Ensures: every communication op carries `mem`, the buffers and slots
-// of passes/MemoryPlan.h: which tensors are zero-copy views inside the
+// of passes/analysis/BufferLayout.h, and the PassContext holds the options,
+// which the lowering uses to lay out the plan identically: which tensors are zero-copy views inside the
 // buffer, which are packed in or unpacked out, at which aligned offsets.
 // Across ranks: the layout is a function of the program, so every rank
 // computes the same offsets (they must agree: element i of a bucket is the
@@ -12,7 +13,7 @@
 
 #include "passes/Passes.h"
 
-#include "passes/MemoryPlan.h"
+#include "passes/analysis/BufferLayout.h"
 
 using namespace llvm;
 
@@ -22,16 +23,17 @@ namespace {
 
 class PlanMemoryPass : public Pass {
 public:
-  PlanMemoryPass(uint64_t Alignment, bool Views) : Alignment(Alignment), Views(Views) {}
+  explicit PlanMemoryPass(BufferLayoutOptions Opts) : Opts(Opts) {}
   StringRef name() const override { return "plan-memory"; }
   Expected<bool> run(Program &P, PassContext &Ctx) override {
-    MemoryPlan M = planMemory(P, Alignment, Views);
+    BufferLayout M = computeBufferLayout(P, Opts);
+    Ctx.Layout = Opts;
     bool Changed = false;
     int64_t Copies = 0, ViewsCount = 0;
     for (OpId I = 0; I != P.ops().size(); ++I) {
       if (M.PerOp[I].In < 0 && M.PerOp[I].Out < 0)
         continue;
-      std::string Text = describeOpMemory(P, M, I);
+      std::string Text = describeOpBuffers(P, M, I);
       Op &O = P.ops()[I];
       const Attribute *Old = O.getAttr("mem");
       if (!Old || !Old->IsString || Old->Str != Text) {
@@ -39,8 +41,8 @@ public:
         Changed = true;
       }
     }
-    for (const MemoryBuffer &B : M.Buffers)
-      for (const MemorySlot &S : B.Slots)
+    for (const LayoutBuffer &B : M.Buffers)
+      for (const LayoutSlot &S : B.Slots)
         (S.Mode == SlotMode::View ? ViewsCount : Copies) += 1;
     Ctx.addStat("plan-memory", "buffers", M.Buffers.size());
     Ctx.addStat("plan-memory", "views", ViewsCount);
@@ -49,8 +51,7 @@ public:
   }
 
 private:
-  uint64_t Alignment;
-  bool Views;
+  BufferLayoutOptions Opts;
 };
 
 } // namespace
@@ -70,7 +71,7 @@ Expected<std::unique_ptr<Pass>> createPlanMemoryPass(PassOptions &Opts) {
     return createStringError(inconvertibleErrorCode(),
                              "plan-memory{align=%llu}: expected a power of two",
                              (unsigned long long)*Align);
-  return std::make_unique<PlanMemoryPass>(*Align, *Views);
+  return std::make_unique<PlanMemoryPass>(BufferLayoutOptions{*Align, *Views});
 }
 
 } // namespace collc

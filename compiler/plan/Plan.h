@@ -47,11 +47,13 @@ struct Group {
   // Derived on load: per world rank, its subgroup and local rank (-1 outside).
   std::vector<int32_t> SubgroupOf, LocalRank;
   llvm::ArrayRef<int32_t> membersOf(int64_t Rank) const;
+  bool operator==(const Group &) const = default;
 };
 
 struct Tensor {
   std::string Name; ///< without '%'
   TensorType Type;
+  bool operator==(const Tensor &) const = default;
 };
 
 using collc::SlotMode; // ir/Types.h: the passes and the plan share it
@@ -61,12 +63,14 @@ struct Slot {
   uint64_t Offset; ///< within each segment of a segmented buffer
   uint64_t Bytes;  ///< the whole tensor
   SlotMode Mode;
+  bool operator==(const Slot &) const = default;
 };
 
 struct Buffer {
   uint64_t Bytes = 0;
   int64_t Segments = 1; ///< per-rank segments (reduce_scatter, all_gather buckets)
   std::vector<Slot> Slots;
+  bool operator==(const Buffer &) const = default;
 };
 
 enum class CommKind : uint8_t {
@@ -106,6 +110,7 @@ struct Comm {
 
   uint64_t inputBytes(llvm::ArrayRef<Tensor> Tensors) const;
   uint64_t outputBytes(llvm::ArrayRef<Tensor> Tensors) const;
+  bool operator==(const Comm &) const = default;
 };
 
 struct Compute {
@@ -115,6 +120,7 @@ struct Compute {
   RankSet Ranks;
   std::vector<uint32_t> Inputs, Outputs;
   std::string Loc; ///< line:col in Plan::Source; not part of the digest
+  bool operator==(const Compute &) const = default;
 };
 
 enum class StepKind : uint8_t { Compute, Launch, Wait };
@@ -124,6 +130,7 @@ llvm::StringRef stepKindName(StepKind K);
 struct Step {
   StepKind Kind;
   uint32_t Index; ///< into Computes or Comms
+  bool operator==(const Step &) const = default;
 };
 
 struct Plan {
@@ -139,7 +146,8 @@ struct Plan {
   std::vector<Step> Steps;
   std::vector<std::string> Notes; ///< how it was compiled; not in the digest
   std::string Source;             ///< the program's file; not in the digest
-  std::string Digest;             ///< "xxh64:<hex>"; set by readPlan (computeDigest)
+  /// "xxh64:<hex>" (computeDigest): set by the lowering and by readPlan.
+  std::string Digest;
 
   /// The ranks step \p S runs on.
   const RankSet &ranksOf(const Step &S) const {
@@ -148,6 +156,9 @@ struct Plan {
   int64_t groupSize(const Comm &C, int64_t Rank) const;
   /// Fills the derived fields of groups (after building or reading).
   void finalize();
+  /// Every field, explanations included: a plan written and read back
+  /// equals the plan that was written.
+  bool operator==(const Plan &) const = default;
 };
 
 /// Writes the text form, digest and end marker included (computed fresh);

@@ -11,7 +11,7 @@
 
 #include "runtime/local/Kernels.h"
 
-#include "runtime/ElementConversion.h"
+#include "runtime/exec/ElementConversion.h"
 
 #include <algorithm>
 #include <cstring>

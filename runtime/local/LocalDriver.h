@@ -14,8 +14,8 @@
 #ifndef COLLC_RUNTIME_LOCAL_LOCALDRIVER_H
 #define COLLC_RUNTIME_LOCAL_LOCALDRIVER_H
 
-#include "runtime/CollectiveDriver.h"
-#include "runtime/local/Group.h"
+#include "runtime/exec/CollectiveDriver.h"
+#include "runtime/local/Rendezvous.h"
 #include "runtime/local/Stream.h"
 
 #include "llvm/ADT/ArrayRef.h"

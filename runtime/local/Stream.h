@@ -10,7 +10,7 @@
 #ifndef COLLC_RUNTIME_LOCAL_STREAM_H
 #define COLLC_RUNTIME_LOCAL_STREAM_H
 
-#include "runtime/RuntimeError.h"
+#include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/FunctionExtras.h"
 #include "llvm/Support/Error.h"

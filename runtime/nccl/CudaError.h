@@ -10,7 +10,7 @@
 #ifndef COLLC_RUNTIME_NCCL_CUDAERROR_H
 #define COLLC_RUNTIME_NCCL_CUDAERROR_H
 
-#include "runtime/RuntimeError.h"
+#include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Twine.h"

@@ -2,7 +2,7 @@
 
 #include "runtime/nccl/NcclCommunicator.h"
 
-#include "runtime/DriverCommunicator.h"
+#include "runtime/seeds/DriverCommunicator.h"
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclDriver.h"
 

@@ -10,7 +10,7 @@
 #ifndef COLLC_RUNTIME_NCCL_NCCLCOMMUNICATOR_H
 #define COLLC_RUNTIME_NCCL_NCCLCOMMUNICATOR_H
 
-#include "runtime/Communicator.h"
+#include "runtime/seeds/Communicator.h"
 
 namespace collc::rt::nccl {
 

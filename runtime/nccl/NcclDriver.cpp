@@ -2,7 +2,7 @@
 
 #include "runtime/nccl/NcclDriver.h"
 
-#include "runtime/ElementConversion.h"
+#include "runtime/exec/ElementConversion.h"
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/UniqueIdExchange.h"
 

@@ -20,7 +20,7 @@
 #ifndef COLLC_RUNTIME_NCCL_NCCLDRIVER_H
 #define COLLC_RUNTIME_NCCL_NCCLDRIVER_H
 
-#include "runtime/CollectiveDriver.h"
+#include "runtime/exec/CollectiveDriver.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

@@ -2,7 +2,7 @@
 
 #include "runtime/nccl/NcclExecutor.h"
 
-#include "runtime/DigestHandshake.h"
+#include "runtime/exec/DigestHandshake.h"
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclDriver.h"
 #include "runtime/nccl/PackKernels.h"

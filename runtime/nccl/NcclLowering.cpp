@@ -2,7 +2,7 @@
 
 #include "runtime/nccl/NcclLowering.h"
 
-#include "runtime/RuntimeError.h"
+#include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -2,7 +2,7 @@
 
 #include "runtime/nccl/NcclServer.h"
 
-#include "runtime/ServerCore.h"
+#include "runtime/seeds/ServerCore.h"
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclDriver.h"
 

@@ -13,7 +13,7 @@
 #ifndef COLLC_RUNTIME_NCCL_NCCLSERVER_H
 #define COLLC_RUNTIME_NCCL_NCCLSERVER_H
 
-#include "runtime/ServerCommunication.h"
+#include "runtime/seeds/ServerCommunication.h"
 
 #include <chrono>
 #include <memory>

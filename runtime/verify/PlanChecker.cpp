@@ -2,8 +2,8 @@
 
 #include "runtime/verify/PlanChecker.h"
 
-#include "runtime/ElementConversion.h"
-#include "runtime/RuntimeError.h"
+#include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/RuntimeError.h"
 #include "runtime/verify/SyntheticData.h"
 
 #include "llvm/ADT/SmallVector.h"

@@ -2,7 +2,7 @@
 
 #include "runtime/verify/SyntheticData.h"
 
-#include "runtime/ElementConversion.h"
+#include "runtime/exec/ElementConversion.h"
 
 #include <algorithm>
 #include <cstring>

@@ -11,7 +11,7 @@
 #include "SyntheticProgram.h"
 
 #include "compiler/Compile.h"
-#include "compiler/support/BatchMalloc.h"
+#include "tools/collc/BatchMalloc.h"
 #include "ir/Parser.h"
 
 #include "llvm/Support/FileSystem.h"

@@ -16,7 +16,7 @@
 
 #include "tests/conformance/DriverHarness.h"
 
-#include "runtime/ElementConversion.h"
+#include "runtime/exec/ElementConversion.h"
 #include "runtime/verify/PlanChecker.h"
 
 #include "llvm/Support/FormatVariadic.h"

@@ -10,7 +10,7 @@
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclCommunicator.h"
 #include "runtime/nccl/NcclDriver.h"
-#include "runtime/ElementConversion.h"
+#include "runtime/exec/ElementConversion.h"
 #include "runtime/nccl/PackKernels.h"
 #include "runtime/nccl/UniqueIdExchange.h"
 #include "runtime/verify/PlanChecker.h"

@@ -7,7 +7,6 @@ import lit.formats
 config.name = "collc"
 # An external shell (bash), so tests can check exact exit codes with $?.
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".coll", ".test"]
 config.excludes = ["Inputs"]
 config.suffixes = [".coll", ".test"]
 config.test_source_root = os.path.dirname(__file__)

@@ -2,9 +2,9 @@
 
 #include "tests/runtime/RuntimeTestUtil.h"
 
-#include "runtime/Communicator.h"
-#include "runtime/DistributedSession.h"
-#include "runtime/ServerCommunication.h"
+#include "runtime/local/LocalCommunicator.h"
+#include "runtime/local/LocalSession.h"
+#include "runtime/local/LocalServer.h"
 
 #include "gtest/gtest.h"
 

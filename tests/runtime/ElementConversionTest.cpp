@@ -1,6 +1,6 @@
 //===- tests/runtime/ElementConversionTest.cpp - Narrow float rounding -----===//
 
-#include "runtime/ElementConversion.h"
+#include "runtime/exec/ElementConversion.h"
 
 #include "gtest/gtest.h"
 

@@ -4,7 +4,7 @@
 
 #include "compiler/Compile.h"
 #include "ir/Parser.h"
-#include "runtime/Executor.h"
+#include "runtime/local/LocalExecutor.h"
 #include "runtime/verify/PlanChecker.h"
 #include "runtime/verify/SyntheticData.h"
 

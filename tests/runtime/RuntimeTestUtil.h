@@ -2,7 +2,7 @@
 #ifndef COLLC_TESTS_RUNTIME_RUNTIMETESTUTIL_H
 #define COLLC_TESTS_RUNTIME_RUNTIMETESTUTIL_H
 
-#include "runtime/RuntimeError.h"
+#include "runtime/exec/RuntimeError.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -4,6 +4,8 @@
 
 #include "compiler/Compile.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
 using namespace collc;
 
 namespace {
@@ -128,4 +130,21 @@ TEST(PlanFile, RankSets) {
   llvm::Expected<plan::RankSet> Out = plan::RankSet::parse("9", 8);
   ASSERT_FALSE(bool(Out));
   llvm::consumeError(Out.takeError());
+}
+
+// A compiled plan carries its digest from the lowering on, and writing then
+// reading it gives back an equal plan: every example, every field.
+TEST(PlanFile, CompiledPlanEqualsItsReadBackOnEveryExample) {
+  for (const char *Name : {"gpt2_ddp", "llama2_7b_fsdp", "moe_alltoallv", "megatron_tp2_pp4"}) {
+    std::string Path = std::string(COLLC_EXAMPLES_DIR) + "/" + Name + ".coll";
+    auto Text = llvm::MemoryBuffer::getFile(Path);
+    ASSERT_TRUE(bool(Text)) << Path;
+    llvm::Expected<plan::Plan> P = compileProgramText((*Text)->getBuffer(), "", Path);
+    ASSERT_TRUE(bool(P)) << Name << ": " << llvm::toString(P.takeError());
+    EXPECT_EQ(P->Digest, plan::computeDigest(*P)) << Name;
+    EXPECT_FALSE(P->Digest.empty()) << Name;
+    llvm::Expected<plan::Plan> Back = plan::readPlan(plan::writePlan(*P), Path);
+    ASSERT_TRUE(bool(Back)) << Name << ": " << llvm::toString(Back.takeError());
+    EXPECT_TRUE(*Back == *P) << Name << ": the plan read back differs from the one written";
+  }
 }

@@ -1,0 +1,569 @@
+//===- runtime/exec/DriverExecutor.h - The executor over any host driver -*- C++ -*-===//
+//
+// Private to the runtime: the Executor written once over the driver
+// interface (plus streams, all_to_all_v, barrier, words and scaled
+// reductions), instantiated per backend. See runtime/exec/Executor.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_DRIVEREXECUTOR_H
+#define COLLC_RUNTIME_DRIVEREXECUTOR_H
+
+#include "runtime/exec/CollectiveDriver.h"
+#include "runtime/exec/DigestHandshake.h"
+#include "runtime/exec/Executor.h"
+
+#include "llvm/ADT/FunctionExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace collc::rt {
+
+namespace detail {
+
+struct AlignedBuffer {
+  char *Data = nullptr;
+  uint64_t Bytes = 0;
+  AlignedBuffer() = default;
+  AlignedBuffer(uint64_t Bytes, uint64_t Align) : Bytes(Bytes) {
+    uint64_t Rounded = (std::max<uint64_t>(Bytes, 1) + Align - 1) / Align * Align;
+    Data = static_cast<char *>(std::aligned_alloc(Align, Rounded));
+    if (Data)
+      std::memset(Data, 0, Rounded); // touch the pages now, not during a step
+  }
+  AlignedBuffer(AlignedBuffer &&O) noexcept : Data(O.Data), Bytes(O.Bytes) { O.Data = nullptr; }
+  AlignedBuffer &operator=(AlignedBuffer &&O) noexcept {
+    std::swap(Data, O.Data);
+    std::swap(Bytes, O.Bytes);
+    return *this;
+  }
+  ~AlignedBuffer() { std::free(Data); }
+};
+
+struct CopyOp {
+  char *Dst;
+  const char *Src;
+  uint64_t Bytes;
+};
+
+/// Wraps an error with where it happened, keeping its kind and peer.
+inline llvm::Error inContext(llvm::Error E, const llvm::Twine &Where) {
+  ErrorKind Kind = ErrorKind::Backend;
+  int64_t Peer = -1;
+  std::string Msg;
+  llvm::handleAllErrors(
+      std::move(E),
+      [&](const RuntimeError &R) {
+        Kind = R.kind();
+        Peer = R.peer();
+        Msg = R.text();
+      },
+      [&](const llvm::ErrorInfoBase &B) { Msg = B.message(); });
+  return makeError(Kind, Where + ": " + Msg, Peer);
+}
+
+inline double microsSince(std::chrono::steady_clock::time_point Origin) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - Origin)
+      .count();
+}
+
+} // namespace detail
+
+template <typename D> class DriverExecutor : public Executor {
+public:
+  DriverExecutor(const plan::Plan &P, int64_t Rank, ExecutorOptions Opts)
+      : P(P), Rank(Rank), Opts(std::move(Opts)), Stream(D::createStream("executor.comm")),
+        Origin(std::chrono::steady_clock::now()) {}
+
+  /// Joins the communicators and allocates the buffers.
+  llvm::Error init() {
+    if (Rank < 0 || Rank >= P.World)
+      return makeError(
+          ErrorKind::InvalidArgument,
+          llvm::formatv("rank {0} is not in 0..{1} of plan @{2}", Rank, P.World - 1, P.Program));
+    auto WorldComm = join(Opts.CommPrefix + "/#world", P.World, Rank);
+    if (!WorldComm)
+      return WorldComm.takeError();
+    World = *WorldComm;
+    for (size_t G = 0; G != P.Groups.size(); ++G) {
+      const plan::Group &Grp = P.Groups[G];
+      typename D::Communicator C{};
+      if (Grp.SubgroupOf[Rank] >= 0) {
+        auto J = join(
+            llvm::formatv("{0}/@{1}/{2}", Opts.CommPrefix, Grp.Name, Grp.SubgroupOf[Rank]).str(),
+            Grp.Subgroups[Grp.SubgroupOf[Rank]].size(), Grp.LocalRank[Rank]);
+        if (!J)
+          return J.takeError();
+        C = *J;
+      }
+      GroupComms.push_back(C);
+    }
+    uint64_t Align = std::max<uint64_t>(64, P.Alignment);
+    for (const plan::Buffer &B : P.Buffers)
+      Buffers.emplace_back(B.Bytes, Align);
+    Home.assign(P.Tensors.size(), nullptr);
+    Bound.assign(P.Tensors.size(), 0);
+    IsView.assign(P.Tensors.size(), 0);
+    for (size_t B = 0; B != P.Buffers.size(); ++B)
+      for (const plan::Slot &S : P.Buffers[B].Slots)
+        if (S.Mode == plan::SlotMode::View && P.Buffers[B].Segments == 1) {
+          Home[S.Tensor] = Buffers[B].Data + S.Offset;
+          IsView[S.Tensor] = 1;
+        }
+    for (size_t T = 0; T != P.Tensors.size(); ++T)
+      ByName[P.Tensors[T].Name] = T;
+    Touched.assign(P.Tensors.size(), 0);
+    for (const plan::Comm &C : P.Comms) {
+      if (!C.Ranks.contains(Rank))
+        continue;
+      for (uint32_t T : C.Inputs)
+        Touched[T] = 1;
+      for (uint32_t T : C.Outputs)
+        Touched[T] = 1;
+      if (C.Counts >= 0)
+        Touched[C.Counts] = 1;
+    }
+    return llvm::Error::success();
+  }
+
+  int64_t rank() const override { return Rank; }
+  const plan::Plan &plan() const override { return P; }
+
+  llvm::Error bind(llvm::StringRef Name, void *Data, uint64_t Bytes) override {
+    auto It = ByName.find(Name);
+    if (It == ByName.end())
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("plan @{0} has no tensor %{1}", P.Program, Name));
+    uint32_t T = It->second;
+    uint64_t Want = P.Tensors[T].Type.bytes();
+    if (Bytes != Want)
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("tensor %{0} is {1}, {2} bytes; the binding has {3} bytes",
+                                     Name, P.Tensors[T].Type.str(), Want, Bytes));
+    if (IsView[T])
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("tensor %{0} lives in a plan buffer (a zero-copy view): "
+                                     "write it through tensor(\"{0}\") instead of binding it",
+                                     Name));
+    if (!Data && Bytes)
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("tensor %{0} bound to null", Name));
+    Home[T] = static_cast<char *>(Data);
+    Bound[T] = 1;
+    Captured = false;
+    return llvm::Error::success();
+  }
+
+  llvm::Expected<llvm::MutableArrayRef<char>> tensor(llvm::StringRef Name) override {
+    auto It = ByName.find(Name);
+    if (It == ByName.end())
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("plan @{0} has no tensor %{1}", P.Program, Name));
+    uint32_t T = It->second;
+    if (!Home[T])
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("tensor %{0} is neither a view nor bound", Name));
+    return llvm::MutableArrayRef<char>(Home[T], P.Tensors[T].Type.bytes());
+  }
+
+  std::vector<std::string> unboundTensors() const override {
+    std::vector<std::string> Out;
+    for (size_t T = 0; T != P.Tensors.size(); ++T)
+      if (Touched[T] && !Home[T])
+        Out.push_back(P.Tensors[T].Name);
+    return Out;
+  }
+
+  std::vector<uint32_t> touchedTensors() const override {
+    std::vector<uint32_t> Out;
+    for (size_t T = 0; T != P.Tensors.size(); ++T)
+      if (Touched[T])
+        Out.push_back(T);
+    return Out;
+  }
+
+  llvm::Error capture() override {
+    std::vector<std::string> Missing = unboundTensors();
+    if (!Missing.empty()) {
+      std::string List;
+      for (size_t I = 0; I != Missing.size() && I < 8; ++I)
+        List += (I ? ", %" : "%") + Missing[I];
+      if (Missing.size() > 8)
+        List += llvm::formatv(" and {0} more", Missing.size() - 8).str();
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("rank {0} cannot capture plan @{1}: {2} tensor{3} not "
+                                     "bound: {4}",
+                                     Rank, P.Program, Missing.size(),
+                                     Missing.size() == 1 ? " is" : "s are", List));
+    }
+    if (Opts.DigestHandshake && !DigestChecked) {
+      if (llvm::Error E = checkDigests())
+        return E;
+      DigestChecked = true;
+    }
+    Instrs.clear();
+    Tickets.assign(P.Comms.size(), 0);
+    for (size_t S = 0; S != P.Steps.size(); ++S) {
+      const plan::Step &St = P.Steps[S];
+      if (!P.ranksOf(St).contains(Rank))
+        continue;
+      Instr I;
+      I.K = St.Kind;
+      I.Index = St.Index;
+      I.Step = S;
+      if (St.Kind == plan::StepKind::Launch) {
+        if (llvm::Error E = resolveLaunch(I))
+          return detail::inContext(std::move(E), where(I));
+      } else if (St.Kind == plan::StepKind::Wait) {
+        resolveUnpacks(I);
+      }
+      Instrs.push_back(std::move(I));
+    }
+    Captured = true;
+    return llvm::Error::success();
+  }
+
+  llvm::Error replay(ComputeCallback RunCompute) override {
+    if (!Captured)
+      return makeError(ErrorKind::InvalidArgument,
+                       "replay before capture (or after a new binding): call capture() first");
+    for (Instr &I : Instrs) {
+      double Start = Opts.Trace ? detail::microsSince(Origin) : 0;
+      switch (I.K) {
+      case plan::StepKind::Compute:
+        if (llvm::Error E = RunCompute(P.Computes[I.Index], I.Index))
+          return detail::inContext(std::move(E), where(I));
+        break;
+      case plan::StepKind::Launch:
+        for (const detail::CopyOp &C : I.Copies)
+          std::memcpy(C.Dst, C.Src, C.Bytes);
+        if (llvm::Error E = I.Issue())
+          return detail::inContext(std::move(E), where(I));
+        Tickets[I.Index] = D::record(D::streamOf(Stream));
+        // Async: progress while the model computes. (A blocking comm is
+        // waited for next, and the waiting thread runs it.)
+        if (P.Comms[I.Index].Async)
+          D::flush(D::streamOf(Stream));
+        break;
+      case plan::StepKind::Wait:
+        if (llvm::Error E = D::waitFor(D::streamOf(Stream), Tickets[I.Index]))
+          return detail::inContext(std::move(E), where(I));
+        for (const detail::CopyOp &C : I.Copies)
+          std::memcpy(C.Dst, C.Src, C.Bytes);
+        break;
+      }
+      if (Opts.Trace)
+        Events.push_back({eventName(I), category(I), Start, detail::microsSince(Origin) - Start});
+    }
+    return D::synchronize(D::streamOf(Stream));
+  }
+
+  llvm::Error health() const override { return D::health(World); }
+  const std::vector<TraceEvent> &trace() const override { return Events; }
+  void clearTrace() override { Events.clear(); }
+
+private:
+  struct Instr {
+    plan::StepKind K;
+    uint32_t Index;
+    size_t Step;
+    std::vector<detail::CopyOp> Copies; ///< packs before a launch, unpacks after a wait
+    llvm::unique_function<llvm::Error()> Issue;
+  };
+
+  llvm::Expected<typename D::Communicator> join(const std::string &Name, size_t Size, size_t R) {
+    auto Id = D::groupId({Name});
+    if (!Id)
+      return Id.takeError();
+    auto C = D::join(*Id, Size, R);
+    if (C)
+      D::setTimeout(*C, Opts.Timeout);
+    return C;
+  }
+
+  std::string where(const Instr &I) const {
+    if (I.K == plan::StepKind::Compute)
+      return llvm::formatv("rank {0}, step {1} (compute @{2})", Rank, I.Step,
+                           P.Computes[I.Index].Name);
+    const plan::Comm &C = P.Comms[I.Index];
+    std::string G = C.Group >= 0 ? " in @" + P.Groups[C.Group].Name : "";
+    return llvm::formatv("rank {0}, step {1} ({2} comm #{3} {4}{5})", Rank, I.Step,
+                         stepKindName(I.K), I.Index, commKindName(C.Kind), G);
+  }
+  std::string eventName(const Instr &I) const {
+    if (I.K == plan::StepKind::Compute)
+      return "@" + P.Computes[I.Index].Name;
+    return llvm::formatv("{0} #{1} {2}", stepKindName(I.K), I.Index,
+                         commKindName(P.Comms[I.Index].Kind));
+  }
+  static const char *category(const Instr &I) {
+    switch (I.K) {
+    case plan::StepKind::Compute:
+      return "compute";
+    case plan::StepKind::Launch:
+      return "launch";
+    case plan::StepKind::Wait:
+      return "wait";
+    }
+    return "";
+  }
+
+  llvm::Error checkDigests() {
+    std::array<uint32_t, 2> Words = digestWords(P);
+    auto All = D::allGatherWords(World, Words);
+    if (!All)
+      return All.takeError();
+    return compareDigests(P, Rank, *All);
+  }
+
+  typename D::Resource res(char *Data, uint64_t Bytes) const { return D::resource(Data, Bytes); }
+
+  /// The copies into a bucket buffer before a launch.
+  void addPacks(Instr &I, int32_t BufIndex) {
+    if (BufIndex < 0)
+      return;
+    const plan::Buffer &B = P.Buffers[BufIndex];
+    uint64_t Segment = B.Bytes / B.Segments;
+    for (const plan::Slot &S : B.Slots) {
+      if (S.Mode != plan::SlotMode::Pack)
+        continue;
+      uint64_t Chunk = S.Bytes / B.Segments;
+      for (int64_t Sg = 0; Sg != B.Segments; ++Sg)
+        I.Copies.push_back(
+            {Buffers[BufIndex].Data + Sg * Segment + S.Offset, Home[S.Tensor] + Sg * Chunk, Chunk});
+    }
+  }
+
+  void resolveUnpacks(Instr &I) {
+    const plan::Comm &C = P.Comms[I.Index];
+    if (C.OutBuffer < 0)
+      return;
+    const plan::Buffer &B = P.Buffers[C.OutBuffer];
+    uint64_t Segment = B.Bytes / B.Segments;
+    for (const plan::Slot &S : B.Slots) {
+      if (S.Mode != plan::SlotMode::Unpack)
+        continue;
+      uint64_t Chunk = S.Bytes / B.Segments;
+      for (int64_t Sg = 0; Sg != B.Segments; ++Sg)
+        I.Copies.push_back({Home[S.Tensor] + Sg * Chunk,
+                            Buffers[C.OutBuffer].Data + Sg * Segment + S.Offset, Chunk});
+    }
+  }
+
+  uint64_t elems(uint32_t T) const { return uint64_t(P.Tensors[T].Type.numElements()); }
+  uint64_t bytes(uint32_t T) const { return uint64_t(P.Tensors[T].Type.bytes()); }
+
+  llvm::Error resolveLaunch(Instr &I) {
+    const plan::Comm &C = P.Comms[I.Index];
+    addPacks(I, C.InBuffer);
+    typename D::Communicator Comm = C.Group >= 0 ? GroupComms[C.Group] : World;
+    auto S = D::streamOf(Stream);
+    unsigned ES = elemTypeBytes(C.Elem);
+    int64_t N = P.groupSize(C, Rank);
+    bool Fused = C.InBuffer >= 0;
+    char *InBuf = Fused ? Buffers[C.InBuffer].Data : nullptr;
+    char *OutBuf = C.OutBuffer >= 0 ? Buffers[C.OutBuffer].Data : nullptr;
+    uint64_t InBytes = Fused ? P.Buffers[C.InBuffer].Bytes : 0;
+    uint64_t OutBytes = C.OutBuffer >= 0 ? P.Buffers[C.OutBuffer].Bytes : 0;
+    // The collective's input and output: its bucket buffers when fused,
+    // else its one tensor each (none for a barrier).
+    auto Operand = [&](char *Buf, uint64_t BufBytes, const std::vector<uint32_t> &Ts) {
+      if (Fused)
+        return res(Buf, BufBytes);
+      return Ts.empty() ? res(nullptr, 0) : res(Home[Ts[0]], bytes(Ts[0]));
+    };
+    typename D::Resource Src = Operand(InBuf, InBytes, C.Inputs);
+    typename D::Resource Dst = Operand(OutBuf, OutBytes, C.Outputs);
+    ElemType T = C.Elem;
+    ReduceOp Op = C.Reduce;
+    double Scale = C.Scale;
+    switch (C.Kind) {
+    case plan::CommKind::AllReduce: {
+      Elements<typename D::DataType> E{T, Src.Bytes / ES};
+      I.Issue = [=] { return D::allReduceScaled(Comm, Src, Dst, E, Op, Scale, S); };
+      return llvm::Error::success();
+    }
+    case plan::CommKind::ReduceScatter: {
+      Elements<typename D::DataType> E{T, Dst.Bytes / ES};
+      I.Issue = [=] { return D::reduceScatterScaled(Comm, Src, Dst, E, Op, Scale, S); };
+      return llvm::Error::success();
+    }
+    case plan::CommKind::AllGather: {
+      Elements<typename D::DataType> E{T, Src.Bytes / ES};
+      I.Issue = [=] { return D::allGather(Comm, Src, Dst, E, S); };
+      return llvm::Error::success();
+    }
+    case plan::CommKind::AllToAll: {
+      Elements<typename D::DataType> E{T, Src.Bytes / ES / N};
+      I.Issue = [=] { return D::allToAll(Comm, Src, Dst, E, size_t(N), S); };
+      return llvm::Error::success();
+    }
+    case plan::CommKind::Broadcast: {
+      size_t Root = size_t(C.Peers[Rank]);
+      bool IsRoot = Root == size_t(P.Groups[C.Group].LocalRank[Rank]);
+      Elements<typename D::DataType> E{T, Src.Bytes / ES};
+      I.Issue = [=] { return D::broadcast(Comm, IsRoot ? &Src : nullptr, Dst, E, Root, S); };
+      return llvm::Error::success();
+    }
+    case plan::CommKind::Send:
+    case plan::CommKind::Recv: {
+      int64_t Peer = C.Peers[Rank];
+      if (C.Group >= 0)
+        Peer = P.Groups[C.Group].LocalRank[Peer];
+      bool IsSend = C.Kind == plan::CommKind::Send;
+      uint32_t Tensor = IsSend ? C.Inputs[0] : C.Outputs[0];
+      typename D::Resource R = res(Home[Tensor], bytes(Tensor));
+      Elements<typename D::DataType> E{T, elems(Tensor)};
+      if (IsSend)
+        I.Issue = [=] { return D::send(Comm, R, E, size_t(Peer), S); };
+      else
+        I.Issue = [=] { return D::recv(Comm, R, E, size_t(Peer), S); };
+      return llvm::Error::success();
+    }
+    case plan::CommKind::Barrier:
+      I.Issue = [=] { return D::barrier(Comm, S); };
+      return llvm::Error::success();
+    case plan::CommKind::AllToAllV:
+      return resolveAllToAllV(I, Comm, N);
+    }
+    return llvm::Error::success();
+  }
+
+  /// all_to_all_v moves rows of dimension 0. Static split sizes are known
+  /// now; runtime ones are read from the counts tensor at launch and shared
+  /// with every rank (all_gather), so that every rank checks every
+  /// receiver's capacity and they refuse together.
+  llvm::Error resolveAllToAllV(Instr &I, typename D::Communicator Comm, int64_t N) {
+    const plan::Comm &C = P.Comms[I.Index];
+    auto S = D::streamOf(Stream);
+    int64_t Local = P.Groups[C.Group].LocalRank[Rank];
+    struct Part {
+      typename D::Resource Src, Dst;
+      uint64_t RowElems;
+    };
+    std::vector<Part> Parts;
+    int64_t InRows = P.Tensors[C.Inputs[0]].Type.Shape[0];
+    int64_t OutRows = P.Tensors[C.Outputs[0]].Type.Shape[0];
+    for (size_t K = 0; K != C.Inputs.size(); ++K) {
+      uint32_t In = C.Inputs[K], Out = C.Outputs[K];
+      Parts.push_back({res(Home[In], bytes(In)), res(Home[Out], bytes(Out)),
+                       elems(In) / std::max<uint64_t>(1, uint64_t(InRows))});
+    }
+    ElemType T = C.Elem;
+    uint32_t Index = I.Index;
+    if (C.Counts < 0) {
+      std::vector<uint64_t> SendRows, RecvRows;
+      for (int64_t J = 0; J != N; ++J) {
+        SendRows.push_back(uint64_t(C.Splits[Local * N + J]));
+        RecvRows.push_back(uint64_t(C.Splits[J * N + Local]));
+      }
+      I.Issue = [=] { return issueParts(Comm, Parts, T, SendRows, RecvRows, S); };
+      return llvm::Error::success();
+    }
+    const plan::Tensor &CountsT = P.Tensors[C.Counts];
+    char *CountsData = Home[C.Counts];
+    auto Matrix = std::make_shared<std::vector<uint32_t>>();
+    I.Issue = [=]() -> llvm::Error {
+      std::vector<uint32_t> Mine;
+      for (int64_t J = 0; J != N; ++J) {
+        int64_t V = readInt(CountsT.Type.Elem, CountsData, J);
+        if (V < 0 || V > InRows)
+          return makeError(ErrorKind::InvalidArgument,
+                           llvm::formatv("all_to_all_v comm #{0}: rank {1} would send {2} rows "
+                                         "to rank {3} (the input has {4})",
+                                         Index, Local, V, J, InRows));
+        Mine.push_back(uint32_t(V));
+      }
+      // Everyone's split sizes: a collective of the group, on this thread.
+      if (llvm::Error E = D::synchronize(S))
+        return E;
+      auto All = D::allGatherWords(Comm, Mine);
+      if (!All)
+        return All.takeError();
+      std::vector<uint64_t> SendRows(N), RecvRows(N);
+      for (int64_t From = 0; From != N; ++From) {
+        uint64_t Sent = 0, Received = 0;
+        for (int64_t To = 0; To != N; ++To) {
+          Sent += (*All)[From * N + To];
+          Received += (*All)[To * N + From];
+        }
+        if (Sent > uint64_t(InRows) || Received > uint64_t(OutRows))
+          return makeError(ErrorKind::InvalidArgument,
+                           llvm::formatv("all_to_all_v comm #{0}: rank {1} of the group {2} {3} "
+                                         "rows, more than its {4} of {5}",
+                                         Index, From,
+                                         Sent > uint64_t(InRows) ? "sends" : "receives",
+                                         Sent > uint64_t(InRows) ? Sent : Received,
+                                         Sent > uint64_t(InRows) ? "input" : "capacity",
+                                         Sent > uint64_t(InRows) ? InRows : OutRows),
+                           From);
+      }
+      for (int64_t J = 0; J != N; ++J) {
+        SendRows[J] = (*All)[Local * N + J];
+        RecvRows[J] = (*All)[J * N + Local];
+      }
+      return issueParts(Comm, Parts, T, SendRows, RecvRows, S);
+    };
+    return llvm::Error::success();
+  }
+
+  template <typename PartT>
+  static llvm::Error issueParts(const typename D::Communicator &Comm,
+                                const std::vector<PartT> &Parts, ElemType T,
+                                const std::vector<uint64_t> &SendRows,
+                                const std::vector<uint64_t> &RecvRows, typename D::CommStream S) {
+    for (const PartT &Pt : Parts) {
+      std::vector<uint64_t> Send, Recv;
+      for (uint64_t X : SendRows)
+        Send.push_back(X * Pt.RowElems);
+      for (uint64_t X : RecvRows)
+        Recv.push_back(X * Pt.RowElems);
+      if (llvm::Error E = D::allToAllV(Comm, Pt.Src, Pt.Dst, T, Send, Recv, S))
+        return E;
+    }
+    return llvm::Error::success();
+  }
+
+  static int64_t readInt(ElemType T, const char *Data, int64_t I) {
+    switch (T) {
+    case ElemType::I8:
+      return reinterpret_cast<const int8_t *>(Data)[I];
+    case ElemType::U8:
+      return reinterpret_cast<const uint8_t *>(Data)[I];
+    case ElemType::I32:
+      return reinterpret_cast<const int32_t *>(Data)[I];
+    case ElemType::U32:
+      return reinterpret_cast<const uint32_t *>(Data)[I];
+    case ElemType::I64:
+      return reinterpret_cast<const int64_t *>(Data)[I];
+    case ElemType::U64:
+      return int64_t(reinterpret_cast<const uint64_t *>(Data)[I]);
+    default:
+      return -1; // the verifier allows integer counts only
+    }
+  }
+
+  const plan::Plan &P;
+  int64_t Rank;
+  ExecutorOptions Opts;
+  typename D::Communicator World{};
+  std::vector<typename D::Communicator> GroupComms;
+  typename D::StreamOwner Stream;
+  std::vector<detail::AlignedBuffer> Buffers;
+  std::vector<char *> Home;
+  std::vector<uint8_t> Bound, IsView, Touched;
+  llvm::StringMap<uint32_t> ByName;
+  std::vector<Instr> Instrs;
+  std::vector<uint64_t> Tickets;
+  bool Captured = false;
+  bool DigestChecked = false;
+  std::chrono::steady_clock::time_point Origin;
+  std::vector<TraceEvent> Events;
+};
+
+} // namespace collc::rt
+
+#endif

@@ -1,0 +1,53 @@
+//===- runtime/exec/RuntimeError.h - Errors of communication ----------*- C++ -*-===//
+//
+// The third kind of error (after located user errors and internal asserts):
+// something went wrong while communicating. It says what kind, and names the
+// peer or device when one is to blame, so a hang or a crash on one rank
+// reads as "rank 3 did not arrive at all_reduce #57 within 2000 ms" on the
+// others.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_RUNTIMEERROR_H
+#define COLLC_RUNTIME_RUNTIMEERROR_H
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace collc::rt {
+
+enum class ErrorKind {
+  InvalidArgument, ///< refused before anything was enqueued; nothing changed
+  Unsupported,     ///< the backend cannot do this (a type, an op)
+  Mismatch,        ///< ranks issued different collectives (size, type, op)
+  Timeout,         ///< a peer did not arrive in time
+  PeerLost,        ///< a peer is known to be gone
+  Broken,          ///< the communicator failed earlier and refuses further work
+  Backend,         ///< the library underneath failed (NCCL, CUDA, Gloo)
+};
+llvm::StringRef errorKindName(ErrorKind K);
+
+class RuntimeError : public llvm::ErrorInfo<RuntimeError> {
+public:
+  static char ID;
+  RuntimeError(ErrorKind Kind, std::string Message, int64_t Peer = -1)
+      : Kind(Kind), Message(std::move(Message)), Peer(Peer) {}
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+
+  ErrorKind kind() const { return Kind; }
+  /// The rank to blame, or -1.
+  int64_t peer() const { return Peer; }
+  const std::string &text() const { return Message; }
+
+private:
+  ErrorKind Kind;
+  std::string Message;
+  int64_t Peer;
+};
+
+llvm::Error makeError(ErrorKind Kind, const llvm::Twine &Message, int64_t Peer = -1);
+
+} // namespace collc::rt
+
+#endif

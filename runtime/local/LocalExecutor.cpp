@@ -1,0 +1,20 @@
+//===- runtime/local/LocalExecutor.cpp - The executor on the local backend -===//
+
+#include "runtime/local/LocalExecutor.h"
+
+#include "runtime/exec/DriverExecutor.h"
+#include "runtime/local/LocalDriver.h"
+
+using namespace llvm;
+
+namespace collc::rt {
+
+Expected<std::unique_ptr<Executor>> createLocalExecutor(const plan::Plan &Plan, int64_t Rank,
+                                                        ExecutorOptions Opts) {
+  auto E = std::make_unique<DriverExecutor<local::LocalDriver>>(Plan, Rank, std::move(Opts));
+  if (Error Err = E->init())
+    return Err;
+  return std::unique_ptr<Executor>(std::move(E));
+}
+
+} // namespace collc::rt

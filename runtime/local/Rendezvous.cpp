@@ -1,0 +1,359 @@
+//===- runtime/local/Rendezvous.cpp - Rendezvous of threads ---------------------===//
+
+#include "runtime/local/Rendezvous.h"
+
+#include "runtime/local/Kernels.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include <sched.h>
+
+using namespace llvm;
+
+namespace collc::rt::local {
+
+StringRef opCodeName(OpCode C) {
+  switch (C) {
+  case OpCode::AllReduce:
+    return "all_reduce";
+  case OpCode::AllGather:
+    return "all_gather";
+  case OpCode::ReduceScatter:
+    return "reduce_scatter";
+  case OpCode::Broadcast:
+    return "broadcast";
+  case OpCode::AllToAll:
+    return "all_to_all";
+  case OpCode::AllToAllV:
+    return "all_to_all_v";
+  case OpCode::Barrier:
+    return "barrier";
+  case OpCode::Words:
+    return "all_gather_words";
+  }
+  llvm_unreachable("bad op code");
+}
+
+static void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+static std::string rankList(const std::vector<int> &Ranks) {
+  std::string S = Ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t I = 0; I != Ranks.size() && I < 8; ++I)
+    S += (I ? ", " : "") + std::to_string(Ranks[I]);
+  if (Ranks.size() > 8)
+    S += ", ...";
+  return S;
+}
+
+/// CPUs this process may run on.
+static int usableCpus() {
+  cpu_set_t Allowed;
+  if (sched_getaffinity(0, sizeof(Allowed), &Allowed) == 0)
+    return CPU_COUNT(&Allowed);
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+Group::Group(std::string N, int S)
+    : Name(std::move(N)), Size(S), Oversubscribed(S > usableCpus()), Slots(new Slot[S]),
+      Channels(new Channel[size_t(S) * S]) {}
+
+Error Group::claim(int Rank) {
+  std::lock_guard<std::mutex> L(M);
+  if (Slots[Rank].Claimed)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("rank {0} of group '{1}' joined twice", Rank, Name));
+  Slots[Rank].Claimed = true;
+  return Error::success();
+}
+
+void Group::wake() {
+  if (Sleepers.load(std::memory_order_seq_cst) > 0) {
+    std::lock_guard<std::mutex> L(M);
+    CV.notify_all();
+  }
+}
+
+Error Group::brokenError(bool InFlight) const {
+  std::lock_guard<std::mutex> L(M);
+  // A wait the failure interrupted reports the cause's kind ("rank 2 timed
+  // out"); later operations are refused as Broken. Both blame the cause's
+  // peer and quote it.
+  return makeError(InFlight ? BrokenKind : ErrorKind::Broken,
+                   "group '" + Name + "' is broken: " + BrokenWhy, BrokenPeer);
+}
+
+void Group::fail(Error Why) {
+  ErrorKind Kind = ErrorKind::Broken;
+  int64_t Peer = -1;
+  std::string Msg;
+  handleAllErrors(
+      std::move(Why),
+      [&](const RuntimeError &R) {
+        Kind = R.kind();
+        Peer = R.peer();
+        Msg = R.text();
+      },
+      [&](const ErrorInfoBase &B) { Msg = B.message(); });
+  {
+    std::lock_guard<std::mutex> L(M);
+    if (!Broken.load(std::memory_order_relaxed)) {
+      BrokenWhy = Msg;
+      BrokenKind = Kind;
+      BrokenPeer = Peer;
+      Broken.store(true, std::memory_order_seq_cst);
+    }
+    CV.notify_all();
+  }
+}
+
+void Group::markDead(int Rank, const std::string &Why) {
+  Slots[Rank].Dead.store(true, std::memory_order_seq_cst);
+  fail(makeError(ErrorKind::PeerLost, formatv("rank {0} is gone: {1}", Rank, Why), Rank));
+}
+
+Error Group::health(int Rank) const {
+  if (broken())
+    return brokenError();
+  for (int R = 0; R != Size; ++R)
+    if (R != Rank && Slots[R].Dead.load(std::memory_order_acquire))
+      return makeError(ErrorKind::PeerLost, formatv("rank {0} of group '{1}' is gone", R, Name), R);
+  return Error::success();
+}
+
+Error Group::waitUntil(function_ref<bool()> Ready, function_ref<std::vector<int>()> Missing,
+                       const WaitPolicy &W, function_ref<std::string()> What) {
+  if (Ready())
+    return Error::success();
+  auto Start = std::chrono::steady_clock::now();
+  auto SpinEnd = Start + (Oversubscribed ? std::min(W.Spin, W.OversubscribedSpin) : W.Spin);
+  auto YieldEnd = Start + W.YieldSpin;
+  // Spin: a peer usually arrives within a microsecond or two, far less than
+  // a sleep and a wake-up cost. Then keep polling but yield the core, so a
+  // peer that shares it (more ranks than cores) can run. Only then sleep:
+  // two ranks that each sleep until the other wakes them would otherwise
+  // fall into a convoy of wake-ups, one per operation.
+  for (unsigned I = 1;; ++I) {
+    if (Ready())
+      return Error::success();
+    if ((I & 255) == 0) {
+      if (broken())
+        return brokenError(/*InFlight=*/true);
+      auto Now = std::chrono::steady_clock::now();
+      if (Now >= YieldEnd)
+        break;
+      if (Now >= SpinEnd) {
+        std::this_thread::yield();
+        continue;
+      }
+    }
+    cpuRelax();
+  }
+  auto Deadline = Start + W.Timeout;
+  Sleepers.fetch_add(1, std::memory_order_seq_cst);
+  std::unique_lock<std::mutex> L(M);
+  while (!Ready()) {
+    if (Broken.load(std::memory_order_acquire)) {
+      L.unlock();
+      Sleepers.fetch_sub(1, std::memory_order_seq_cst);
+      return brokenError(/*InFlight=*/true);
+    }
+    auto Now = std::chrono::steady_clock::now();
+    if (Now >= Deadline) {
+      L.unlock();
+      Sleepers.fetch_sub(1, std::memory_order_seq_cst);
+      std::vector<int> Late = Missing();
+      int64_t Blame = Late.empty() ? -1 : Late.front();
+      Error E = makeError(ErrorKind::Timeout,
+                          formatv("{0} of group '{1}' did not arrive at {2} within {3} ms",
+                                  rankList(Late), Name, What(), W.Timeout.count()),
+                          Blame);
+      // Everyone else waiting on this group learns the same cause.
+      std::string Msg = toString(std::move(E));
+      fail(makeError(ErrorKind::Timeout, Msg, Blame));
+      return makeError(ErrorKind::Timeout, Msg, Blame);
+    }
+    // Wake up now and then: a dead peer does not notify.
+    CV.wait_until(L, std::min(Deadline, Now + std::chrono::milliseconds(20)));
+  }
+  L.unlock();
+  Sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  return Error::success();
+}
+
+void Group::publish(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
+                    bool Wake) {
+  Slot &S = Slots[Rank];
+  S.P[Seq & 1] = P;
+  // Every arrival fills both the post and the mailbox, so a peer that took
+  // the other path (their sizes differ) still sees this rank arrive and
+  // reports the mismatch instead of timing out.
+  Mailbox &B = S.Box[Seq & 1];
+  B.Code = uint8_t(P.Code);
+  B.Elem = uint8_t(P.Elem);
+  B.Op = uint8_t(P.Op);
+  B.Root = int32_t(P.Root);
+  B.Count = P.Count;
+  B.Scale = P.Scale;
+  if (Bytes)
+    std::memcpy(B.Data, Data, Bytes);
+  B.Seq.store(Seq, std::memory_order_release);
+  S.Arrived.store(Seq, std::memory_order_release);
+  if (Wake)
+    fenceAndWake();
+}
+
+void Group::fenceAndWake() {
+  // One full fence orders the flags before wake() reads the sleeper count (a
+  // sleeper increments it, also a full barrier, before re-checking them).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  wake();
+}
+
+Error Group::arrive(int Rank, uint64_t Seq, const Post &P, const WaitPolicy &W) {
+  if (broken())
+    return brokenError();
+  publish(Rank, Seq, P, nullptr, 0, /*Wake=*/true);
+  auto Missing = [&] {
+    std::vector<int> Late;
+    for (int R = 0; R != Size; ++R)
+      if (Slots[R].Arrived.load(std::memory_order_acquire) < Seq)
+        Late.push_back(R);
+    return Late;
+  };
+  auto Ready = [&] {
+    for (int R = 0; R != Size; ++R)
+      if (Slots[R].Arrived.load(std::memory_order_acquire) < Seq)
+        return false;
+    return true;
+  };
+  return waitUntil(Ready, Missing, W,
+                   [&] { return formatv("{0} #{1}", opCodeName(P.Code), Seq).str(); });
+}
+
+Error Group::arriveTiny(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
+                        const WaitPolicy &W) {
+  if (broken())
+    return brokenError();
+  // No fence and wake-up before waiting: the fence would stall until the
+  // peers' copies of our mailbox line are invalidated, which is the whole
+  // latency of this path. Sleepers are woken after the wait instead: a
+  // sleeper waits for us, so our wait ends as soon as the others arrive,
+  // and the last rank to arrive always sees everyone at once.
+  publish(Rank, Seq, P, Data, Bytes, /*Wake=*/false);
+  // The mailbox line carries the flag, the header and the data together.
+  auto Ready = [&] {
+    for (int R = 0; R != Size; ++R)
+      if (Slots[R].Box[Seq & 1].Seq.load(std::memory_order_acquire) < Seq)
+        return false;
+    return true;
+  };
+  auto Missing = [&] {
+    std::vector<int> Late;
+    for (int R = 0; R != Size; ++R)
+      if (Slots[R].Box[Seq & 1].Seq.load(std::memory_order_acquire) < Seq)
+        Late.push_back(R);
+    return Late;
+  };
+  Error E = waitUntil(Ready, Missing, W,
+                      [&] { return formatv("{0} #{1}", opCodeName(P.Code), Seq).str(); });
+  fenceAndWake();
+  return E;
+}
+
+int Group::firstMailboxMismatch(uint64_t Seq) const {
+  const Mailbox &A = Slots[0].Box[Seq & 1];
+  for (int R = 1; R != Size; ++R) {
+    const Mailbox &B = Slots[R].Box[Seq & 1];
+    if (A.Code != B.Code || A.Elem != B.Elem || A.Op != B.Op || A.Root != B.Root ||
+        A.Count != B.Count || A.Scale != B.Scale)
+      return R;
+  }
+  return -1;
+}
+
+Error Group::complete(int Rank, uint64_t Seq, const WaitPolicy &W) {
+  storeFence(); // streaming stores land before anyone reads them
+  Slots[Rank].Done.store(Seq, std::memory_order_seq_cst);
+  wake();
+  auto Missing = [&] {
+    std::vector<int> Late;
+    for (int R = 0; R != Size; ++R)
+      if (Slots[R].Done.load(std::memory_order_acquire) < Seq)
+        Late.push_back(R);
+    return Late;
+  };
+  auto Ready = [&] {
+    for (int R = 0; R != Size; ++R)
+      if (Slots[R].Done.load(std::memory_order_acquire) < Seq)
+        return false;
+    return true;
+  };
+  return waitUntil(Ready, Missing, W, [&] {
+    return formatv("the end of {0} #{1}", opCodeName(post(Rank, Seq).Code), Seq).str();
+  });
+}
+
+Error Group::send(int From, int To, const char *Data, uint64_t Bytes, ElemType T,
+                  const WaitPolicy &W) {
+  if (broken())
+    return brokenError();
+  Channel &C = Channels[size_t(From) * Size + To];
+  uint64_t Seq = ++C.SendSeq;
+  C.Data = Data;
+  C.Bytes = Bytes;
+  C.Elem = T;
+  C.Posted.store(Seq, std::memory_order_seq_cst);
+  wake();
+  if (Error E = waitUntil([&] { return C.Taken.load(std::memory_order_acquire) >= Seq; },
+                          [&] { return std::vector<int>{To}; }, W,
+                          [&] { return formatv("recv #{0} from rank {1}", Seq, From).str(); }))
+    return E;
+  if (C.Mismatch.load(std::memory_order_acquire))
+    return makeError(ErrorKind::Mismatch,
+                     formatv("rank {0} sent {1} bytes of {2} to rank {3}, which expected {4} "
+                             "bytes of {5}",
+                             From, Bytes, elemTypeName(T), To, C.WantedBytes,
+                             elemTypeName(C.WantedElem)),
+                     To);
+  return Error::success();
+}
+
+Error Group::recv(int To, int From, char *Data, uint64_t Bytes, ElemType T, const WaitPolicy &W) {
+  if (broken())
+    return brokenError();
+  Channel &C = Channels[size_t(From) * Size + To];
+  uint64_t Seq = ++C.RecvSeq;
+  if (Error E = waitUntil([&] { return C.Posted.load(std::memory_order_acquire) >= Seq; },
+                          [&] { return std::vector<int>{From}; }, W,
+                          [&] { return formatv("send #{0} to rank {1}", Seq, To).str(); }))
+    return E;
+  if (C.Bytes != Bytes || C.Elem != T) {
+    Error E = makeError(ErrorKind::Mismatch,
+                        formatv("rank {0} expected {1} bytes of {2} from rank {3}, which sent "
+                                "{4} bytes of {5}",
+                                To, Bytes, elemTypeName(T), From, C.Bytes, elemTypeName(C.Elem)),
+                        From);
+    C.WantedBytes = Bytes;
+    C.WantedElem = T;
+    C.Mismatch.store(true, std::memory_order_release);
+    C.Taken.store(Seq, std::memory_order_seq_cst);
+    wake();
+    return E;
+  }
+  if (Bytes)
+    std::memcpy(Data, C.Data, Bytes);
+  C.Mismatch.store(false, std::memory_order_release);
+  C.Taken.store(Seq, std::memory_order_seq_cst);
+  wake();
+  return Error::success();
+}
+
+} // namespace collc::rt::local

@@ -1,0 +1,149 @@
+//===- runtime/seeds/ServerCore.h - seed 001's logic over any driver ---*- C++ -*-===//
+//
+// What every ServerCommunication backend shares: groups named by their
+// sorted device lists and joined on first use (a device's rank is its place
+// in that list), the comm_init group for point-to-point, and the argument
+// checks. The backend supplies the comm stream of each call and what
+// happens around it (the local server kicks its stream; the NCCL server
+// fences the caller's CUDA stream).
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_SERVERCORE_H
+#define COLLC_RUNTIME_SERVERCORE_H
+
+#include "runtime/exec/CollectiveDriver.h"
+#include "runtime/seeds/ServerCommunication.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace collc::rt {
+
+/// Whether \p Desc describes row-contiguous elements.
+llvm::Error checkContiguous(const CopyDescriptor &Desc);
+
+template <typename D> class ServerCore {
+public:
+  using Comm = typename D::Communicator;
+  using CommStream = typename D::CommStream;
+
+  explicit ServerCore(DeviceId Device) : Device(Device) {}
+
+  llvm::Error commInit(llvm::ArrayRef<DeviceId> Devices) {
+    if (Devices.empty())
+      return makeError(ErrorKind::InvalidArgument, "comm_init needs at least one device");
+    llvm::Expected<Comm> C = group(Devices);
+    if (!C)
+      return C.takeError();
+    InitDevices.assign(Devices.begin(), Devices.end());
+    return llvm::Error::success();
+  }
+
+  llvm::Error allReduce(Binding Src, Binding Dst, ElemType T, ReduceOp Op,
+                        llvm::ArrayRef<DeviceId> Devices, CommStream S) {
+    llvm::Expected<Comm> C = group(Devices);
+    if (!C)
+      return C.takeError();
+    auto E = D::elements(T, Src.Bytes);
+    if (!E)
+      return E.takeError();
+    return D::allReduce(*C, D::resource(Src.Data, Src.Bytes), D::resource(Dst.Data, Dst.Bytes),
+                        *E, Op, S);
+  }
+
+  llvm::Error send(const CopyDescriptor &Desc, ElemType T, DeviceId Dst, CommStream S) {
+    if (llvm::Error E = checkContiguous(Desc))
+      return E;
+    llvm::Expected<Comm> C = initGroup();
+    if (!C)
+      return C.takeError();
+    llvm::Expected<size_t> Peer = rankOf(Dst);
+    if (!Peer)
+      return Peer.takeError();
+    auto E = D::elements(T, Desc.Memory.Bytes);
+    if (!E)
+      return E.takeError();
+    return D::send(*C, D::resource(Desc.Memory.Data, Desc.Memory.Bytes), *E, *Peer, S);
+  }
+
+  llvm::Error recv(Handle H, ElemType T, DeviceId Src, CommStream S) {
+    llvm::Expected<Comm> C = initGroup();
+    if (!C)
+      return C.takeError();
+    llvm::Expected<size_t> Peer = rankOf(Src);
+    if (!Peer)
+      return Peer.takeError();
+    auto E = D::elements(T, H.Bytes);
+    if (!E)
+      return E.takeError();
+    return D::recv(*C, D::resource(H.Data, H.Bytes), *E, *Peer, S);
+  }
+
+  /// The group of \p Devices (this server's among them), joined on first use.
+  llvm::Expected<Comm> group(llvm::ArrayRef<DeviceId> Devices) {
+    std::vector<DeviceId> Sorted(Devices.begin(), Devices.end());
+    llvm::sort(Sorted);
+    if (std::adjacent_find(Sorted.begin(), Sorted.end()) != Sorted.end())
+      return makeError(ErrorKind::InvalidArgument, "a device is listed twice");
+    auto Me = llvm::find(Sorted, Device);
+    if (Me == Sorted.end())
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("device {0} is not among the devices it communicates with",
+                                     Device));
+    auto It = Groups.find(Sorted);
+    if (It != Groups.end())
+      return It->second;
+    std::string Name = "server:";
+    for (DeviceId Dv : Sorted)
+      Name += std::to_string(Dv) + ",";
+    auto Id = D::groupId({Name});
+    if (!Id)
+      return Id.takeError();
+    llvm::Expected<Comm> C = D::join(*Id, Sorted.size(), size_t(Me - Sorted.begin()));
+    if (!C)
+      return C.takeError();
+    Groups[Sorted] = *C;
+    return *C;
+  }
+
+  /// The comm_init group, for point-to-point.
+  llvm::Expected<Comm> initGroup() {
+    if (InitDevices.empty())
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("device {0} sends or receives before comm_init", Device));
+    return group(InitDevices);
+  }
+
+  /// The rank of \p Peer in the comm_init group.
+  llvm::Expected<size_t> rankOf(DeviceId Peer) const {
+    std::vector<DeviceId> Sorted = InitDevices;
+    llvm::sort(Sorted);
+    auto It = llvm::find(Sorted, Peer);
+    if (It == Sorted.end())
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("device {0} is not in the comm_init group", Peer));
+    return size_t(It - Sorted.begin());
+  }
+
+  DeviceId device() const { return Device; }
+  std::vector<Comm> groups() const {
+    std::vector<Comm> Out;
+    for (const auto &[Key, C] : Groups)
+      Out.push_back(C);
+    return Out;
+  }
+
+private:
+  DeviceId Device;
+  std::map<std::vector<DeviceId>, Comm> Groups;
+  std::vector<DeviceId> InitDevices;
+};
+
+} // namespace collc::rt
+
+#endif

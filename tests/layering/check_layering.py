@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Keeps collc's layers: a file may include only from its own folder's layer
+and the layers below it (docs/architecture.md has the picture).
+
+  check_layering.py ROOT              checks the tree at ROOT
+  check_layering.py --self-test ROOT  plants a violation in a copy of the
+                                      library folders and expects the check
+                                      to name it
+
+Each row of LAYERS is a folder and what its files may include: whole
+folders, or single files where a layer may see only part of one below it
+(the plan and the runtime see the IR's types, not its programs). A file
+belongs to the longest folder that contains it; an include of a project file
+outside every listed folder is itself an error, so a new folder must be
+placed in the table before it is used.
+"""
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+# Bottom to top. Order matters only for reading.
+LAYERS = [
+    ("ir", []),
+    ("passes/analysis", ["ir"]),
+    ("passes", ["ir", "passes/analysis"]),
+    ("compiler/plan", ["ir/Types.h"]),
+    ("compiler", ["ir", "passes", "passes/analysis", "compiler/plan"]),
+    ("runtime/exec", ["ir/Types.h", "compiler/plan"]),
+    ("runtime/verify", ["ir/Types.h", "compiler/plan", "runtime/exec"]),
+    ("runtime/seeds", ["ir/Types.h", "runtime/exec"]),
+    ("runtime/local", ["ir/Types.h", "compiler/plan", "runtime/exec", "runtime/seeds"]),
+    ("runtime/nccl", ["ir/Types.h", "compiler/plan", "runtime/exec", "runtime/seeds"]),
+    ("tools", ["ir", "passes", "passes/analysis", "compiler", "compiler/plan", "runtime/exec",
+               "runtime/verify", "runtime/seeds", "runtime/local", "runtime/nccl"]),
+]
+LIBRARY_ROOTS = ["ir", "passes", "compiler", "runtime", "tools"]
+SOURCE = re.compile(r"\.(h|cpp|cu|def)$")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def layer_of(path):
+    best = None
+    for folder, _ in LAYERS:
+        if path == folder or path.startswith(folder + "/"):
+            if best is None or len(folder) > len(best):
+                best = folder
+    return best
+
+
+def allowed(includer_layer, target):
+    if layer_of(target) == includer_layer:
+        return True
+    for entry in dict(LAYERS)[includer_layer]:
+        if target == entry or (layer_of(target) == entry and not entry.endswith((".h", ".def"))):
+            return True
+    return False
+
+
+def check(root):
+    errors = []
+    for top in LIBRARY_ROOTS:
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not SOURCE.search(name):
+                    continue
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, root)
+                mine = layer_of(rel)
+                with open(full, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                for m in INCLUDE.finditer(text):
+                    target = m.group(1)
+                    if target.split("/")[0] not in LIBRARY_ROOTS:
+                        continue  # a file of its own folder by bare name, or a system header
+                    line = text.count("\n", 0, m.start()) + 1
+                    if mine is None:
+                        errors.append(f"{rel}:{line}: {rel} is in no layer of check_layering.py")
+                    elif layer_of(target) is None:
+                        errors.append(f"{rel}:{line}: includes {target}, which is in no layer")
+                    elif not allowed(mine, target):
+                        errors.append(
+                            f"{rel}:{line}: layer {mine} includes {target} (layer "
+                            f"{layer_of(target)}); {mine} may include only "
+                            f"{', '.join(dict(LAYERS)[mine]) or 'itself'}")
+    return sorted(errors)
+
+
+def self_test(root):
+    with tempfile.TemporaryDirectory() as tmp:
+        for top in LIBRARY_ROOTS:
+            shutil.copytree(os.path.join(root, top), os.path.join(tmp, top))
+        if check(tmp):
+            print("self-test: the copy already has violations", file=sys.stderr)
+            return 1
+        planted = os.path.join(tmp, "ir", "Planted.h")
+        with open(planted, "w") as f:
+            f.write('#include "ir/Types.h"\n#include "runtime/exec/Executor.h"\n')
+        errors = check(tmp)
+        want = "ir/Planted.h:2: layer ir includes runtime/exec/Executor.h"
+        if len(errors) != 1 or not errors[0].startswith(want):
+            print(f"self-test: expected one error starting with {want!r}, got {errors}",
+                  file=sys.stderr)
+            return 1
+        print(f"self-test: the planted violation is caught: {errors[0]}")
+    return 0
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "--self-test":
+        return self_test(argv[2])
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    errors = check(argv[1])
+    for e in errors:
+        print(e, file=sys.stderr)
+    if errors:
+        print(f"{len(errors)} layering violation(s)", file=sys.stderr)
+        return 1
+    print("layering: every include respects the layers")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

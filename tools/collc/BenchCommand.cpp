@@ -1,0 +1,258 @@
+//===- tools/collc/BenchCommand.cpp - collc bench ----------------------===//
+//
+// collc bench [--json] [--ranks N]: an nccl-tests style table (op, backend,
+// ranks, bytes, time_us, algbw, busbw) of the local backend's all_reduce from
+// 8 B to 64 MiB and, measured in the same run, Open MPI's MPI_Allreduce and
+// the machine's memory-copy limit; then plan replays (1000 small all_reduces
+// fused by the compiler against issued one by one). Every figure is meant to
+// be read as a ratio to its neighbours, not as an absolute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "ToolSupport.h"
+
+#include "compiler/Compile.h"
+#include "passes/analysis/CostModel.h"
+#include "tools/collc/JSONWriter.h"
+#include "tools/collc/bench/LocalBench.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
+
+#include <map>
+#include <thread>
+
+using namespace llvm;
+
+namespace collc::tool {
+
+static cl::SubCommand Cmd("bench", "Benchmark the local backend against Open MPI and memcpy");
+static cl::opt<bool> Json("json", cl::desc("Print JSON instead of a table"), cl::sub(Cmd));
+static cl::opt<int> Ranks("ranks", cl::desc("Ranks (threads; processes for MPI)"), cl::init(2),
+                          cl::sub(Cmd));
+static cl::opt<std::string> MaxBytes("max-bytes", cl::desc("Largest message"), cl::init("64MiB"),
+                                     cl::sub(Cmd));
+static cl::opt<double> Budget("time-per-size", cl::desc("Seconds measured per size"),
+                              cl::init(0.05), cl::sub(Cmd));
+static cl::opt<bool> SkipMpi("skip-mpi", cl::desc("Do not run Open MPI"), cl::sub(Cmd));
+static cl::opt<unsigned> ReplayOps("replay-ops", cl::desc("All_reduces in the replay comparison"),
+                                   cl::init(1000), cl::sub(Cmd));
+
+cl::SubCommand &benchCommand() { return Cmd; }
+
+namespace {
+
+struct Row {
+  std::string Op, Backend;
+  int Ranks;
+  uint64_t Bytes;
+  double TimeUs;
+  double algbw() const { return TimeUs > 0 ? double(Bytes) / TimeUs / 1e3 : 0; }
+  double busbw() const {
+    return algbw() * std::max(1.0, busBandwidthFactor(OpKind::AllReduce, Ranks));
+  }
+};
+
+/// Runs the Open MPI comparison under mpirun; rows, or why it was skipped.
+Expected<std::vector<Row>> runMpi(const char *Argv0, uint64_t Max) {
+  std::string Self = sys::fs::getMainExecutable(Argv0, reinterpret_cast<void *>(&runMpi));
+  SmallString<256> Bench(sys::path::parent_path(Self));
+  sys::path::append(Bench, "collc-mpi-allreduce");
+  if (!sys::fs::exists(Bench))
+    return createStringError(inconvertibleErrorCode(),
+                             "collc was built without Open MPI (apt-get install libopenmpi-dev "
+                             "openmpi-bin, then rebuild)");
+  ErrorOr<std::string> Mpirun = sys::findProgramByName("mpirun");
+  if (!Mpirun)
+    return createStringError(inconvertibleErrorCode(),
+                             "mpirun is not installed (apt-get install openmpi-bin)");
+  SmallString<128> Out;
+  if (std::error_code EC = sys::fs::createTemporaryFile("collc-mpi", "txt", Out))
+    return createStringError(EC, "cannot create a temporary file");
+  std::string MaxArg = std::to_string(Max), BudgetArg = std::to_string(Budget.getValue());
+  std::string Np = std::to_string(Ranks.getValue());
+  // One core per rank, as the local rows pin their threads; with more ranks
+  // than cores neither side pins.
+  StringRef Binding = unsigned(Ranks) <= std::thread::hardware_concurrency() ? "core" : "none";
+  SmallVector<StringRef, 16> Args = {
+      *Mpirun, "-np",  Np,       "--allow-run-as-root", "--oversubscribe", "--bind-to", Binding,
+      Bench,   MaxArg, BudgetArg};
+  Optional<StringRef> Redirects[] = {StringRef(""), StringRef(Out), StringRef(Out)};
+  std::string Err;
+  int Rc = sys::ExecuteAndWait(*Mpirun, Args, None, Redirects, /*SecondsToWait=*/600, 0, &Err);
+  auto Text = MemoryBuffer::getFile(Out);
+  sys::fs::remove(Out);
+  if (Rc != 0 || !Text)
+    return createStringError(inconvertibleErrorCode(), "mpirun failed (exit %d%s%s): %s", Rc,
+                             Err.empty() ? "" : ", ", Err.c_str(),
+                             Text ? (*Text)->getBuffer().take_back(400).str().c_str() : "");
+  std::vector<Row> Rows;
+  SmallVector<StringRef, 0> Lines;
+  (*Text)->getBuffer().split(Lines, '\n');
+  for (StringRef L : Lines) {
+    auto [B, T] = L.trim().split(' ');
+    uint64_t Bytes;
+    double Us;
+    if (B.getAsInteger(10, Bytes) || T.getAsDouble(Us))
+      continue;
+    Rows.push_back({"all_reduce", "mpi", Ranks, Bytes, Us});
+  }
+  if (Rows.empty())
+    return createStringError(inconvertibleErrorCode(), "mpirun printed no measurements");
+  return Rows;
+}
+
+} // namespace
+
+extern const char *CollcArgv0;
+
+int run_benchCommand() {
+  Expected<uint64_t> Max = parseByteSize(MaxBytes);
+  if (!Max) {
+    WithColor::error(errs(), "collc bench")
+        << "--max-bytes '" << MaxBytes << "': " << toString(Max.takeError()) << '\n';
+    return ExitUsage;
+  }
+  if (*Max < 8 || Ranks < 1 || Budget <= 0 || ReplayOps < 1) {
+    WithColor::error(errs(), "collc bench")
+        << formatv("expected --max-bytes >= 8 (got {0}), --ranks >= 1 (got {1}), "
+                   "--time-per-size > 0 (got {2}) and --replay-ops >= 1 (got {3})\n",
+                   *Max, int(Ranks), double(Budget), unsigned(ReplayOps));
+    return ExitUsage;
+  }
+  std::vector<Row> Rows;
+  std::map<uint64_t, double> Local, Mpi, Limit;
+  for (uint64_t B = 8; B <= *Max; B *= 2) {
+    Expected<double> T = rt::timeLocalAllReduce(Ranks, B, Budget);
+    if (!T)
+      return reportError("bench", T.takeError());
+    Rows.push_back({"all_reduce", "local", Ranks, B, *T});
+    Local[B] = *T;
+  }
+  std::string MpiNote;
+  if (SkipMpi) {
+    MpiNote = "skipped: --skip-mpi";
+  } else if (Expected<std::vector<Row>> M = runMpi(CollcArgv0, *Max)) {
+    for (const Row &R : *M) {
+      Rows.push_back(R);
+      Mpi[R.Bytes] = R.TimeUs;
+    }
+    MpiNote = "Open MPI MPI_Allreduce, one process per rank";
+  } else {
+    MpiNote = "skipped: " + toString(M.takeError());
+  }
+  for (uint64_t B = 8; B <= *Max; B *= 2) {
+    double T = rt::timeParallelMemcpy(Ranks, B, Budget);
+    Rows.push_back({"memcpy", "limit", Ranks, B, T});
+    Limit[B] = T;
+  }
+
+  // Replays: fused by the compiler, and one by one (each blocking).
+  std::string Program = tinyAllReducesProgram(ReplayOps, Ranks);
+  double FusedUs = 0, EagerUs = 0;
+  uint64_t ReplayBytes = uint64_t(ReplayOps) * 4096;
+  {
+    Expected<plan::Plan> Fused =
+        compileProgramText(Program, "verify,order,fuse{max-bytes=1GiB,max-count=100000},order,schedule,"
+                             "plan-memory");
+    Expected<plan::Plan> Eager = compileProgramText(Program, "verify");
+    if (!Fused)
+      return reportError("bench", Fused.takeError());
+    if (!Eager)
+      return reportError("bench", Eager.takeError());
+    Expected<double> F = rt::timePlanReplay(*Fused, 100);
+    if (!F)
+      return reportError("bench", F.takeError());
+    Expected<double> E = rt::timePlanReplay(*Eager, 15);
+    if (!E)
+      return reportError("bench", E.takeError());
+    FusedUs = *F;
+    EagerUs = *E;
+    Rows.push_back({"replay-fused", "local", Ranks, ReplayBytes, FusedUs});
+    Rows.push_back({"replay-one-by-one", "local", Ranks, ReplayBytes, EagerUs});
+  }
+
+  auto At = [](const std::map<uint64_t, double> &M, uint64_t B) {
+    auto It = M.find(B);
+    return It == M.end() ? 0.0 : It->second;
+  };
+  auto Bus = [&](double Us, uint64_t B) {
+    return Us > 0 ? Row{"", "", Ranks, B, Us}.busbw() : 0.0;
+  };
+  uint64_t MiB16 = 16ull << 20, MiB64 = 64ull << 20;
+
+  if (Json) {
+    JSONWriter J(outs(), 2);
+    J.objectBegin();
+    J.attribute("ranks", Ranks.getValue());
+    J.attribute("mpi", MpiNote);
+    J.attributeArray("rows", [&] {
+      for (const Row &R : Rows)
+        J.object([&] {
+          J.attribute("op", R.Op);
+          J.attribute("backend", R.Backend);
+          J.attribute("ranks", R.Ranks);
+          J.attribute("bytes", int64_t(R.Bytes));
+          J.attribute("time_us", R.TimeUs);
+          J.attribute("algbw", R.algbw());
+          J.attribute("busbw", R.busbw());
+        });
+    });
+    J.attributeObject("summary", [&] {
+      J.attribute("latency_8B_local_us", At(Local, 8));
+      J.attribute("latency_8B_mpi_us", At(Mpi, 8));
+      J.attribute("busbw_16MiB_local_over_mpi",
+                  At(Mpi, MiB16) > 0 ? At(Mpi, MiB16) / At(Local, MiB16) : 0.0);
+      J.attribute("busbw_64MiB_local_over_mpi",
+                  At(Mpi, MiB64) > 0 ? At(Mpi, MiB64) / At(Local, MiB64) : 0.0);
+      J.attribute("fraction_of_memcpy_limit_64MiB",
+                  At(Local, MiB64) > 0 ? At(Limit, MiB64) / At(Local, MiB64) : 0.0);
+      J.attribute("replay_fused_us", FusedUs);
+      J.attribute("replay_one_by_one_us", EagerUs);
+      J.attribute("replay_speedup", FusedUs > 0 ? EagerUs / FusedUs : 0.0);
+    });
+    J.objectEnd();
+    outs() << '\n';
+    return ExitOk;
+  }
+
+  outs() << formatv("# collc bench: all_reduce f32 sum, out of place, {0} ranks; each call "
+                    "issued and waited for\n",
+                    Ranks.getValue());
+  outs() << "# local: collc's local backend (ranks are threads); mpi: " << MpiNote << "\n";
+  outs() << "# memcpy/limit: every rank copying its message at once, the least time an "
+            "all_reduce can take\n";
+  outs() << formatv("{0,18} {1,7} {2,5} {3,12} {4,12} {5,11} {6,11}\n", "op", "backend", "ranks",
+                    "bytes", "time_us", "algbw_GB/s", "busbw_GB/s");
+  for (const Row &R : Rows)
+    outs() << formatv("{0,18} {1,7} {2,5} {3,12} {4,12:f2} {5,11:f3} {6,11:f3}\n", R.Op, R.Backend,
+                      R.Ranks, R.Bytes, R.TimeUs, R.algbw(), R.busbw());
+  outs() << "# summary\n";
+  if (!Mpi.empty()) {
+    outs() << formatv("#   8 B latency: local {0:f3} us, mpi {1:f3} us (local/mpi {2:f2})\n",
+                      At(Local, 8), At(Mpi, 8), At(Mpi, 8) > 0 ? At(Local, 8) / At(Mpi, 8) : 0);
+    for (uint64_t B : {MiB16, MiB64})
+      if (At(Local, B) > 0 && At(Mpi, B) > 0)
+        outs() << formatv("#   {0} MiB busbw: local {1:f2} GB/s, mpi {2:f2} GB/s ({3:f2}x)\n",
+                          B >> 20, Bus(At(Local, B), B), Bus(At(Mpi, B), B),
+                          At(Mpi, B) / At(Local, B));
+  } else {
+    outs() << "#   mpi " << MpiNote << "\n";
+  }
+  if (At(Local, MiB64) > 0)
+    outs() << formatv("#   64 MiB: local takes {0:f2} ms; {1} threads copying 64 MiB each take "
+                      "{2:f2} ms: {3:f0}% of the memory-copy limit\n",
+                      At(Local, MiB64) / 1e3, Ranks.getValue(), At(Limit, MiB64) / 1e3,
+                      100.0 * At(Limit, MiB64) / At(Local, MiB64));
+  outs() << formatv("#   replay of {0} all_reduces of 4 KiB: fused by the compiler {1:f1} "
+                    "us/step, issued one by one {2:f1} us/step ({3:f1}x faster fused)\n",
+                    ReplayOps.getValue(), FusedUs, EagerUs, FusedUs > 0 ? EagerUs / FusedUs : 0);
+  return ExitOk;
+}
+
+} // namespace collc::tool

@@ -1,0 +1,120 @@
+//===- tools/collc/CompileCommand.cpp - collc compile ------------------===//
+//
+// collc compile FILE -o PLAN [--world N] [--passes ...] [--bucket ddp|fixed:25MiB|auto|none]
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "ToolSupport.h"
+
+#include "compiler/Compile.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+
+namespace collc::tool {
+
+static cl::SubCommand Cmd("compile", "Compile a program to a plan");
+static CommonInputFlags Flags(Cmd);
+static PassFlags Instrument(Cmd);
+static cl::opt<std::string> Output("o", cl::desc("The plan file (default: stdout)"),
+                                   cl::value_desc("plan"), cl::init("-"), cl::sub(Cmd));
+static cl::opt<int64_t> World("world",
+                              cl::desc("Compile for this world size instead of the declared one"),
+                              cl::init(0), cl::sub(Cmd));
+static cl::opt<std::string> Pipeline("passes",
+                                     cl::desc("The pass pipeline (default: the standard one, see "
+                                              "docs/passes.md)"),
+                                     cl::value_desc("pipeline"), cl::sub(Cmd));
+static cl::opt<std::string> Bucket("bucket",
+                                   cl::desc("Bucket policy: ddp (default), fixed:<bytes>, auto or "
+                                            "none"),
+                                   cl::init("ddp"), cl::sub(Cmd));
+static cl::opt<std::string> Align("align", cl::desc("Alignment of tensors in buffers"),
+                                  cl::init("256"), cl::sub(Cmd));
+static cl::opt<bool> NoViews("no-views",
+                             cl::desc("Pack every input instead of letting the model allocate "
+                                      "inside buffers"),
+                             cl::sub(Cmd));
+
+cl::SubCommand &compileCommand() { return Cmd; }
+
+int run_compileCommand() {
+  CompileOptions Opts;
+  Opts.PM = Instrument.get();
+  // The unchanged-IR check prints the IR around every pass; tests run it
+  // through `collc opt`, and --verify-each turns it on here.
+  Opts.PM.CheckUnchanged = Opts.PM.VerifyEach;
+  // The layout options belong to the pipeline's plan-memory pass, the one
+  // place the IR and the plan take them from.
+  bool LayoutFlags = Align.getNumOccurrences() || NoViews.getNumOccurrences();
+  if (!Pipeline.empty() && (Bucket.getNumOccurrences() || LayoutFlags)) {
+    WithColor::error(errs(), "collc compile")
+        << "--passes cannot be combined with "
+        << (Bucket.getNumOccurrences() ? "--bucket: put the bucket pass in the pipeline"
+                                       : "--align or --no-views: give them to the pipeline's "
+                                         "plan-memory{align=N,views=false}")
+        << '\n';
+    return ExitUsage;
+  }
+  Expected<std::string> BucketPass = bucketPassFor(Bucket);
+  if (!BucketPass) {
+    WithColor::error(errs(), "collc compile") << toString(BucketPass.takeError()) << '\n';
+    return ExitUsage;
+  }
+  Expected<uint64_t> AlignBytes = parseByteSize(Align);
+  if (!AlignBytes || *AlignBytes == 0 || (*AlignBytes & (*AlignBytes - 1))) {
+    if (!AlignBytes)
+      consumeError(AlignBytes.takeError());
+    WithColor::error(errs(), "collc compile")
+        << "--align=" << Align << ": expected a power of two\n";
+    return ExitUsage;
+  }
+  std::string PlanMemoryPass = "plan-memory";
+  if (LayoutFlags)
+    PlanMemoryPass += "{align=" + std::to_string(*AlignBytes) +
+                      ",views=" + (NoViews ? "false" : "true") + "}";
+  Opts.Pipeline =
+      Pipeline.empty() ? defaultPipeline(*BucketPass, PlanMemoryPass) : std::string(Pipeline);
+  if (Error E = PassManager().addPipeline(Opts.Pipeline)) {
+    WithColor::error(errs(), "collc compile") << toString(std::move(E)) << '\n';
+    return ExitUsage;
+  }
+  if (World < 0 || World > MaxWorldSize) {
+    WithColor::error(errs(), "collc compile")
+        << "--world=" << World << " is not in 1.." << MaxWorldSize << '\n';
+    return ExitUsage;
+  }
+  if (Bucket.getNumOccurrences())
+    Opts.Notes.push_back("bucket: " + Bucket);
+
+  InputOptions In = Flags.get();
+  In.Parse.WorldSize = World;
+  std::error_code EC;
+  ToolOutputFile Out(Output, EC, sys::fs::OF_Text);
+  if (EC) {
+    WithColor::error(errs(), "collc compile")
+        << "cannot write '" << Output << "': " << EC.message() << '\n';
+    return ExitUserError;
+  }
+  int Exit = forEachProgram(In, [&](Program &P, DiagnosticEngine &Diags) -> Error {
+    Expected<plan::Plan> Plan = compileProgram(P, Opts, Diags, errs());
+    if (!Plan)
+      return Plan.takeError();
+    if (In.VerifyDiagnostics)
+      return Error::success();
+    std::string Digest = writePlan(*Plan, Out.os());
+    if (Instrument.Stats)
+      errs() << "compiled @" << P.name() << ": " << Plan->Comms.size() << " comms, "
+             << Plan->Steps.size() << " steps, " << Digest << '\n';
+    return Error::success();
+  });
+  if (Exit == ExitOk)
+    Out.keep();
+  return Exit;
+}
+
+} // namespace collc::tool

@@ -1,0 +1,96 @@
+//===- tools/collc/DumpCommand.cpp - collc dump ------------------------===//
+//
+// collc dump PLAN --format text|json|dot|trace|nccl [--explain] [--rank R]
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "ToolSupport.h"
+
+#include "tools/collc/dump/Dump.h"
+#include "runtime/nccl/NcclLowering.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+
+namespace collc::tool {
+
+namespace {
+enum class Format { Text, JSON, Dot, Trace, Nccl };
+}
+
+static cl::SubCommand Cmd("dump", "Show a plan as text, JSON, Graphviz or a simulated trace");
+static cl::opt<std::string> Input(cl::Positional, cl::desc("<plan, or a .coll program>"),
+                                  cl::Required, cl::sub(Cmd));
+static cl::opt<Format> Fmt("format", cl::desc("What to print"),
+                           cl::values(clEnumValN(Format::Text, "text", "a readable summary"),
+                                      clEnumValN(Format::JSON, "json", "JSON with `buckets`"),
+                                      clEnumValN(Format::Dot, "dot", "a Graphviz graph"),
+                                      clEnumValN(Format::Trace, "trace",
+                                                 "a Chrome/Perfetto trace of the simulated step"),
+                                      clEnumValN(Format::Nccl, "nccl",
+                                                 "the CUDA/NCCL calls one rank issues (--rank)")),
+                           cl::init(Format::Text), cl::sub(Cmd));
+static cl::opt<bool> Explain("explain", cl::desc("Include why each pass decided what it did"),
+                             cl::sub(Cmd));
+static cl::opt<std::string> Link("link", cl::desc("Link class for the trace (see collc simulate)"),
+                                 cl::init("h100-nvlink"), cl::sub(Cmd));
+static cl::opt<std::string> Output("o", cl::desc("Output file (default: stdout)"), cl::init("-"),
+                                   cl::sub(Cmd));
+static cl::opt<std::string> Bucket("bucket", cl::desc("Bucket policy when compiling a program"),
+                                   cl::init("ddp"), cl::sub(Cmd));
+
+static cl::opt<int64_t> Rank("rank", cl::desc("The rank whose calls --format nccl lists"),
+                             cl::init(0), cl::sub(Cmd));
+
+cl::SubCommand &dumpCommand() { return Cmd; }
+
+int run_dumpCommand() {
+  DumpOptions Opts;
+  Opts.Explain = Explain;
+  Expected<LinkClass> L = findLinkClass(Link);
+  if (!L) {
+    WithColor::error(errs(), "collc dump") << toString(L.takeError()) << '\n';
+    return ExitUsage;
+  }
+  Opts.Link = *L;
+  Expected<plan::Plan> P = loadOrCompilePlan(Input, Bucket);
+  if (!P)
+    return reportError("dump", P.takeError());
+  std::error_code EC;
+  ToolOutputFile Out(Output, EC, sys::fs::OF_Text);
+  if (EC) {
+    WithColor::error(errs(), "collc dump")
+        << "cannot write '" << Output << "': " << EC.message() << '\n';
+    return ExitUserError;
+  }
+  switch (Fmt) {
+  case Format::Text:
+    dumpText(*P, Opts, Out.os());
+    break;
+  case Format::JSON:
+    dumpJSON(*P, Opts, Out.os());
+    break;
+  case Format::Dot:
+    dumpDot(*P, Opts, Out.os());
+    break;
+  case Format::Trace:
+    if (Error E = dumpTrace(*P, Opts, Out.os()))
+      return reportError("dump", std::move(E));
+    break;
+  case Format::Nccl: {
+    Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(*P, Rank);
+    if (!L)
+      return reportError("dump", L.takeError());
+    rt::nccl::printLowering(*P, *L, Out.os());
+    break;
+  }
+  }
+  Out.keep();
+  return ExitOk;
+}
+
+} // namespace collc::tool

@@ -1,0 +1,291 @@
+//===- tools/collc/RunCommand.cpp - collc run --------------------------===//
+//
+// collc run FILE|PLAN [--ranks N] [--steps S] [--trace OUT]
+//
+// Compiles if given a program, then runs the plan on the local backend with
+// one thread per rank: each compute step writes deterministic synthetic data
+// into the tensors it produces, the executor replays the plan, and after the
+// last step every rank's communicated results are compared with an
+// independently computed reference. Prints the time and bandwidth of each
+// step, and can write the measured events as a Chrome trace.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "ToolSupport.h"
+
+#include "compiler/Compile.h"
+#include "tools/collc/Shrink.h"
+#include "tools/collc/JSONWriter.h"
+#include "runtime/local/LocalExecutor.h"
+#include "runtime/verify/PlanChecker.h"
+#include "runtime/verify/SyntheticData.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/WithColor.h"
+
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace collc::tool {
+
+static cl::SubCommand Cmd("run", "Run a program or plan on the local backend and verify it");
+static cl::opt<std::string> Input(cl::Positional, cl::desc("<program or plan>"), cl::Required,
+                                  cl::sub(Cmd));
+static cl::opt<int64_t> Ranks("ranks",
+                              cl::desc("Ranks to run (default: the program's world); a program "
+                                       "is compiled for this world"),
+                              cl::init(0), cl::sub(Cmd));
+static cl::opt<unsigned> Steps("steps", cl::desc("Steps to replay"), cl::init(3), cl::sub(Cmd));
+static cl::opt<std::string> TraceOut("trace",
+                                     cl::desc("Write the measured events of the last step as a "
+                                              "Chrome trace"),
+                                     cl::value_desc("file"), cl::sub(Cmd));
+static cl::opt<std::string> Shrink("shrink",
+                                   cl::desc("Divide tensor dimensions by this factor to fit in "
+                                            "memory: auto (default) or a number (1: real sizes)"),
+                                   cl::init("auto"), cl::sub(Cmd));
+static cl::opt<std::string> Budget("memory-budget",
+                                   cl::desc("Memory the run may use with --shrink auto "
+                                            "(default: 8GiB or a third of RAM, the smaller)"),
+                                   cl::sub(Cmd));
+static cl::opt<std::string> Bucket("bucket", cl::desc("Bucket policy when compiling a program"),
+                                   cl::init("ddp"), cl::sub(Cmd));
+static cl::opt<unsigned> TimeoutMs("timeout-ms",
+                                   cl::desc("Per-operation timeout of the local backend"),
+                                   cl::init(120000), cl::sub(Cmd));
+
+cl::SubCommand &runCommand() { return Cmd; }
+
+namespace {
+
+uint64_t defaultBudget() {
+  long Pages = sysconf(_SC_PHYS_PAGES), PageSize = sysconf(_SC_PAGE_SIZE);
+  uint64_t Third = Pages > 0 && PageSize > 0 ? uint64_t(Pages) * uint64_t(PageSize) / 3 : 0;
+  uint64_t Cap = 8ull << 30;
+  return Third ? std::min(Third, Cap) : Cap;
+}
+
+/// Compiles the program, shrunk to fit in memory when asked to.
+Expected<plan::Plan> compileForRun(StringRef Path, raw_ostream &Log) {
+  ParseOptions PO;
+  PO.WorldSize = Ranks;
+  Expected<ParsedProgram> P = parseProgramFile(Path, PO);
+  if (!P)
+    return P.takeError();
+  Program &Prog = *P->Prog;
+  // The executor and the checker each hold about one copy per rank.
+  uint64_t Limit = defaultBudget();
+  if (!Budget.empty()) {
+    Expected<uint64_t> B = parseByteSize(Budget);
+    if (!B)
+      return B.takeError();
+    Limit = *B;
+  }
+  int64_t Factor = 1;
+  if (Shrink == "auto") {
+    while (Factor < (1 << 20) &&
+           3 * communicatedBytesPerRank(Prog, Factor) * uint64_t(Prog.worldSize()) > Limit)
+      Factor *= 2;
+  } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1) {
+    return createStringError(inconvertibleErrorCode(),
+                             "--shrink=%s: expected auto or a positive number", Shrink.c_str());
+  }
+  if (Factor > 1) {
+    if (Error E = shrinkProgram(Prog, Factor))
+      return E;
+    Log << formatv("shrunk tensor dimensions by {0}x to fit in {1} MiB ({2} MiB per rank "
+                   "instead of {3}); --shrink 1 runs the real sizes\n",
+                   Factor, Limit >> 20, communicatedBytesPerRank(Prog) >> 20,
+                   communicatedBytesPerRank(*parseProgramFile(Path, PO)->Prog) >> 20);
+  }
+  DiagnosticEngine Diags(P->Source.get());
+  return compileWithBucketPolicy(Prog, Diags, Bucket);
+}
+
+struct RankResult {
+  std::vector<double> StepUs;
+  std::string Error;
+  uint64_t BytesMoved = 0;
+};
+
+/// The last step's measured events of every rank as a Chrome trace: compute
+/// on thread 0, the comm stream's launches and waits on thread 1, times
+/// from the step's first event.
+void writeTrace(StringRef Path, const plan::Plan &P,
+                const std::vector<std::unique_ptr<rt::Executor>> &Execs, double StepUs) {
+  std::error_code EC;
+  raw_fd_ostream OS(Path, EC);
+  if (EC) {
+    WithColor::error(errs(), "collc run")
+        << "cannot write '" << Path << "': " << EC.message() << '\n';
+    return;
+  }
+  JSONWriter J(OS, 1);
+  J.objectBegin();
+  J.attribute("displayTimeUnit", "ms");
+  J.attributeObject("otherData", [&] {
+    J.attribute("program", P.Program);
+    J.attribute("digest", P.Digest);
+    J.attribute("backend", "local");
+    J.attribute("step_us", StepUs);
+  });
+  double Origin = std::numeric_limits<double>::max();
+  for (const auto &X : Execs)
+    for (const rt::TraceEvent &E : X->trace())
+      Origin = std::min(Origin, E.StartUs);
+  J.attributeArray("traceEvents", [&] {
+    for (size_t R = 0; R != Execs.size(); ++R) {
+      J.object([&] {
+        J.attribute("ph", "M");
+        J.attribute("name", "process_name");
+        J.attribute("pid", int64_t(R));
+        J.attributeObject("args", [&] { J.attribute("name", "rank " + std::to_string(R)); });
+      });
+      for (const rt::TraceEvent &E : Execs[R]->trace())
+        J.object([&] {
+          J.attribute("ph", "X");
+          J.attribute("name", E.Name);
+          J.attribute("cat", E.Category);
+          J.attribute("pid", int64_t(R));
+          J.attribute("tid", StringRef(E.Category) == "compute" ? 0 : 1);
+          J.attribute("ts", E.StartUs - Origin);
+          J.attribute("dur", E.DurUs);
+        });
+    }
+  });
+  J.objectEnd();
+}
+
+} // namespace
+
+int run_runCommand() {
+  if (Steps == 0) {
+    WithColor::error(errs(), "collc run") << "--steps must be at least 1\n";
+    return ExitUsage;
+  }
+  Expected<plan::Plan> Loaded =
+      isPlanFile(Input) ? plan::readPlanFile(Input) : compileForRun(Input, outs());
+  if (!Loaded)
+    return reportError("run", Loaded.takeError());
+  const plan::Plan &P = *Loaded;
+  if (Ranks && Ranks != P.World) {
+    WithColor::error(errs(), "collc run") << "the plan is for " << P.World << " ranks, not "
+                                          << Ranks << "; compile the program for --ranks instead\n";
+    return ExitUsage;
+  }
+  int64_t World = P.World;
+  static std::atomic<unsigned> Runs{0};
+  rt::ExecutorOptions Opts;
+  Opts.CommPrefix = formatv("run{0}.{1}", getpid(), Runs++).str();
+  Opts.Timeout = std::chrono::milliseconds(TimeoutMs);
+  Opts.Trace = !TraceOut.empty();
+
+  std::vector<std::unique_ptr<rt::Executor>> Execs(World);
+  std::vector<std::vector<std::vector<char>>> Storage(World);
+  std::vector<RankResult> Results(World);
+  outs() << formatv("running @{0} on {1} local ranks for {2} steps (plan {3})\n", P.Program, World,
+                    Steps, P.Digest);
+  outs().flush();
+
+  auto RankMain = [&](int64_t R) {
+    RankResult &Res = Results[R];
+    auto Fail = [&](Error E) { Res.Error = toString(std::move(E)); };
+    Expected<std::unique_ptr<rt::Executor>> E = rt::createLocalExecutor(P, R, Opts);
+    if (!E)
+      return Fail(E.takeError());
+    Execs[R] = std::move(*E);
+    rt::Executor &X = *Execs[R];
+    // The model's own memory for tensors that are not views.
+    for (const std::string &Name : X.unboundTensors()) {
+      uint32_t T = 0;
+      while (P.Tensors[T].Name != Name)
+        ++T;
+      Storage[R].emplace_back(P.Tensors[T].Type.bytes(), 0);
+      if (Error Err = X.bind(Name, Storage[R].back().data(), Storage[R].back().size()))
+        return Fail(std::move(Err));
+    }
+    std::vector<uint8_t> Touched(P.Tensors.size(), 0);
+    for (uint32_t T : X.touchedTensors())
+      Touched[T] = 1;
+    for (const plan::Comm &C : P.Comms)
+      if (C.Ranks.contains(R))
+        Res.BytesMoved +=
+            C.Kind == plan::CommKind::Recv ? C.outputBytes(P.Tensors) : C.inputBytes(P.Tensors);
+    if (Error Err = X.capture())
+      return Fail(std::move(Err));
+    auto Compute = [&](const plan::Compute &C, uint32_t) -> Error {
+      for (uint32_t T : C.Outputs) {
+        if (!Touched[T])
+          continue;
+        Expected<MutableArrayRef<char>> Mem = X.tensor(P.Tensors[T].Name);
+        if (!Mem)
+          return Mem.takeError();
+        rt::fillSynthetic(P, T, R, *Mem);
+      }
+      return Error::success();
+    };
+    for (unsigned S = 0; S != Steps; ++S) {
+      if (Opts.Trace)
+        X.clearTrace();
+      auto Start = std::chrono::steady_clock::now();
+      if (Error Err = X.replay(Compute))
+        return Fail(std::move(Err));
+      Res.StepUs.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - Start)
+              .count());
+    }
+  };
+  std::vector<std::thread> Threads;
+  for (int64_t R = 0; R != World; ++R)
+    Threads.emplace_back(RankMain, R);
+  for (std::thread &T : Threads)
+    T.join();
+
+  bool Failed = false;
+  for (int64_t R = 0; R != World; ++R)
+    if (!Results[R].Error.empty()) {
+      WithColor::error(errs(), "collc run") << "rank " << R << ": " << Results[R].Error << '\n';
+      Failed = true;
+    }
+  if (Failed)
+    return ExitUserError;
+
+  uint64_t Moved = Results[0].BytesMoved;
+  double LastStepUs = 0;
+  for (unsigned S = 0; S != Steps; ++S) {
+    double Us = 0;
+    for (const RankResult &Res : Results)
+      Us = std::max(Us, Res.StepUs[S]);
+    LastStepUs = Us;
+    outs() << formatv("step {0}: {1,9:f3} ms, {2,8:f2} GB/s ({3:f1} MB communicated by rank 0)\n",
+                      S + 1, Us / 1000.0, Us > 0 ? double(Moved) / Us / 1e3 : 0.0,
+                      double(Moved) / 1e6);
+  }
+  if (!TraceOut.empty())
+    writeTrace(TraceOut, P, Execs, LastStepUs);
+
+  Expected<rt::CheckSummary> Check =
+      rt::checkPlanResults(P, [&](int64_t R, uint32_t T) -> ArrayRef<char> {
+        Expected<MutableArrayRef<char>> M = Execs[R]->tensor(P.Tensors[T].Name);
+        if (!M) {
+          consumeError(M.takeError());
+          return {};
+        }
+        return *M;
+      });
+  if (!Check)
+    return reportError("run", Check.takeError());
+  outs() << formatv("verified: {0} results on {1} ranks ({2:f1} MB) match the reference\n",
+                    Check->TensorsChecked, World, double(Check->BytesChecked) / 1e6);
+  return ExitOk;
+}
+
+} // namespace collc::tool

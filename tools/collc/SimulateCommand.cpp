@@ -1,0 +1,80 @@
+//===- tools/collc/SimulateCommand.cpp - collc simulate ----------------===//
+//
+// collc simulate FILE|PLAN [--link L]: the step time of the plan on a link
+// class, next to the eager baseline (the program as written, every
+// collective blocking) when given a program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "ToolSupport.h"
+
+#include "compiler/PlanSimulator.h"
+#include "passes/analysis/StepSimulator.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+
+namespace collc::tool {
+
+static cl::SubCommand Cmd("simulate", "Simulate one step of a plan with the cost model");
+static cl::opt<std::string> Input(cl::Positional, cl::desc("<plan, or a .coll program>"),
+                                  cl::Required, cl::sub(Cmd));
+static cl::opt<std::string> Link("link",
+                                 cl::desc("Link class: h100-nvlink, h200-nvlink, ib-ndr, pcie, "
+                                          "local"),
+                                 cl::init("h100-nvlink"), cl::sub(Cmd));
+static cl::opt<std::string> Bucket("bucket", cl::desc("Bucket policy when compiling a program"),
+                                   cl::init("ddp"), cl::sub(Cmd));
+static cl::opt<bool> ListLinks("list-links", cl::desc("List the link classes and exit"),
+                               cl::sub(Cmd));
+
+cl::SubCommand &simulateCommand() { return Cmd; }
+
+int run_simulateCommand() {
+  if (ListLinks) {
+    for (const LinkClass &L : linkClasses())
+      outs() << formatv("  {0,-12} alpha {1,5:f1} us, bus {2,6:f1} GB/s  {3}\n", L.Name, L.AlphaUs,
+                        L.BusGBps, L.Description);
+    return ExitOk;
+  }
+  Expected<LinkClass> L = findLinkClass(Link);
+  if (!L) {
+    WithColor::error(errs(), "collc simulate") << toString(L.takeError()) << '\n';
+    return ExitUsage;
+  }
+  Expected<plan::Plan> P = loadOrCompilePlan(Input, Bucket);
+  if (!P)
+    return reportError("simulate", P.takeError());
+  Expected<PlanSimResult> R = simulatePlan(*P, *L, false);
+  if (!R)
+    return reportError("simulate", R.takeError());
+  auto Ms = [](double Us) { return Us / 1000.0; };
+  outs() << formatv("@{0}, world {1}, on {2}:\n", P->Program, P->World, L->Name);
+  outs() << formatv("  step              {0,9:f3} ms (slowest rank {1})\n", Ms(R->StepUs),
+                    R->SlowestRank);
+  outs() << formatv("  compute only      {0,9:f3} ms\n", Ms(R->ComputeOnlyStepUs));
+  outs() << formatv("  exposed comm      {0,9:f3} ms ({1:f1}% of the step)\n", Ms(R->ExposedCommUs),
+                    R->StepUs > 0 ? 100.0 * R->ExposedCommUs / R->StepUs : 0);
+  outs() << formatv("  comm busy         {0,9:f3} ms\n", Ms(R->CommBusyUs));
+  if (!isPlanFile(Input)) {
+    // The program as written: no buckets, no overlap.
+    Expected<ParsedProgram> Eager = parseProgramFile(Input);
+    if (!Eager)
+      return reportError("simulate", Eager.takeError());
+    SimOptions Opts;
+    Opts.Link = *L;
+    Expected<SimResult> E = simulateStep(*Eager->Prog, Opts);
+    if (!E)
+      return reportError("simulate", E.takeError());
+    outs() << formatv("  eager (as written) {0,8:f3} ms, exposed comm {1:f3} ms; compiled is "
+                      "{2:f2}x faster\n",
+                      Ms(E->StepUs), Ms(E->ExposedCommUs),
+                      R->StepUs > 0 ? E->StepUs / R->StepUs : 0);
+  }
+  return ExitOk;
+}
+
+} // namespace collc::tool

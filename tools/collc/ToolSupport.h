@@ -1,0 +1,86 @@
+//===- tools/collc/ToolSupport.h - Shared by collc subcommands -*- C++ -*-===//
+#ifndef COLLC_TOOLS_TOOLSUPPORT_H
+#define COLLC_TOOLS_TOOLSUPPORT_H
+
+#include "compiler/PassManager.h"
+#include "compiler/plan/Plan.h"
+#include "ir/Diagnostics.h"
+#include "ir/Parser.h"
+#include "ir/Program.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace collc::tool {
+
+/// Exit codes of every subcommand.
+enum ExitCode : int {
+  ExitOk = 0,
+  ExitUserError = 1, ///< the input is wrong (located diagnostics say how)
+  ExitUsage = 2,     ///< the command line is wrong
+  ExitInternal = 3,  ///< a bug in collc
+};
+
+/// How a subcommand reads its input program(s).
+struct InputOptions {
+  std::string Path;
+  bool SplitInputFile = false;
+  bool VerifyDiagnostics = false;
+  bool VerifyRoundTrip = false;
+  ParseOptions Parse;
+};
+
+/// Parses every case of the input. For each program that parses, calls
+/// \p Fn with the program and a diagnostics engine. With
+/// VerifyDiagnostics, success means the diagnostics of every case matched
+/// the `expected-*` comments, and nothing is printed for them. Returns the
+/// exit code.
+int forEachProgram(const InputOptions &In,
+                   llvm::function_ref<llvm::Error(Program &, DiagnosticEngine &)> Fn);
+
+/// print(parse(print(P))) == print(P), or an internal error naming the first
+/// line that differs.
+llvm::Error checkRoundTrip(const Program &P);
+
+/// True when the environment asks every tool run to check round trips
+/// (COLLC_VERIFY_ROUNDTRIP=1, set by the golden test suite).
+bool roundTripRequestedByEnvironment();
+
+/// Reports \p E to stderr as "collc <cmd>: error: ..." and returns the
+/// matching exit code (internal errors give ExitInternal).
+int reportError(llvm::StringRef Command, llvm::Error E);
+
+/// Options every subcommand that reads IR takes, bound to \p Sub.
+struct CommonInputFlags {
+  llvm::cl::opt<std::string> Input;
+  llvm::cl::opt<bool> Split;
+  llvm::cl::opt<bool> VerifyDiags;
+  llvm::cl::opt<bool> RoundTrip;
+  explicit CommonInputFlags(llvm::cl::SubCommand &Sub);
+  InputOptions get() const;
+};
+
+/// The pass-manager instrumentation flags, bound to \p Sub.
+struct PassFlags {
+  llvm::cl::opt<bool> PrintAfterAll, PrintAfterChange, VerifyEach, TimePasses, Stats;
+  explicit PassFlags(llvm::cl::SubCommand &Sub);
+  PassManagerOptions get() const;
+};
+
+/// Whether \p Path holds a plan (it starts with "collc-plan") rather than IR.
+bool isPlanFile(llvm::StringRef Path);
+
+/// Reads a plan, or compiles an IR file with the default pipeline, so that
+/// commands that explain plans also take programs.
+llvm::Expected<plan::Plan> loadOrCompilePlan(llvm::StringRef Path, llvm::StringRef BucketPolicy);
+
+/// The one way commands compile a program they were given instead of a plan:
+/// the default pipeline with \p BucketPolicy (see bucketPassFor).
+llvm::Expected<plan::Plan> compileWithBucketPolicy(Program &P, DiagnosticEngine &Diags,
+                                                   llvm::StringRef BucketPolicy);
+
+} // namespace collc::tool
+
+#endif // COLLC_TOOLS_TOOLSUPPORT_H

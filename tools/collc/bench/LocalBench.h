@@ -1,0 +1,37 @@
+//===- tools/collc/bench/LocalBench.h - Measurements for collc bench -*- C++ -*-===//
+//
+// What `collc bench` times, side by side in one run: the local backend's
+// collectives (ranks as threads), the memory-copy limit of the same machine,
+// and plan replays. After a warm-up, an iteration count is chosen to fill the
+// time budget; the iterations run in five batches, a batch counts as its
+// slowest rank's mean per operation, and the median batch is the figure.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_BENCH_LOCALBENCH_H
+#define COLLC_RUNTIME_BENCH_LOCALBENCH_H
+
+#include "compiler/plan/Plan.h"
+
+#include "llvm/Support/Error.h"
+
+#include <chrono>
+#include <string>
+
+namespace collc::rt {
+
+/// Microseconds per all_reduce (f32 sum, out of place) of \p Bytes per rank
+/// over \p Ranks threads, each call issued and waited for (like a blocking
+/// MPI_Allreduce).
+llvm::Expected<double> timeLocalAllReduce(int Ranks, uint64_t Bytes, double BudgetSec);
+
+/// Microseconds for \p Threads threads to each copy \p Bytes at once: the
+/// least time an all_reduce of \p Bytes over as many ranks can take, since it
+/// must read every input once and write every output once.
+double timeParallelMemcpy(int Threads, uint64_t Bytes, double BudgetSec);
+
+/// Median microseconds per step of replaying \p P on the local backend.
+llvm::Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps);
+
+} // namespace collc::rt
+
+#endif

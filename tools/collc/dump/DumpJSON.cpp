@@ -1,0 +1,104 @@
+//===- tools/collc/dump/DumpJSON.cpp - A plan as JSON -------------------------===//
+
+#include "tools/collc/dump/Dump.h"
+
+#include "tools/collc/JSONWriter.h"
+
+using namespace llvm;
+
+namespace collc {
+
+void dumpJSON(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
+  JSONWriter J(OS, 2);
+  auto Names = [&](ArrayRef<uint32_t> Ts) {
+    J.arrayBegin();
+    for (uint32_t T : Ts)
+      J.value(P.Tensors[T].Name);
+    J.arrayEnd();
+  };
+  J.objectBegin();
+  J.attribute("format", "collc-plan");
+  J.attribute("version", P.Version);
+  J.attribute("program", P.Program);
+  J.attribute("world", P.World);
+  J.attribute("digest", P.Digest);
+  J.attributeArray("groups", [&] {
+    for (const plan::Group &G : P.Groups)
+      J.object([&] {
+        J.attribute("name", G.Name);
+        J.attributeArray("subgroups", [&] {
+          for (const auto &S : G.Subgroups)
+            J.array([&] {
+              for (int32_t R : S)
+                J.value(R);
+            });
+        });
+      });
+  });
+  // Every comm is a bucket of one or more tensors, in launch order.
+  J.attributeArray("buckets", [&] {
+    for (const plan::Step &S : P.Steps) {
+      if (S.Kind != plan::StepKind::Launch)
+        continue;
+      const plan::Comm &C = P.Comms[S.Index];
+      J.object([&] {
+        J.attribute("id", S.Index);
+        J.attribute("kind", commKindName(C.Kind));
+        if (C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter)
+          J.attribute("op", reduceOpName(C.Reduce));
+        J.attribute("dtype", elemTypeName(C.Elem));
+        J.attribute("group", C.Group >= 0 ? P.Groups[C.Group].Name : std::string("world"));
+        J.attribute("bytes", int64_t(C.Kind == plan::CommKind::Recv ? C.outputBytes(P.Tensors)
+                                                                    : C.inputBytes(P.Tensors)));
+        J.attributeBegin("tensors");
+        Names(C.Kind == plan::CommKind::Recv ? C.Outputs : C.Inputs);
+        J.attributeEnd();
+        J.attributeBegin("results");
+        Names(C.Outputs);
+        J.attributeEnd();
+        if (C.Bucket >= 0)
+          J.attribute("bucket", C.Bucket);
+        J.attribute("async", C.Async);
+        J.attribute("ranks", C.Ranks.str());
+        if (Opts.Explain) {
+          J.attributeArray("why", [&] {
+            for (const std::string &W : C.Why)
+              J.value(W);
+          });
+          J.attribute("loc", P.Source.empty() ? C.Loc : P.Source + ":" + C.Loc);
+        }
+      });
+    }
+  });
+  J.attributeArray("buffers", [&] {
+    for (const plan::Buffer &B : P.Buffers)
+      J.object([&] {
+        J.attribute("bytes", int64_t(B.Bytes));
+        J.attribute("segments", B.Segments);
+        J.attributeArray("slots", [&] {
+          for (const plan::Slot &S : B.Slots)
+            J.object([&] {
+              J.attribute("tensor", P.Tensors[S.Tensor].Name);
+              J.attribute("offset", int64_t(S.Offset));
+              J.attribute("bytes", int64_t(S.Bytes));
+              J.attribute("mode", slotModeName(S.Mode));
+            });
+        });
+      });
+  });
+  J.attributeArray("steps", [&] {
+    for (const plan::Step &S : P.Steps)
+      J.object([&] {
+        J.attribute("kind", stepKindName(S.Kind));
+        if (S.Kind == plan::StepKind::Compute)
+          J.attribute("compute", P.Computes[S.Index].Name);
+        else
+          J.attribute("comm", S.Index);
+        J.attribute("ranks", P.ranksOf(S).str());
+      });
+  });
+  J.objectEnd();
+  OS << "\n";
+}
+
+} // namespace collc

@@ -1,0 +1,94 @@
+//===- tools/collc/dump/DumpText.cpp - A readable summary of a plan -----------===//
+
+#include "tools/collc/dump/Dump.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace collc {
+
+std::string formatBytes(double B) {
+  if (B >= 1024.0 * 1024 * 1024)
+    return formatv("{0:f1} GiB", B / (1024.0 * 1024 * 1024));
+  if (B >= 1024.0 * 1024)
+    return formatv("{0:f1} MiB", B / (1024.0 * 1024));
+  if (B >= 1024.0)
+    return formatv("{0:f1} KiB", B / 1024.0);
+  return formatv("{0} B", uint64_t(B));
+}
+
+static std::string commHeadline(const plan::Plan &P, const plan::Comm &C) {
+  std::string S = commKindName(C.Kind).str();
+  if (C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter)
+    S += " " + reduceOpName(C.Reduce).str();
+  S += " " + elemTypeName(C.Elem).str();
+  if (C.Group >= 0)
+    S += " in @" + P.Groups[C.Group].Name;
+  return S;
+}
+
+void dumpText(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
+  size_t Buckets = 0;
+  for (const plan::Comm &C : P.Comms)
+    Buckets += C.Bucket >= 0;
+  OS << formatv("plan @{0}: world {1}, {2} comms ({3} bucketed), {4} computes, {5} steps\n",
+                P.Program, P.World, P.Comms.size(), Buckets, P.Computes.size(), P.Steps.size());
+  OS << "digest " << P.Digest << "\n";
+  for (const std::string &N : P.Notes)
+    OS << N << "\n";
+  OS << "\ngroups:\n";
+  for (const plan::Group &G : P.Groups) {
+    OS << "  @" << G.Name << ": " << G.Subgroups.size() << " subgroup"
+       << (G.Subgroups.size() == 1 ? "" : "s") << ":";
+    for (size_t S = 0; S != G.Subgroups.size() && S < 8; ++S) {
+      OS << " [";
+      for (size_t K = 0; K != G.Subgroups[S].size(); ++K)
+        OS << (K ? " " : "") << G.Subgroups[S][K];
+      OS << "]";
+    }
+    if (G.Subgroups.size() > 8)
+      OS << " ...";
+    OS << "\n";
+  }
+
+  OS << "\ncomms, in launch order:\n";
+  for (const plan::Step &S : P.Steps) {
+    if (S.Kind != plan::StepKind::Launch)
+      continue;
+    const plan::Comm &C = P.Comms[S.Index];
+    OS << formatv("  #{0}", S.Index);
+    if (C.Bucket >= 0)
+      OS << " bucket " << C.Bucket;
+    OS << ": " << commHeadline(P, C) << ", " << formatBytes(double(C.inputBytes(P.Tensors))) << ", "
+       << C.Inputs.size() << (C.Inputs.size() == 1 ? " tensor" : " tensors")
+       << (C.Async ? ", async" : ", blocking") << ", ranks " << C.Ranks.str() << "\n";
+    OS << "      ";
+    ArrayRef<uint32_t> Shown = C.Kind == plan::CommKind::Recv ? C.Outputs : C.Inputs;
+    for (size_t K = 0; K != Shown.size(); ++K) {
+      if (K == 12 && !Opts.Explain) {
+        OS << " ... (" << Shown.size() - K << " more)";
+        break;
+      }
+      OS << (K ? " %" : "%") << P.Tensors[Shown[K]].Name;
+    }
+    OS << "\n";
+    if (Opts.Explain) {
+      for (const std::string &W : C.Why)
+        OS << "      why " << W << "\n";
+      if (!C.Loc.empty())
+        OS << "      from " << (P.Source.empty() ? "" : P.Source + ":") << C.Loc << "\n";
+    }
+  }
+
+  uint64_t Total = 0, Views = 0, Copies = 0;
+  for (const plan::Buffer &B : P.Buffers) {
+    Total += B.Bytes;
+    for (const plan::Slot &S : B.Slots)
+      (S.Mode == plan::SlotMode::View ? Views : Copies) += 1;
+  }
+  OS << formatv("\nbuffers: {0}, {1} in all; {2} zero-copy views, {3} packed or unpacked\n",
+                P.Buffers.size(), formatBytes(double(Total)), Views, Copies);
+}
+
+} // namespace collc
