@@ -4,19 +4,22 @@
 // own GPU and thread in this process (ranks in other processes join through
 // the driver with a shared unique id). Buffers passed to it are device
 // memory; every call returns once its collective has run (bounded by the
-// timeout: a dead peer aborts the communicator with an error).
+// timeout: a dead peer aborts the communicator with an error). The default
+// options take the backend's timeout (Timeout.h: COLLC_TIMEOUT_MS, else
+// 300 s).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_NCCL_NCCLCOMMUNICATOR_H
 #define COLLC_RUNTIME_NCCL_NCCLCOMMUNICATOR_H
 
 #include "runtime/seeds/Communicator.h"
+#include "runtime/nccl/Timeout.h"
 
 namespace collc::rt::nccl {
 
 llvm::Expected<std::shared_ptr<Communicator>>
 createNcclCommunicator(llvm::StringRef GroupName, size_t Size, size_t Rank, int Device,
-                       CommunicatorOptions Opts = {});
+                       CommunicatorOptions Opts = {defaultTimeout()});
 
 } // namespace collc::rt::nccl
 

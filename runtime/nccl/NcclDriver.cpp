@@ -549,22 +549,44 @@ Expected<std::vector<uint32_t>> NcclDriver::allGatherWords(const Communicator &C
   std::vector<uint32_t> All(N * W);
   if (W == 0)
     return All;
-  void *Dev = nullptr;
+  // Pinned host memory on both sides: with pageable memory a copy may wait
+  // on the host for the stream, so a dead or late peer would block it
+  // before the deadline and the abort below could act. Here every copy is
+  // asynchronous on the comm stream and the only wait is waitForStream's.
+  // After a failure the stream may still use both buffers and freeing them
+  // would wait for it (cudaFree synchronizes): a few bytes are left to the
+  // process instead.
+  void *Dev = nullptr, *Host = nullptr;
+  bool Freeable = true; ///< no work of the stream may use them
+  auto Free = llvm::make_scope_exit([&] {
+    if (!Freeable)
+      return;
+    if (Host)
+      cudaFreeHost(Host);
+    cudaFree(Dev);
+  });
   if (Error E = checkCuda(cudaMalloc(&Dev, (N + 1) * W * 4), "cudaMalloc for all_gather_words"))
     return E;
-  auto Free = llvm::make_scope_exit([&] { cudaFree(Dev); });
+  if (Error E = checkCuda(cudaMallocHost(&Host, (N + 1) * W * 4),
+                          "cudaMallocHost for all_gather_words"))
+    return E;
+  char *HostMine = static_cast<char *>(Host) + N * W * 4;
+  memcpy(HostMine, Local.data(), W * 4);
   char *Mine = static_cast<char *>(Dev) + N * W * 4;
-  if (Error E = checkCuda(cudaMemcpyAsync(Mine, Local.data(), W * 4, cudaMemcpyHostToDevice, S),
+  Freeable = false;
+  if (Error E = checkCuda(cudaMemcpyAsync(Mine, HostMine, W * 4, cudaMemcpyHostToDevice, S),
                           "cudaMemcpyAsync for all_gather_words"))
     return E;
   if (Error E = allGather(C, Resource{Mine, W * 4}, Resource{Dev, N * W * 4},
                           Elems{ncclUint32, W}, S))
     return E;
-  if (Error E = checkCuda(cudaMemcpyAsync(All.data(), Dev, N * W * 4, cudaMemcpyDeviceToHost, S),
+  if (Error E = checkCuda(cudaMemcpyAsync(Host, Dev, N * W * 4, cudaMemcpyDeviceToHost, S),
                           "cudaMemcpyAsync for all_gather_words"))
     return E;
   if (Error E = waitForStream(S, {C.get()}, "all_gather_words"))
     return E;
+  Freeable = true;
+  memcpy(All.data(), Host, N * W * 4);
   return All;
 }
 
@@ -621,7 +643,8 @@ Error NcclDriver::synchronize(CommStream S) {
 }
 
 Error waitForStream(cudaStream_t S, ArrayRef<NcclMembership *> Comms, const std::string &Context) {
-  std::chrono::milliseconds Timeout{300000};
+  std::chrono::milliseconds Timeout =
+      Comms.empty() ? defaultTimeout() : std::chrono::milliseconds::max();
   for (NcclMembership *C : Comms)
     Timeout = std::min(Timeout, C->Timeout);
   auto Start = std::chrono::steady_clock::now();

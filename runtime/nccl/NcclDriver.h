@@ -21,6 +21,7 @@
 #define COLLC_RUNTIME_NCCL_NCCLDRIVER_H
 
 #include "runtime/exec/CollectiveDriver.h"
+#include "runtime/nccl/Timeout.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -71,7 +72,7 @@ public:
   /// The premul_sum op for \p T and \p Scale (created once).
   llvm::Expected<ncclRedOp_t> preMulSum(ElemType T, double Scale);
 
-  std::chrono::milliseconds Timeout{300000};
+  std::chrono::milliseconds Timeout = defaultTimeout();
   /// The last op issued, for errors ("all_reduce #57 of 4096 f32").
   std::string LastOp;
   uint64_t Issued = 0;
@@ -179,7 +180,8 @@ struct NcclDriver {
 static_assert(CollectiveDriver<NcclDriver>);
 
 /// Waits for the work on \p S, polling every communicator in \p Comms, up
-/// to the smallest of their timeouts; past it aborts them all. \p Context
+/// to the smallest of their timeouts (defaultTimeout() without any); past
+/// it aborts them all. \p Context
 /// names what was being waited for in errors.
 llvm::Error waitForStream(cudaStream_t S, llvm::ArrayRef<NcclMembership *> Comms,
                           const std::string &Context);

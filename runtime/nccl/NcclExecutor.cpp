@@ -3,9 +3,11 @@
 #include "runtime/nccl/NcclExecutor.h"
 
 #include "runtime/exec/DigestHandshake.h"
+#include "runtime/nccl/CallWalk.h"
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclDriver.h"
 #include "runtime/nccl/PackKernels.h"
+#include "runtime/nccl/Timeout.h"
 #include "runtime/nccl/UniqueIdExchange.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -25,7 +27,13 @@ namespace {
 /// The GPU a thread captures for: one thread drives one GPU.
 thread_local int CapturingDevice = -1;
 
-enum class Mode { Eager, Capture };
+/// How a stream call is issued. Events differ by where they are waited on:
+/// collc's own graphs are separate from the model's work, so their waits
+/// and records cross the graph's boundary (the external flags); a step
+/// captured into the caller's graph (enqueueInto) is inside the model's own
+/// capture, where the ready events are captured events (a plain wait joins
+/// them) and the done events must be too, for the model's plain waits.
+enum class Mode { Eager, OwnCapture, CallerCapture };
 
 struct DeviceTiles {
   CopyTile *Tiles = nullptr;
@@ -185,9 +193,9 @@ public:
       return E;
     if (!WarmedUp) {
       CurrentPhase = "warm-up";
-      for (const Call &C : L.WarmUp)
-        if (Error E = issue(C, Mode::Eager))
-          return E;
+      if (Error E = issueCalls(callsOf(L.WarmUp),
+                               [&](const Call &C) { return issue(C, Mode::Eager); }))
+        return E;
       WarmedUp = Connected = true;
     }
     destroyGraphs();
@@ -210,20 +218,21 @@ public:
         return checkCuda(cudaGraphInstantiate(&Execs[C.Graph], Graphs[C.Graph], 0),
                          formatv("cudaGraphInstantiate of graph {0}", C.Graph));
       default:
-        return issue(C, Mode::Capture);
+        return issue(C, Mode::OwnCapture);
       }
     };
-    for (const Call &C : L.Capture)
-      if (Error E = Record(C)) {
-        if (Open) { // leave the stream usable
-          cudaGraph_t Broken = nullptr;
-          cudaStreamEndCapture(Stream, &Broken);
-          if (Broken)
-            cudaGraphDestroy(Broken);
-          cudaGetLastError();
-        }
-        return E;
+    // A failure inside a group has ended the group; the capture is ended
+    // here, so that the stream stays usable.
+    if (Error E = issueCalls(callsOf(L.Capture), Record)) {
+      if (Open) {
+        cudaGraph_t Broken = nullptr;
+        cudaStreamEndCapture(Stream, &Broken);
+        if (Broken)
+          cudaGraphDestroy(Broken);
+        cudaGetLastError();
       }
+      return E;
+    }
     CapturingDevice = Opts.Device;
     Captured = true;
     return Error::success();
@@ -234,10 +243,7 @@ public:
       return E;
     ++Steps;
     CurrentPhase = "replay";
-    for (const Call &C : L.Step)
-      if (Error E = issue(C, Mode::Eager))
-        return E;
-    return Error::success();
+    return issueCalls(callsOf(L.Step), [&](const Call &C) { return issue(C, Mode::Eager); });
   }
 
   Error runEager() override {
@@ -270,7 +276,7 @@ public:
       return E;
     if (Error E = checkCuda(cudaStreamWaitEvent(Stream, Fork, 0), "cudaStreamWaitEvent (fork)"))
       return E;
-    if (Error E = issueStepCalls(Capturing ? Mode::Capture : Mode::Eager))
+    if (Error E = issueStepCalls(Capturing ? Mode::CallerCapture : Mode::Eager))
       return E;
     if (Error E = checkCuda(cudaEventRecord(Join, Stream), "cudaEventRecord (join)"))
       return E;
@@ -386,7 +392,10 @@ private:
                               formatv("cudaMalloc of buffer {0} ({1} bytes)", C.Buffer, C.Bytes)))
         return E;
       Buffers[C.Buffer] = Ptr;
-      if (Error E = checkCuda(cudaMemset(Ptr, 0, C.Bytes), "cudaMemset"))
+      // On the comm stream: it is non-blocking, so it would not wait for a
+      // cudaMemset on the legacy stream.
+      if (Error E = checkCuda(cudaMemsetAsync(Ptr, 0, C.Bytes, Stream),
+                              formatv("cudaMemsetAsync of buffer {0}", C.Buffer)))
         return E;
       if (C.Buffer == int32_t(P.Buffers.size()) + 1) {
         HasRuntimeAllToAllV = true;
@@ -558,24 +567,12 @@ private:
     return Error::success();
   }
 
-  /// The step's calls in issue order: each graph's captured calls where the
-  /// step launches it, and the eager calls between.
+  /// The step's calls in issue order (stepCalls): the captured ones in
+  /// mode \p M, the eager ones between graphs as they are.
   Error issueStepCalls(Mode M) {
-    for (const Call &S : L.Step) {
-      if (S.Kind != CallKind::GraphLaunch) {
-        if (Error E = issue(S, Mode::Eager))
-          return E;
-        continue;
-      }
-      for (const Call &C : L.Capture) {
-        if (C.Graph != S.Graph || C.Kind == CallKind::BeginCapture ||
-            C.Kind == CallKind::EndCapture || C.Kind == CallKind::Instantiate)
-          continue;
-        if (Error E = issue(C, M))
-          return E;
-      }
-    }
-    return Error::success();
+    return issueCalls(stepCalls(L), [&](const Call &C) {
+      return issue(C, C.Graph >= 0 ? M : Mode::Eager);
+    });
   }
 
   // --- issuing --------------------------------------------------------------------
@@ -603,12 +600,12 @@ private:
     switch (C.Kind) {
     case CallKind::WaitReady:
       return checkCuda(cudaStreamWaitEvent(Stream, Ready[C.Compute],
-                                           M == Mode::Capture ? cudaEventWaitExternal : 0),
+                                           M == Mode::OwnCapture ? cudaEventWaitExternal : 0),
                        formatv("cudaStreamWaitEvent on ready[@{0}]", P.Computes[C.Compute].Name));
     case CallKind::RecordDone:
       return checkCuda(cudaEventRecordWithFlags(Done[C.PlanComm], Stream,
-                                                M == Mode::Capture ? cudaEventRecordExternal
-                                                                   : cudaEventRecordDefault),
+                                                M == Mode::OwnCapture ? cudaEventRecordExternal
+                                                                      : cudaEventRecordDefault),
                        formatv("cudaEventRecordWithFlags on done[#{0}]", C.PlanComm));
     case CallKind::Pack:
     case CallKind::Unpack: {
@@ -676,13 +673,6 @@ private:
                     C, "ncclAlltoAll");
   }
 
-  /// Rows of dimension 0 of tensor \p T, in elements.
-  uint64_t rowElems(int32_t T) const {
-    const plan::Tensor &X = P.Tensors[T];
-    int64_t Rows = X.Type.Shape.empty() ? 1 : std::max<int64_t>(1, X.Type.Shape[0]);
-    return uint64_t(X.Type.numElements()) / uint64_t(Rows);
-  }
-
   Error sendRecv(const Call &C) {
     bool IsSend = C.Kind == CallKind::Send;
     const Ref &R = IsSend ? C.SendBuf : C.RecvBuf;
@@ -690,13 +680,9 @@ private:
     uint64_t Count = C.Count;
     if (C.CountAtRunTime) {
       // Runtime all_to_all_v: rows from the counts exchanged just before.
-      const std::vector<uint64_t> &Rows = IsSend ? SendRows : RecvRows;
-      uint64_t Before = 0;
-      for (int64_t J = 0; J != C.Peer; ++J)
-        Before += Rows[J];
-      uint64_t Row = rowElems(R.Tensor);
-      Count = Rows[C.Peer] * Row;
-      Ptr += Before * Row * elemTypeBytes(C.Elem);
+      RuntimeSlice S = runtimeSlice(C, IsSend ? SendRows : RecvRows);
+      Count = S.Count;
+      Ptr += S.Offset;
       if (Count == 0)
         return Error::success(); // both sides know it is zero
     }
@@ -814,6 +800,8 @@ private:
 
 Expected<std::unique_ptr<NcclExecutor>> NcclExecutor::create(const plan::Plan &P, int64_t Rank,
                                                              NcclExecutorOptions Opts) {
+  if (Expected<std::chrono::milliseconds> T = timeoutFromEnvironment(); !T)
+    return T.takeError();
   if (Error E = checkNcclVersion())
     return E;
   int Devices = 0;

@@ -36,6 +36,7 @@
 
 #include "compiler/plan/Plan.h"
 #include "runtime/nccl/NcclLowering.h"
+#include "runtime/nccl/Timeout.h"
 
 #include "llvm/Support/Error.h"
 
@@ -55,7 +56,8 @@ struct NcclExecutorOptions {
   /// Prefix of the communicator keys: every rank of one run uses the same
   /// one, two runs that share an exchange use different ones.
   std::string CommPrefix = "plan";
-  std::chrono::milliseconds Timeout{300000};
+  /// Every wait of this executor (Timeout.h): COLLC_TIMEOUT_MS, else 300 s.
+  std::chrono::milliseconds Timeout = defaultTimeout();
   bool DigestHandshake = true;
   /// Null: the in-process table (ranks are threads of this process).
   UniqueIdExchange *Ids = nullptr;

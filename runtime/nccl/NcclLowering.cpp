@@ -3,6 +3,7 @@
 #include "runtime/nccl/NcclLowering.h"
 
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/nccl/PackShape.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -491,10 +492,14 @@ private:
           S.Elem = C.Elem;
           S.Peer = J;
           S.PlanComm = K;
-          (Kind == CallKind::Send ? S.SendBuf : S.RecvBuf) =
-              home(Kind == CallKind::Send ? C.Inputs[Part] : C.Outputs[Part]);
+          uint32_t T = Kind == CallKind::Send ? C.Inputs[Part] : C.Outputs[Part];
+          (Kind == CallKind::Send ? S.SendBuf : S.RecvBuf) = home(T);
           S.CountAtRunTime = true;
-          S.Note = "rows from the exchanged counts";
+          // From the plan's tensor: the home of a view names a buffer only.
+          const TensorType &Type = P.Tensors[T].Type;
+          int64_t Rows = Type.Shape.empty() ? 1 : std::max<int64_t>(1, Type.Shape[0]);
+          S.RowElems = uint64_t(Type.numElements()) / uint64_t(Rows);
+          S.Note = formatv("n: rows of {0} elements, from the exchanged counts", S.RowElems);
           L.Step.push_back(S);
         }
     L.Step.push_back({CallKind::GroupEnd});
@@ -675,9 +680,11 @@ private:
       return formatv("cudaStreamWaitEvent(comm, ready[@{0}], {1})", P.Computes[C.Compute].Name,
                      Captured ? "cudaEventWaitExternal" : "0");
     case CallKind::Pack:
-      return formatv("collc_pack<<<grid, 256, 0, comm>>>(buf{0}, {1})", C.Buffer, copies(C));
+      return formatv("collc_pack<<<grid, {0}, 0, comm>>>(buf{1}, {2})", kPackThreadsPerBlock,
+                     C.Buffer, copies(C));
     case CallKind::Unpack:
-      return formatv("collc_unpack<<<grid, 256, 0, comm>>>(buf{0}, {1})", C.Buffer, copies(C));
+      return formatv("collc_unpack<<<grid, {0}, 0, comm>>>(buf{1}, {2})", kPackThreadsPerBlock,
+                     C.Buffer, copies(C));
     case CallKind::GroupStart:
       return "ncclGroupStart()";
     case CallKind::GroupEnd:
@@ -733,6 +740,13 @@ private:
 };
 
 } // namespace
+
+RuntimeSlice runtimeSlice(const Call &C, ArrayRef<uint64_t> Rows) {
+  uint64_t Before = 0;
+  for (int64_t J = 0; J != C.Peer; ++J)
+    Before += Rows[J];
+  return {Before * C.RowElems * elemTypeBytes(C.Elem), Rows[C.Peer] * C.RowElems};
+}
 
 Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank) {
   return Lowerer(P, Rank).run();

@@ -107,6 +107,9 @@ struct Call {
   /// Send/Recv of a runtime all_to_all_v: the count comes from the split
   /// sizes exchanged by the CountsToHost call before it.
   bool CountAtRunTime = false;
+  /// Send/Recv of a runtime all_to_all_v: elements per row of dimension 0
+  /// of the tensor it moves (its Ref may be a view slot, with no tensor).
+  uint64_t RowElems = 0;
   ElemType Elem = ElemType::F32;
   ReduceOp Op = ReduceOp::Sum;
   int32_t PreMulSum = -1; ///< index into Lowering::PreMulSums
@@ -150,6 +153,15 @@ struct Lowering {
   /// model binds).
   std::vector<Ref> Homes;
 };
+
+/// The part of its tensor that a send or receive of a runtime all_to_all_v
+/// moves, once the split sizes are known: \p Rows holds the rows to (a
+/// send) or from (a receive) every rank of the group, in rank order.
+struct RuntimeSlice {
+  uint64_t Offset = 0; ///< bytes, from the call's Ref
+  uint64_t Count = 0;  ///< elements
+};
+RuntimeSlice runtimeSlice(const Call &C, llvm::ArrayRef<uint64_t> Rows);
 
 /// Lowers \p P for rank \p Rank.
 llvm::Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank);

@@ -14,6 +14,7 @@
 #define COLLC_RUNTIME_NCCL_NCCLSERVER_H
 
 #include "runtime/seeds/ServerCommunication.h"
+#include "runtime/nccl/Timeout.h"
 
 #include <chrono>
 #include <memory>
@@ -25,8 +26,7 @@ class NcclServerImpl;
 class NcclServer : public ServerCommunication {
 public:
   /// The server of CUDA device \p Device.
-  explicit NcclServer(DeviceId Device,
-                      std::chrono::milliseconds Timeout = std::chrono::milliseconds(300000));
+  explicit NcclServer(DeviceId Device, std::chrono::milliseconds Timeout = defaultTimeout());
   ~NcclServer() override;
   DeviceId device() const;
 

@@ -13,7 +13,7 @@ void appendTiles(std::vector<CopyTile> &Tiles, uint64_t Dst, uint64_t Src, uint6
 
 namespace {
 
-constexpr int kThreads = 512;
+constexpr int kThreads = kPackThreadsPerBlock;
 constexpr int kUnroll = 4;
 
 /// 16-byte moves while both sides are 16-byte aligned; bytes otherwise.

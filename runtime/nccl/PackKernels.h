@@ -12,6 +12,8 @@
 #ifndef COLLC_RUNTIME_NCCL_PACKKERNELS_H
 #define COLLC_RUNTIME_NCCL_PACKKERNELS_H
 
+#include "runtime/nccl/PackShape.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -25,8 +27,6 @@ struct CopyTile {
   uint64_t Src;
   uint64_t Bytes;
 };
-
-constexpr uint64_t kTileBytes = 64 * 1024;
 
 /// Cuts the copies (Dst, Src, Bytes) into tiles; empty copies vanish.
 void appendTiles(std::vector<CopyTile> &Tiles, uint64_t Dst, uint64_t Src, uint64_t Bytes);

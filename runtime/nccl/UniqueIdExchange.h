@@ -12,6 +12,8 @@
 #ifndef COLLC_RUNTIME_NCCL_UNIQUEIDEXCHANGE_H
 #define COLLC_RUNTIME_NCCL_UNIQUEIDEXCHANGE_H
 
+#include "runtime/nccl/Timeout.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -39,8 +41,8 @@ UniqueIdExchange &inProcessIds();
 
 /// Files in \p Dir (which every process sees); a member that is not the
 /// minter waits up to \p Timeout for the file.
-std::unique_ptr<UniqueIdExchange> createFileIdExchange(std::string Dir,
-                                                       std::chrono::milliseconds Timeout);
+std::unique_ptr<UniqueIdExchange>
+createFileIdExchange(std::string Dir, std::chrono::milliseconds Timeout = defaultTimeout());
 
 } // namespace collc::rt::nccl
 

@@ -2,19 +2,27 @@
 // with its baseline in the same run.
 //  1. Host time per step: the plan's calls issued eagerly (one NCCL call,
 //     pack kernel, event at a time) against one cudaGraphLaunch per graph,
-//     on the GPT-2 DDP plan (compiled for one rank) and on a plan of 1000
-//     unfused 4 KiB all_reduces. Host time is what the issuing thread
-//     spends before it may return to the model; the step is synchronized
-//     (untimed) before the next one.
+//     on the GPT-2 DDP plan (compiled for one rank), on a plan of 1000
+//     unfused 4 KiB all_reduces, and on 64 static all_to_all_v (each a
+//     grouped send and receive to self). Host time is what the issuing
+//     thread spends before it may return to the model; the step is
+//     synchronized (untimed) before the next one. On one GPU every NCCL
+//     collective takes NCCL's one-rank shortcut (a copy, a premul kernel, or
+//     nothing): those rows time collc's issue path against a graph launch,
+//     not NCCL's group launch. Send/recv have no shortcut: the all_to_all_v
+//     row goes through ncclGroupEnd's launch and NCCL's proxy.
 //  2. Pack/unpack bandwidth (one launch per bucket, 64 tensors per bucket)
 //     against cudaMemcpy device-to-device of the same bytes.
-// Without a GPU it says so and exits 0.
+// Without a GPU it says so and exits 0. --version prints the NCCL this
+// process loaded, and from where (no GPU needed: the device check's
+// preflight); --timeout-ms bounds every wait (as COLLC_TIMEOUT_MS does).
 //
-//   collc_gpu_bench [--steps N] [--examples DIR]
+//   collc_gpu_bench [--steps N] [--examples DIR] [--timeout-ms MS] [--version]
 #include "GpuTestUtil.h"
 
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/PackKernels.h"
+#include "runtime/nccl/Timeout.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -23,6 +31,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <dlfcn.h>
 
 using namespace collc;
 using namespace collc::rt::nccl;
@@ -32,6 +41,8 @@ using llvm::outs;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::chrono::milliseconds Timeout = defaultTimeout();
 
 double median(std::vector<double> V) {
   std::sort(V.begin(), V.end());
@@ -45,7 +56,7 @@ struct StepTimes {
 
 /// Issues \p Steps steps each way; host and whole-step medians.
 llvm::Expected<StepTimes> timeSteps(const plan::Plan &P, unsigned Steps, const char *Prefix) {
-  auto X = NcclExecutor::create(P, 0, {.CommPrefix = Prefix});
+  auto X = NcclExecutor::create(P, 0, {.CommPrefix = Prefix, .Timeout = Timeout});
   if (!X)
     return X.takeError();
   gpu::DeviceTensors Mem;
@@ -142,6 +153,30 @@ llvm::Expected<CopyRates> timeCopies(uint64_t Bytes, int SMs) {
   return R;
 }
 
+/// \p N static all_to_all_v on one rank, each its own group of a send and
+/// a receive to self.
+std::string selfAllToAllVProgram(unsigned N) {
+  std::string Text = "program @self_a2av world(1) {\n  group @dp = world\n";
+  std::string Uses;
+  for (unsigned I = 0; I != N; ++I) {
+    Text += formatv("  %h{0} = compute @c{0} : f32[256, 16]\n", I).str();
+    Text += formatv("  %w{0} = all_to_all_v %h{0} in @dp splits [[256]] : f32[256, 16]\n", I).str();
+    Uses += formatv("{0}%w{1}", I ? ", " : "", I).str();
+  }
+  return Text + "  compute @use(" + Uses + ")\n}\n";
+}
+
+/// The NCCL this process loaded, and the file it came from.
+void printNccl() {
+  int Version = 0;
+  ncclGetVersion(&Version);
+  Dl_info Info{};
+  const char *From = dladdr(reinterpret_cast<void *>(&ncclGetVersion), &Info) && Info.dli_fname
+                         ? Info.dli_fname
+                         : "an unknown file";
+  outs() << formatv("NCCL {0} from {1}\n", ncclVersionString(Version), From);
+}
+
 int fail(llvm::Error E) {
   llvm::errs() << "collc_gpu_bench: error: " << llvm::toString(std::move(E)) << '\n';
   return 1;
@@ -157,11 +192,22 @@ int main(int Argc, char **Argv) {
       Steps = unsigned(std::max(1, atoi(Argv[++I])));
     } else if (!strcmp(Argv[I], "--examples") && I + 1 < Argc) {
       Examples = Argv[++I];
+    } else if (!strcmp(Argv[I], "--timeout-ms") && I + 1 < Argc) {
+      auto T = parseTimeoutMs(Argv[++I], "--timeout-ms");
+      if (!T)
+        return fail(T.takeError());
+      Timeout = *T;
+    } else if (!strcmp(Argv[I], "--version")) {
+      printNccl();
+      return 0;
     } else {
-      llvm::errs() << "usage: collc_gpu_bench [--steps N] [--examples DIR]\n";
+      llvm::errs() << "usage: collc_gpu_bench [--steps N] [--examples DIR] [--timeout-ms MS] "
+                      "[--version]\n";
       return 2;
     }
   }
+  if (auto T = timeoutFromEnvironment(); !T)
+    return fail(T.takeError());
   std::string Why = gpu::whyNoGpu();
   if (!Why.empty()) {
     outs() << "collc_gpu_bench: skipped: " << Why << '\n';
@@ -174,6 +220,10 @@ int main(int Argc, char **Argv) {
   ncclGetVersion(&Version);
   outs() << formatv("# GPU 0: {0}, {1} SMs; NCCL {2}; one rank (NCCL refuses two on one GPU)\n",
                     Prop.name, Prop.multiProcessorCount, ncclVersionString(Version));
+  outs() << "# one rank: every NCCL collective takes NCCL's one-rank shortcut (a copy, a premul\n"
+            "# kernel, or nothing), so those rows compare collc's eager issue path with a graph\n"
+            "# launch, not NCCL's group launch; send/recv have no shortcut: the all_to_all_v row\n"
+            "# (grouped send and receive to self) goes through ncclGroupEnd's launch\n";
 
   // Host time per step.
   auto Gpt2Text = llvm::MemoryBuffer::getFile(Examples + "/gpt2_ddp.coll");
@@ -190,6 +240,7 @@ int main(int Argc, char **Argv) {
   } Cases[] = {
       {"gpt2_ddp (DDP buckets)", Gpt2, ""},
       {"1000 x 4 KiB all_reduce", tinyAllReducesProgram(1000, 1), "verify,order,schedule,plan-memory"},
+      {"64 x a2av send/recv self", selfAllToAllVProgram(64), ""},
   };
   outs() << formatv("\n{0,-26} {1,6} {2,6} {3,14} {4,14} {5,8} {6,14} {7,14}\n", "plan",
                     "nccl", "graphs", "eager_host_us", "graph_host_us", "ratio", "eager_step_us",
@@ -199,7 +250,7 @@ int main(int Argc, char **Argv) {
     auto P = compileProgramText(C.Text, C.Pipeline);
     if (!P)
       return fail(P.takeError());
-    auto T = timeSteps(*P, Steps, K++ ? "bench-tiny" : "bench-gpt2");
+    auto T = timeSteps(*P, Steps, formatv("bench-{0}", K++).str().c_str());
     if (!T)
       return fail(T.takeError());
     outs() << formatv("{0,-26} {1,6} {2,6} {3,14:f1} {4,14:f1} {5,7:f1}x {6,14:f1} {7,14:f1}\n",

@@ -5,7 +5,14 @@
 // communicator here has one rank; multi-rank semantics are the CPU
 // backends' conformance suite. Without a GPU each test reports itself
 // skipped, with the reason. The checks that need no GPU run everywhere.
+//
+// The suites are the phases of tests/gpu/device-run.sh, which runs each
+// test in its own process in this order: NcclBackend (no GPU needed),
+// GpuPack (plain CUDA), GpuComm (communicator start-up, one-rank calls),
+// GpuCapture (graphs, ours and the caller's), GpuSendRecv (NCCL's group
+// launch). A new test joins one of them.
 #include "GpuTestUtil.h"
+#include "TestKernels.h"
 
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclCommunicator.h"
@@ -16,6 +23,9 @@
 #include "runtime/verify/PlanChecker.h"
 
 #include "llvm/Support/FileSystem.h"
+
+#include <chrono>
+#include <cstdlib>
 
 #include <gtest/gtest.h>
 
@@ -125,6 +135,42 @@ TEST(NcclBackend, FileIdsAreSharedThroughADirectory) {
   llvm::sys::fs::remove_directories(Dir);
 }
 
+/// COLLC_TIMEOUT_MS for the length of a test.
+struct TimeoutEnvironment {
+  explicit TimeoutEnvironment(const char *Value) { setenv(kTimeoutVariable, Value, 1); }
+  ~TimeoutEnvironment() { unsetenv(kTimeoutVariable); }
+};
+
+TEST(NcclBackend, TheTimeoutVariableReachesEveryWait) {
+  TimeoutEnvironment Env("40");
+  EXPECT_EQ(NcclExecutorOptions{}.Timeout, std::chrono::milliseconds(40));
+  NcclMembership None(nullptr, 0, 1, 0, "none"); // polls and finalize use its timeout
+  EXPECT_EQ(None.Timeout, std::chrono::milliseconds(40));
+  // A real wait, without a GPU: a unique id nobody writes.
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("collc-timeout", Dir));
+  auto Start = std::chrono::steady_clock::now();
+  auto Id = createFileIdExchange(std::string(Dir))->idFor("run/world", false);
+  auto Waited = std::chrono::steady_clock::now() - Start;
+  ASSERT_FALSE(bool(Id));
+  std::string Text = errorText(Id.takeError());
+  EXPECT_NE(Text.find("within 40 ms"), std::string::npos) << Text;
+  EXPECT_LT(Waited, std::chrono::seconds(5));
+  llvm::sys::fs::remove_directories(Dir);
+}
+
+TEST(NcclBackend, AMalformedTimeoutVariableIsRefusedBeforeAnythingRuns) {
+  TimeoutEnvironment Env("5m");
+  auto P = compileProgramText("program @p world(1) {\n  group @dp = world\n"
+                              "  %g = compute @g : f32[4]\n  %r = all_reduce sum %g in @dp\n"
+                              "  compute @use(%r)\n}\n");
+  ASSERT_TRUE(bool(P)) << errorText(P.takeError());
+  auto X = NcclExecutor::create(*P, 0);
+  ASSERT_FALSE(bool(X));
+  EXPECT_EQ(errorText(X.takeError()),
+            "COLLC_TIMEOUT_MS is '5m': expected a timeout in milliseconds, 1 to 86400000");
+}
+
 // --- on a GPU --------------------------------------------------------------------------
 
 /// One device buffer, freed at the end.
@@ -144,7 +190,7 @@ struct DeviceBuffer {
   void get(void *Host) const { cudaMemcpy(Host, Ptr, Bytes, cudaMemcpyDeviceToHost); }
 };
 
-TEST(NcclGpu, AvgAndPremulSumThroughAOneRankCommunicator) {
+TEST(GpuComm, AvgAndPremulSumThroughAOneRankCommunicator) {
   REQUIRE_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   auto Id = NcclDriver::groupId({"gpu-test-one-rank"});
@@ -193,7 +239,7 @@ TEST(NcclGpu, AvgAndPremulSumThroughAOneRankCommunicator) {
   EXPECT_FALSE(bool(NcclDriver::health(*C)));
 }
 
-TEST(NcclGpu, SeedCommunicatorOnOneGpu) {
+TEST(GpuComm, SeedCommunicatorOnOneGpu) {
   REQUIRE_GPU();
   auto C = createNcclCommunicator("gpu-test-seed002", 1, 0, /*Device=*/0);
   ASSERT_TRUE(bool(C)) << errorText(C.takeError());
@@ -207,7 +253,7 @@ TEST(NcclGpu, SeedCommunicatorOnOneGpu) {
   EXPECT_FALSE(bool((*C)->health()));
 }
 
-TEST(NcclGpu, PackAndUnpackRoundTrip) {
+TEST(GpuPack, PackAndUnpackRoundTrip) {
   REQUIRE_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   int SMs = 1;
@@ -277,7 +323,7 @@ const char *EveryCall = R"(program @gpu_every_call world(1) {
 }
 )";
 
-TEST(NcclGpu, CaptureAndReplayMatchEagerAndTheReference) {
+TEST(GpuCapture, CaptureAndReplayMatchEagerAndTheReference) {
   REQUIRE_GPU();
   auto P = compileProgramText(EveryCall);
   ASSERT_TRUE(bool(P)) << errorText(P.takeError());
@@ -311,7 +357,7 @@ TEST(NcclGpu, CaptureAndReplayMatchEagerAndTheReference) {
   EXPECT_NE((*X)->notes()[0].find("no inter-rank path"), std::string::npos);
 }
 
-TEST(NcclGpu, RebindingRecapturesWithTheNewPointers) {
+TEST(GpuCapture, RebindingRecapturesWithTheNewPointers) {
   REQUIRE_GPU();
   auto P = compileProgramText(EveryCall);
   ASSERT_TRUE(bool(P));
@@ -346,7 +392,7 @@ TEST(NcclGpu, RebindingRecapturesWithTheNewPointers) {
   EXPECT_TRUE(bool(Result)) << errorText(Result.takeError());
 }
 
-TEST(NcclGpu, CapturesIntoTheCallersGraph) {
+TEST(GpuCapture, CapturesIntoTheCallersGraph) {
   REQUIRE_GPU();
   // No runtime split sizes: the whole step can live in the caller's graph.
   auto P = compileProgramText(R"(program @gpu_caller world(1) {
@@ -387,7 +433,92 @@ TEST(NcclGpu, CapturesIntoTheCallersGraph) {
   cudaStreamDestroy(Caller);
 }
 
-TEST(NcclGpu, RefusesWhatItCannotDo) {
+/// The contract of enqueueInto inside a framework's capture: the model's
+/// producer kernel runs on its own stream and records the ready event, the
+/// step is captured into the caller's graph, and a consumer kernel on a
+/// third stream waits on the done event. Both events are then captured
+/// events: the comm stream must wait on the ready event, and the done event
+/// must be recorded, as plain captured calls (the external flags of collc's
+/// own graphs would leave the producer and the consumer unordered). The
+/// premul_sum is a real node of the graph (NCCL's one-rank kernel).
+TEST(GpuCapture, ProducerStepAndConsumerInTheCallersGraph) {
+  REQUIRE_GPU();
+  auto P = compileProgramText(R"(program @gpu_foreign world(1) {
+  group @dp = world
+  %a = compute @produce : f32[65537]
+  %r = all_reduce premul_sum(0.5) %a in @dp
+  compute @consume(%r)
+}
+)");
+  ASSERT_TRUE(bool(P)) << errorText(P.takeError());
+  auto X = NcclExecutor::create(*P, 0, {.CommPrefix = "foreign"});
+  ASSERT_TRUE(bool(X)) << errorText(X.takeError());
+  gpu::DeviceTensors Mem;
+  ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
+  auto A = (*X)->tensor("a"), R = (*X)->tensor("r");
+  ASSERT_TRUE(A && R);
+  auto Ready = (*X)->readyEvent("produce");
+  auto Done = (*X)->doneEvent("r");
+  ASSERT_TRUE(Ready && Done);
+  const uint32_t N = 65537;
+  DeviceBuffer Out(N * 4);
+  // One step outside any capture first (handshake, connections, tables).
+  ASSERT_FALSE(bool((*X)->runEager()));
+  ASSERT_FALSE(bool((*X)->synchronize()));
+
+  cudaStream_t Caller, Compute, Consumer;
+  cudaEvent_t Forked, ComputeBack, ConsumerBack;
+  for (cudaStream_t *S : {&Caller, &Compute, &Consumer})
+    ASSERT_EQ(cudaStreamCreateWithFlags(S, cudaStreamNonBlocking), cudaSuccess);
+  for (cudaEvent_t *E : {&Forked, &ComputeBack, &ConsumerBack})
+    ASSERT_EQ(cudaEventCreateWithFlags(E, cudaEventDisableTiming), cudaSuccess);
+  cudaGraph_t Graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(Caller, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  cudaEventRecord(Forked, Caller);
+  cudaStreamWaitEvent(Compute, Forked, 0);
+  cudaError_t Produced = gpu::launchProduce(static_cast<float *>(*A), N, Compute);
+  cudaEventRecord(*Ready, Compute);
+  llvm::Error E = (*X)->enqueueInto(Caller);
+  cudaStreamWaitEvent(Consumer, *Done, 0);
+  cudaError_t Consumed =
+      gpu::launchConsume(static_cast<const float *>(*R), static_cast<float *>(Out.Ptr), N, Consumer);
+  cudaEventRecord(ConsumerBack, Consumer);
+  cudaEventRecord(ComputeBack, Compute);
+  cudaStreamWaitEvent(Caller, ConsumerBack, 0);
+  cudaStreamWaitEvent(Caller, ComputeBack, 0);
+  cudaError_t Ended = cudaStreamEndCapture(Caller, &Graph);
+  ASSERT_FALSE(bool(E)) << errorText(std::move(E));
+  ASSERT_EQ(Produced, cudaSuccess);
+  ASSERT_EQ(Consumed, cudaSuccess);
+  ASSERT_EQ(Ended, cudaSuccess) << cudaGetErrorString(Ended);
+  cudaGraphExec_t Exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&Exec, Graph, 0), cudaSuccess);
+
+  std::vector<float> Want(N), Got(N);
+  for (uint32_t I = 0; I != N; ++I)
+    Want[I] = gpu::consumedValue(gpu::producedValue(I) * 0.5f);
+  for (int Launch = 0; Launch != 2; ++Launch) {
+    // Everything the graph writes starts as zeros.
+    ASSERT_EQ(cudaMemset(*A, 0, N * 4), cudaSuccess);
+    ASSERT_EQ(cudaMemset(*R, 0, N * 4), cudaSuccess);
+    ASSERT_EQ(cudaMemset(Out.Ptr, 0, N * 4), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(Exec, Caller), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(Caller), cudaSuccess);
+    Out.get(Got.data());
+    ASSERT_EQ(0, memcmp(Got.data(), Want.data(), N * 4))
+        << "launch " << Launch << ": first element " << Got[0] << ", expected " << Want[0];
+  }
+  EXPECT_FALSE(bool((*X)->health()));
+  cudaGraphExecDestroy(Exec);
+  cudaGraphDestroy(Graph);
+  for (cudaEvent_t Ev : {Forked, ComputeBack, ConsumerBack})
+    cudaEventDestroy(Ev);
+  for (cudaStream_t S : {Caller, Compute, Consumer})
+    cudaStreamDestroy(S);
+}
+
+TEST(GpuCapture, RefusesWhatItCannotDo) {
   REQUIRE_GPU();
   auto P = compileProgramText(EveryCall);
   ASSERT_TRUE(bool(P));
@@ -424,7 +555,7 @@ TEST(NcclGpu, RefusesWhatItCannotDo) {
   EXPECT_FALSE(bool((*X)->capture()));
 }
 
-TEST(NcclGpu, OneGpuPerCapturingThread) {
+TEST(GpuCapture, OneGpuPerCapturingThread) {
   REQUIRE_GPU();
   int Devices = 0;
   cudaGetDeviceCount(&Devices);
@@ -442,6 +573,62 @@ TEST(NcclGpu, OneGpuPerCapturingThread) {
   gpu::DeviceTensors Mem2;
   ASSERT_FALSE(bool(Mem2.bindAll(*P, **Y)));
   EXPECT_NE(errorText((*Y)->capture()).find("one GPU per capturing thread"), std::string::npos);
+}
+
+// --- NCCL's group launch --------------------------------------------------------------
+// On one rank every collective takes NCCL's one-rank shortcut (a copy, a
+// premul kernel, or nothing); a send and a receive to self are the calls that
+// go through ncclGroupEnd's launch and NCCL's proxy.
+
+TEST(GpuSendRecv, ToSelfThroughTheGroupLaunch) {
+  REQUIRE_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  auto Id = NcclDriver::groupId({"gpu-test-send-recv"});
+  ASSERT_TRUE(bool(Id)) << errorText(Id.takeError());
+  auto C = NcclDriver::join(*Id, 1, 0);
+  ASSERT_TRUE(bool(C)) << errorText(C.takeError());
+  NcclDriver::StreamOwner S = NcclDriver::createStream("test");
+  ASSERT_TRUE(S);
+  std::vector<int32_t> In(100003), Out(In.size(), 0);
+  for (size_t I = 0; I != In.size(); ++I)
+    In[I] = int32_t(I * 2654435761u);
+  DeviceBuffer Src(In.size() * 4), Dst(In.size() * 4);
+  Src.put(In.data());
+  Dst.put(Out.data());
+  uint64_t Count = In.size();
+  ASSERT_FALSE(bool(NcclDriver::allToAllV(*C, NcclDriver::resource(Src.Ptr, Src.Bytes),
+                                          NcclDriver::resource(Dst.Ptr, Dst.Bytes),
+                                          ElemType::I32, {Count}, {Count}, S->get())));
+  ASSERT_FALSE(bool(NcclDriver::synchronize(S->get())));
+  Dst.get(Out.data());
+  EXPECT_EQ(Out, In);
+  EXPECT_FALSE(bool(NcclDriver::health(*C)));
+}
+
+/// A static all_to_all_v on one rank is a grouped send and receive to self,
+/// captured in collc's graph and replayed.
+TEST(GpuSendRecv, StaticAllToAllVReplayed) {
+  REQUIRE_GPU();
+  auto P = compileProgramText(R"(program @gpu_self world(1) {
+  group @dp = world
+  %h = compute @h : i32[256, 16]
+  %w = all_to_all_v %h in @dp splits [[200]] : i32[256, 16]
+  compute @use(%w)
+}
+)");
+  ASSERT_TRUE(bool(P)) << errorText(P.takeError());
+  auto X = NcclExecutor::create(*P, 0, {.CommPrefix = "self"});
+  ASSERT_TRUE(bool(X)) << errorText(X.takeError());
+  gpu::DeviceTensors Mem;
+  ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
+  for (int Step = 0; Step != 2; ++Step) {
+    ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
+    ASSERT_FALSE(bool((*X)->replay()));
+    ASSERT_FALSE(bool((*X)->synchronize()));
+    auto Got = gpu::readOutputs(*P, 0, **X);
+    auto Result = gpu::checkOutputs(*P, Got);
+    EXPECT_TRUE(bool(Result)) << "step " << Step << ": " << errorText(Result.takeError());
+  }
 }
 
 } // namespace

@@ -1,23 +1,18 @@
 #!/usr/bin/env bash
-# The NCCL backend's device check in one command: builds the GPU tests and
-# the GPU benchmark (or uses a build carried from a machine that has LLVM 14
-# and GoogleTest), runs both, and writes every log under $OUT (./gpu-out
-# when unset):
-#   $OUT/nvidia-smi.txt   the GPU and its driver
-#   $OUT/gpu-tests.log    collc_gpu_tests (and gpu-tests.xml)
-#   $OUT/gpu-bench.txt    collc_gpu_bench: eager vs graph host time, pack/unpack vs cudaMemcpy
-#   $OUT/check.log        what this script did
+# Builds the NCCL backend's GPU tests and GPU benchmark into build-gpu/ (or
+# uses a build carried there), then runs the device check,
+# tests/gpu/device-run.sh, which writes its logs and summary under $OUT
+# (./gpu-out when unset).
 #
-#   tests/gpu/check.sh               build if needed, then run
+#   tests/gpu/check.sh               build if needed, then tests/gpu/device-run.sh
 #   tests/gpu/check.sh --build-only  build build-gpu/bin here, to carry to a GPU machine
 #                                    whose image lacks LLVM 14 and GoogleTest
-# Exit status: 0 when the tests pass (or skip without a GPU) and the bench ran.
+# Exit status: that of device-run.sh (0: nothing failed), or 1 when the build failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
 BUILD=${COLLC_GPU_BUILD:-build-gpu}
-log() { echo "== $*" | tee -a "$OUT/check.log"; }
+BUILDLOG=$BUILD/check-build.log
+log() { echo "== $*"; }
 
 have_build() { [ -x "$BUILD/bin/collc_gpu_tests" ] && [ -x "$BUILD/bin/collc_gpu_bench" ]; }
 
@@ -27,37 +22,16 @@ if [ "${1:-}" = --build-only ] || ! have_build; then
         "on a machine with the project's dependencies and carry $BUILD/bin"
     exit 1
   fi
-  log "building $BUILD (Release, SM90)"
+  log "building $BUILD (Release, SM90; log: $BUILDLOG)"
+  mkdir -p "$BUILD"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    >>"$OUT/check.log" 2>&1 &&
-    cmake --build "$BUILD" --target collc_gpu_tests collc_gpu_bench >>"$OUT/check.log" 2>&1 || {
-    log "build failed (tail of check.log follows)"
-    tail -30 "$OUT/check.log"
+    >"$BUILDLOG" 2>&1 &&
+    cmake --build "$BUILD" -j1 --target collc_gpu_tests collc_gpu_bench >>"$BUILDLOG" 2>&1 || {
+    log "build failed (tail of $BUILDLOG follows)"
+    tail -30 "$BUILDLOG"
     exit 1
   }
 fi
 [ "${1:-}" = --build-only ] && { log "built $BUILD/bin"; exit 0; }
 
-# The GPU machine's own NCCL: the CUDA toolkit's, the system's, or pip's.
-for Dir in /usr/local/cuda/lib64 /usr/local/cuda/lib \
-  $(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null); do
-  if [ -e "$Dir/libnccl.so.2" ]; then
-    export LD_LIBRARY_PATH="$Dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    log "NCCL from $Dir"
-    break
-  fi
-done
-(nvidia-smi || echo "nvidia-smi: not available") >"$OUT/nvidia-smi.txt" 2>&1
-export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
-
-log "collc_gpu_tests"
-"$BUILD/bin/collc_gpu_tests" --gtest_output=xml:"$OUT/gpu-tests.xml" >"$OUT/gpu-tests.log" 2>&1
-TESTS=$?
-tail -25 "$OUT/gpu-tests.log"
-log "collc_gpu_tests exit $TESTS"
-
-log "collc_gpu_bench"
-"$BUILD/bin/collc_gpu_bench" --examples "$PWD/examples" 2>&1 | tee "$OUT/gpu-bench.txt"
-BENCH=${PIPESTATUS[0]}
-log "collc_gpu_bench exit $BENCH"
-[ "$TESTS" = 0 ] && [ "$BENCH" = 0 ]
+COLLC_GPU_BIN=$BUILD/bin exec tests/gpu/device-run.sh

@@ -150,4 +150,45 @@ TEST(NcclLowering, EveryElementTypeAndOpHasANcclName) {
   EXPECT_EQ(ncclOpName(ReduceOp::Avg), "ncclAvg");
 }
 
+// A runtime all_to_all_v whose input is a zero-copy view (the output of an
+// all_reduce bucket): its sends point into the buffer and name no tensor,
+// so the row size travels with the call.
+TEST(NcclLowering, RuntimeAllToAllVOfAViewKnowsItsRows) {
+  Expected<plan::Plan> P = compileProgramText(R"(program @viewa2av world(2) {
+  group @ep = world
+  %a = compute @a : f32[64, 8]
+  %b = compute @b : f32[32, 8]
+  %c = compute @route : i64[2]
+  %ra = all_reduce sum %a in @ep
+  %rb = all_reduce sum %b in @ep
+  %v = all_to_all_v %ra in @ep splits %c : f32[64, 8]
+  compute @use(%v, %rb)
+}
+)");
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  Expected<Lowering> L = lowerForRank(*P, 0);
+  ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
+  unsigned Sends = 0, Recvs = 0;
+  std::vector<uint64_t> Rows = {3, 5};
+  for (const Call &C : L->Step) {
+    if (!C.CountAtRunTime)
+      continue;
+    const Ref &R = C.Kind == CallKind::Send ? C.SendBuf : C.RecvBuf;
+    if (C.Kind == CallKind::Send) {
+      ++Sends;
+      EXPECT_EQ(R.Tensor, -1) << "the input is a view of an all_reduce bucket";
+      EXPECT_GE(R.Buffer, 0);
+    } else {
+      ++Recvs;
+      EXPECT_GE(R.Tensor, 0);
+    }
+    EXPECT_EQ(C.RowElems, 8u);
+    RuntimeSlice S = runtimeSlice(C, Rows);
+    EXPECT_EQ(S.Offset, C.Peer == 0 ? 0u : 3u * 8 * 4) << "peer " << C.Peer;
+    EXPECT_EQ(S.Count, Rows[C.Peer] * 8) << "peer " << C.Peer;
+  }
+  EXPECT_EQ(Sends, 2u);
+  EXPECT_EQ(Recvs, 2u);
+}
+
 } // namespace

@@ -1,0 +1,42 @@
+//===- runtime/nccl/Timeout.cpp - The NCCL backend's one timeout ----------===//
+
+#include "runtime/nccl/Timeout.h"
+
+#include "runtime/exec/RuntimeError.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstdlib>
+
+using namespace llvm;
+
+namespace collc::rt::nccl {
+
+Expected<std::chrono::milliseconds> parseTimeoutMs(StringRef Text, StringRef Origin) {
+  constexpr uint64_t Max = 86400000;
+  uint64_t Ms = 0;
+  // getAsInteger refuses signs, spaces, suffixes and overflow.
+  if (Text.getAsInteger(10, Ms) || Ms == 0 || Ms > Max)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0} is '{1}': expected a timeout in milliseconds, 1 to {2}", Origin,
+                             Text, Max));
+  return std::chrono::milliseconds(Ms);
+}
+
+Expected<std::chrono::milliseconds> timeoutFromEnvironment() {
+  const char *Value = std::getenv(kTimeoutVariable);
+  if (!Value)
+    return kBuiltinTimeout;
+  return parseTimeoutMs(Value, kTimeoutVariable);
+}
+
+std::chrono::milliseconds defaultTimeout() {
+  Expected<std::chrono::milliseconds> T = timeoutFromEnvironment();
+  if (!T) {
+    consumeError(T.takeError());
+    return kBuiltinTimeout;
+  }
+  return *T;
+}
+
+} // namespace collc::rt::nccl
