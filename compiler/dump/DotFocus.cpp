@@ -42,7 +42,7 @@ static Error outOfRange(const Twine &Flag, int64_t Value, int64_t Count, const T
                              formatv("{0} {1}: plan @{2} has no {3}", Flag, Value, P.Program, What)
                                  .str());
   return createStringError(inconvertibleErrorCode(),
-                           formatv("{0} {1} is not in 0..{2} ({3} of plan @{4})", Flag, Value,
+                           formatv("{0} {1} is not in 0..{2} (the {3} of plan @{4})", Flag, Value,
                                    Count - 1, What, P.Program)
                                .str());
 }
@@ -54,14 +54,15 @@ Expected<std::vector<bool>> focusNodes(const plan::Plan &P, const Graph &G, cons
   };
   if (F.Rank) {
     if (*F.Rank < 0 || *F.Rank >= P.World)
-      return outOfRange("--focus-rank", *F.Rank, P.World, "the ranks", P);
+      return outOfRange("--focus-rank", *F.Rank, P.World, "ranks", P);
     for (uint32_t N = 0; N != G.NumNodes; ++N)
       Keep[N] = Keep[N] && ranksOf(N).contains(*F.Rank);
   }
   if (F.Steps) {
     int64_t NumSteps = int64_t(P.Steps.size());
     if (F.Steps->Last >= NumSteps)
-      return outOfRange("--focus-steps: step", F.Steps->Last, NumSteps, "the steps", P);
+      return outOfRange(formatv("--focus-steps {0}..{1}: step", F.Steps->First, F.Steps->Last),
+                        F.Steps->Last, NumSteps, "steps", P);
     // A comm is in the range when its launch or its wait is.
     for (uint32_t N = 0; N != G.NumNodes; ++N)
       Keep[N] = Keep[N] && G.FirstStep[N] >= 0 && G.FirstStep[N] <= F.Steps->Last &&
@@ -72,7 +73,7 @@ Expected<std::vector<bool>> focusNodes(const plan::Plan &P, const Graph &G, cons
     for (const plan::Comm &C : P.Comms)
       NumBuckets = std::max<int64_t>(NumBuckets, C.Bucket + 1);
     if (*F.Bucket < 0 || *F.Bucket >= NumBuckets)
-      return outOfRange("--focus-bucket", *F.Bucket, NumBuckets, "the buckets", P);
+      return outOfRange("--focus-bucket", *F.Bucket, NumBuckets, "buckets", P);
     // The bucket's comm and the ops it exchanges data with.
     std::vector<bool> Near(G.NumNodes, false);
     for (uint32_t I = 0; I != P.Comms.size(); ++I)
