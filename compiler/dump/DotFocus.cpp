@@ -63,7 +63,7 @@ Expected<std::vector<bool>> focusNodes(const plan::Plan &P, const Graph &G, cons
     if (F.Steps->Last >= NumSteps)
       return outOfRange(formatv("--focus-steps {0}..{1}: step", F.Steps->First, F.Steps->Last),
                         F.Steps->Last, NumSteps, "steps", P);
-    // A comm is in the range when its launch or its wait is.
+    // A comm is in the range when it is in flight during it.
     for (uint32_t N = 0; N != G.NumNodes; ++N)
       Keep[N] = Keep[N] && G.FirstStep[N] >= 0 && G.FirstStep[N] <= F.Steps->Last &&
                 G.LastStep[N] >= F.Steps->First;

@@ -30,7 +30,7 @@ llvm::Expected<StepRange> parseStepRange(llvm::StringRef Text);
 struct DotFocus {
   std::optional<int64_t> Rank;    ///< ops that run on this rank
   std::optional<int64_t> Bucket;  ///< this bucket's comm, its producers and consumers
-  std::optional<StepRange> Steps; ///< ops with a step in the range
+  std::optional<StepRange> Steps; ///< ops with a step in the range (comms: in flight)
 };
 
 struct DumpOptions {

@@ -83,7 +83,7 @@ std::string computeNode(const plan::Plan &P, const dot::Graph &G, uint32_t I, bo
     Label += formatv(", stream {0}", C.Stream);
   if (!C.Ranks.All)
     Label += "\\nranks " + C.Ranks.str();
-  return formatv("c{0} [shape=box, label=\"{1}\"];", I, Label);
+  return formatv("{0} [shape=box, label=\"{1}\"];", nodeName(G, I), Label);
 }
 
 std::string commNode(const plan::Plan &P, const dot::Graph &G, uint32_t I, bool Explain) {
@@ -104,8 +104,8 @@ std::string commNode(const plan::Plan &P, const dot::Graph &G, uint32_t I, bool 
     Label += "\\nranks " + C.Ranks.str();
   if (Explain && !C.Why.empty())
     Label += "\\n" + escape(C.Why.front());
-  return formatv("m{0} [shape=ellipse, style=filled, fillcolor=\"{1}\", label=\"{2}\"];", I,
-                 C.Async ? "lightblue" : "lightsalmon", Label);
+  return formatv("{0} [shape=ellipse, style=filled, fillcolor=\"{1}\", label=\"{2}\"];",
+                 nodeName(G, G.commNode(I)), C.Async ? "lightblue" : "lightsalmon", Label);
 }
 
 /// The cluster of every node (-1: outside any) and the clusters' layer
@@ -275,7 +275,8 @@ Error dumpDot(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
     auto [It, New] = LastOnStream.try_emplace({L.Of[S.Index], P.Computes[S.Index].Stream}, S.Index);
     if (!New && It->second != S.Index) {
       if (!Linked.count({It->second, S.Index}))
-        OS << formatv("  c{0} -> c{1} [style=dotted, arrowhead=none];\n", It->second, S.Index);
+        OS << "  " << nodeName(G, It->second) << " -> " << nodeName(G, S.Index)
+           << " [style=dotted, arrowhead=none];\n";
       It->second = S.Index;
     }
   }
