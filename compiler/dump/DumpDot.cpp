@@ -267,7 +267,16 @@ Error dumpDot(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
       OS << " [" << join(Attrs, ", ") << "]";
     OS << ";\n";
   }
-  // Stream order inside a cluster, where no data edge shows it already.
+  // Stream order inside a cluster, where no data edge shows it already,
+  // directly or through one comm (compute -> all_to_all_v -> compute).
+  std::map<uint32_t, std::vector<uint32_t>> IntoComm;
+  for (auto [From, To] : Linked)
+    if (G.isComm(To) && !G.isComm(From))
+      IntoComm[To].push_back(From);
+  for (auto [From, To] : std::set<std::pair<uint32_t, uint32_t>>(Linked))
+    if (G.isComm(From) && !G.isComm(To))
+      for (uint32_t Before : IntoComm[From])
+        Linked.insert({Before, To});
   std::map<std::pair<int, uint32_t>, uint32_t> LastOnStream;
   for (const plan::Step &S : P.Steps) {
     if (S.Kind != plan::StepKind::Compute || !(*Keep)[S.Index] || L.Of[S.Index] < 0)
