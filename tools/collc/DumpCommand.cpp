@@ -1,6 +1,7 @@
 //===- tools/collc/DumpCommand.cpp - collc dump ------------------------===//
 //
 // collc dump PLAN --format text|json|dot|trace|nccl [--explain] [--rank R]
+//                 [--focus-rank R] [--focus-bucket B] [--focus-steps A..B]
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +47,43 @@ static cl::opt<std::string> Bucket("bucket", cl::desc("Bucket policy when compil
 static cl::opt<int64_t> Rank("rank", cl::desc("The rank whose calls --format nccl lists"),
                              cl::init(0), cl::sub(Cmd));
 
+// What --format dot shows. Named apart from --rank, which picks the rank
+// --format nccl lists (a view of one rank, not a filter), and from
+// `collc run --steps S`, a count.
+static cl::opt<int64_t> FocusRank("focus-rank", cl::desc("--format dot: only the ops rank R runs"),
+                                  cl::value_desc("R"), cl::sub(Cmd));
+static cl::opt<int64_t> FocusBucket("focus-bucket",
+                                    cl::desc("--format dot: bucket B's comm, its producers and "
+                                             "consumers"),
+                                    cl::value_desc("B"), cl::sub(Cmd));
+static cl::opt<std::string> FocusSteps("focus-steps",
+                                       cl::desc("--format dot: the ops of steps A..B (from 0)"),
+                                       cl::value_desc("A..B"), cl::sub(Cmd));
+
 cl::SubCommand &dumpCommand() { return Cmd; }
+
+/// The --focus-* flags, or a usage error when one is given without
+/// --format dot.
+static Expected<DotFocus> focusFlags() {
+  DotFocus F;
+  bool Any = FocusRank.getNumOccurrences() || FocusBucket.getNumOccurrences() ||
+             FocusSteps.getNumOccurrences();
+  if (Any && Fmt != Format::Dot)
+    return createStringError(inconvertibleErrorCode(),
+                             "--focus-rank, --focus-bucket and --focus-steps apply to "
+                             "--format dot only");
+  if (FocusRank.getNumOccurrences())
+    F.Rank = FocusRank;
+  if (FocusBucket.getNumOccurrences())
+    F.Bucket = FocusBucket;
+  if (FocusSteps.getNumOccurrences()) {
+    Expected<StepRange> R = parseStepRange(FocusSteps);
+    if (!R)
+      return R.takeError();
+    F.Steps = *R;
+  }
+  return F;
+}
 
 int run_dumpCommand() {
   DumpOptions Opts;
@@ -57,6 +94,12 @@ int run_dumpCommand() {
     return ExitUsage;
   }
   Opts.Link = *L;
+  Expected<DotFocus> Focus = focusFlags();
+  if (!Focus) {
+    WithColor::error(errs(), "collc dump") << toString(Focus.takeError()) << '\n';
+    return ExitUsage;
+  }
+  Opts.Focus = *Focus;
   Expected<plan::Plan> P = loadOrCompilePlan(Input, Bucket);
   if (!P)
     return reportError("dump", P.takeError());
@@ -75,7 +118,8 @@ int run_dumpCommand() {
     dumpJSON(*P, Opts, Out.os());
     break;
   case Format::Dot:
-    dumpDot(*P, Opts, Out.os());
+    if (Error E = dumpDot(*P, Opts, Out.os()))
+      return reportError("dump", std::move(E));
     break;
   case Format::Trace:
     if (Error E = dumpTrace(*P, Opts, Out.os()))

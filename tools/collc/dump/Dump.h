@@ -12,11 +12,31 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
+#include <optional>
+
 namespace collc {
+
+/// Steps A..B of a plan, both included, 0-based in the order of its `step`
+/// lines.
+struct StepRange {
+  int64_t First = 0, Last = 0;
+};
+/// Parses "A..B" (a single "A" is A..A).
+llvm::Expected<StepRange> parseStepRange(llvm::StringRef Text);
+
+/// What a DOT dump shows; unset means everything. The parts combine: an op
+/// is shown when it passes every one that is set.
+struct DotFocus {
+  std::optional<int64_t> Rank;    ///< ops that run on this rank
+  std::optional<int64_t> Bucket;  ///< this bucket's comm, its producers and consumers
+  std::optional<StepRange> Steps; ///< ops with a step in the range (comms: in flight)
+};
 
 struct DumpOptions {
   bool Explain = false; ///< include the passes' decisions
   LinkClass Link = defaultLinkClass();
+  DotFocus Focus; ///< --format dot only
 };
 
 /// A readable summary: groups, comms in launch order with sizes and tensors,
@@ -25,8 +45,10 @@ void dumpText(const plan::Plan &P, const DumpOptions &Opts, llvm::raw_ostream &O
 /// An object with `buckets`: per comm its kind, dtype, group, bytes and
 /// tensors (names, in order), and more.
 void dumpJSON(const plan::Plan &P, const DumpOptions &Opts, llvm::raw_ostream &OS);
-/// Graphviz: computes per stream, comms, and the data between them.
-void dumpDot(const plan::Plan &P, const DumpOptions &Opts, llvm::raw_ostream &OS);
+/// Graphviz: computes and comms in one cluster per layer, the data between
+/// them summarised (DumpDot.cpp); an error when the focus names a rank,
+/// bucket or step the plan does not have.
+llvm::Error dumpDot(const plan::Plan &P, const DumpOptions &Opts, llvm::raw_ostream &OS);
 /// A Chrome/Perfetto trace of the simulated step (one process per rank).
 llvm::Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, llvm::raw_ostream &OS);
 

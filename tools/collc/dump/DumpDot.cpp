@@ -1,22 +1,42 @@
 //===- tools/collc/dump/DumpDot.cpp - A plan as a Graphviz graph --------------===//
 //
-// Computes are boxes in one cluster per stream (chained in stream order),
-// comms are ellipses; an edge carries data from its producer to its
-// consumer. Render with `dot -Tsvg`.
+// Computes are boxes, comms ellipses, an edge carries data from its producer
+// to its consumer. Shaped to be read, and laid out by `dot -Tsvg` in seconds
+// even for plans with hundreds of ops:
+//
+// - One cluster per layer, named from the ops (layerOf). Model programs name
+//   ops after module paths, where the first numbered segment is the repeated
+//   block a person reads as one unit: a layer ("fwd.l3", "bwd.h11") or a
+//   pipeline stage ("fwd.s1"). A comm joins the cluster of the op that makes
+//   it ready (its last producer), so a cluster shows what a layer computes
+//   and what it puts on the wire. Not one cluster per bucket: a bucket is a
+//   single comm, the cluster would wrap one node.
+// - Edges inside a cluster are drawn one by one; edges between two clusters
+//   (or a cluster and an op outside any) are summarised as one bold edge
+//   labelled with how many edges and tensors it stands for. This is what
+//   keeps the layout fast: the long edges (forward activations read by the
+//   backward, every gradient read by the optimizer) become one per pair.
+// - An edge carrying several tensors is labelled with their count.
+// - DumpOptions::Focus keeps a rank, a bucket's neighbourhood or a step
+//   range (DotFocus.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/collc/dump/Dump.h"
+#include "tools/collc/dump/DotGraph.h"
 
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
+#include <set>
 
 using namespace llvm;
 
 namespace collc {
+namespace {
 
-static std::string escape(StringRef S) {
+std::string escape(StringRef S) {
   std::string Out;
   for (char C : S) {
     if (C == '"' || C == '\\')
@@ -26,68 +46,251 @@ static std::string escape(StringRef S) {
   return Out;
 }
 
-void dumpDot(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
-  OS << "digraph \"" << escape(P.Program) << "\" {\n";
-  OS << "  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
-  OS << "  label=\"" << escape(P.Program) << ", world " << P.World << "\";\n";
-  // Producer node of every tensor.
-  std::vector<std::string> Producer(P.Tensors.size());
-  std::map<uint32_t, std::vector<uint32_t>> ByStream;
-  for (uint32_t I = 0; I != P.Computes.size(); ++I) {
-    for (uint32_t T : P.Computes[I].Outputs)
-      Producer[T] = "c" + std::to_string(I);
-    ByStream[P.Computes[I].Stream].push_back(I);
+/// The layer of an op: its name up to and including the first segment that
+/// ends in a digit ("fwd.l3.attn" -> "fwd.l3", "bwd.s1.l0.mlp" -> "bwd.s1");
+/// empty for an op outside any layer ("optimizer", "fwd.embed").
+StringRef layerOf(StringRef Name) {
+  size_t End = 0;
+  while (End < Name.size()) {
+    size_t Dot = Name.find('.', End);
+    size_t SegEnd = Dot == StringRef::npos ? Name.size() : Dot;
+    if (SegEnd > End && isDigit(Name[SegEnd - 1]))
+      return Name.take_front(SegEnd);
+    if (Dot == StringRef::npos)
+      break;
+    End = Dot + 1;
   }
-  for (auto &[Stream, Cs] : ByStream) {
-    OS << "  subgraph cluster_stream" << Stream << " {\n";
-    OS << "    label=\"compute stream " << Stream << "\"; style=dashed;\n";
-    for (uint32_t I : Cs) {
-      const plan::Compute &C = P.Computes[I];
-      OS << formatv("    c{0} [shape=box, label=\"@{1}\\n{2:f0} us{3}\"];\n", I, escape(C.Name),
-                    double(C.CostNs) / 1000.0, C.Ranks.All ? "" : "\\nranks " + C.Ranks.str());
+  return {};
+}
+
+std::string nodeName(const dot::Graph &G, uint32_t N) {
+  return G.isComm(N) ? formatv("m{0}", N - G.NumComputes).str() : formatv("c{0}", N).str();
+}
+
+std::string stepsText(const dot::Graph &G, uint32_t N) {
+  if (G.FirstStep[N] < 0)
+    return "no step";
+  if (G.FirstStep[N] == G.LastStep[N])
+    return formatv("step {0}", G.FirstStep[N]);
+  return formatv("steps {0}..{1}", G.FirstStep[N], G.LastStep[N]);
+}
+
+std::string computeNode(const plan::Plan &P, const dot::Graph &G, uint32_t I, bool ShowStream) {
+  const plan::Compute &C = P.Computes[I];
+  std::string Label = formatv("@{0}\\n{1:f0} us, {2}", escape(C.Name), double(C.CostNs) / 1000.0,
+                              stepsText(G, I));
+  if (ShowStream)
+    Label += formatv(", stream {0}", C.Stream);
+  if (!C.Ranks.All)
+    Label += "\\nranks " + C.Ranks.str();
+  return formatv("{0} [shape=box, label=\"{1}\"];", nodeName(G, I), Label);
+}
+
+std::string commNode(const plan::Plan &P, const dot::Graph &G, uint32_t I, bool Explain) {
+  const plan::Comm &C = P.Comms[I];
+  std::string Label = formatv("#{0} {1}", I, commKindName(C.Kind));
+  if (C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter)
+    Label += formatv(" {0}", reduceOpName(C.Reduce));
+  size_t Tensors = std::max(C.Inputs.size(), C.Outputs.size());
+  Label += "\\n" + formatBytes(double(C.inputBytes(P.Tensors) +
+                                      (C.Inputs.empty() ? C.outputBytes(P.Tensors) : 0)));
+  Label += formatv(", {0} tensor{1}", Tensors, Tensors == 1 ? "" : "s");
+  if (C.Group >= 0)
+    Label += "\\n@" + escape(P.Groups[C.Group].Name);
+  if (C.Bucket >= 0)
+    Label += formatv(" bucket {0}", C.Bucket);
+  Label += ", " + stepsText(G, G.commNode(I));
+  if (!C.Ranks.All)
+    Label += "\\nranks " + C.Ranks.str();
+  if (Explain && !C.Why.empty())
+    Label += "\\n" + escape(C.Why.front());
+  return formatv("{0} [shape=ellipse, style=filled, fillcolor=\"{1}\", label=\"{2}\"];",
+                 nodeName(G, G.commNode(I)), C.Async ? "lightblue" : "lightsalmon", Label);
+}
+
+/// The cluster of every node (-1: outside any) and the clusters' layer
+/// names, in order of their first compute.
+struct Layers {
+  std::vector<int> Of;
+  std::vector<std::string> Names;
+};
+
+Layers assignLayers(const plan::Plan &P, const dot::Graph &G) {
+  Layers L;
+  L.Of.assign(G.NumNodes, -1);
+  StringMap<int> Index;
+  for (uint32_t I = 0; I != G.NumComputes; ++I) {
+    StringRef Layer = layerOf(P.Computes[I].Name);
+    if (Layer.empty())
+      continue;
+    auto [It, New] = Index.try_emplace(Layer, int(L.Names.size()));
+    if (New)
+      L.Names.push_back(Layer.str());
+    L.Of[I] = It->second;
+  }
+  // A comm joins its producer with the latest step; one without producers,
+  // its first consumer. Comms in launch order, so a comm that feeds another
+  // is placed before it.
+  std::vector<std::vector<uint32_t>> In(G.NumNodes), Out(G.NumNodes);
+  for (const dot::DataEdge &E : G.Edges) {
+    In[E.To].push_back(E.From);
+    Out[E.From].push_back(E.To);
+  }
+  std::vector<uint32_t> Comms;
+  for (const plan::Step &S : P.Steps)
+    if (S.Kind == plan::StepKind::Launch)
+      Comms.push_back(G.commNode(S.Index));
+  for (uint32_t N = G.NumComputes; N != G.NumNodes; ++N)
+    if (G.FirstStep[N] < 0)
+      Comms.push_back(N);
+  auto Pick = [&](ArrayRef<uint32_t> Nodes, bool Latest) {
+    int Best = -1;
+    int64_t BestStep = 0;
+    for (uint32_t N : Nodes) {
+      if (L.Of[N] < 0)
+        continue;
+      if (Best < 0 || (Latest ? G.FirstStep[N] > BestStep : G.FirstStep[N] < BestStep)) {
+        Best = L.Of[N];
+        BestStep = G.FirstStep[N];
+      }
     }
-    for (size_t K = 1; K < Cs.size(); ++K)
-      OS << formatv("    c{0} -> c{1} [style=dotted, arrowhead=none];\n", Cs[K - 1], Cs[K]);
+    return Best;
+  };
+  for (uint32_t N : Comms) {
+    L.Of[N] = Pick(In[N], /*Latest=*/true);
+    if (L.Of[N] < 0)
+      L.Of[N] = Pick(Out[N], /*Latest=*/false);
+  }
+  return L;
+}
+
+std::string focusText(const DotFocus &F) {
+  std::string S;
+  if (F.Rank)
+    S += formatv(", rank {0}", *F.Rank);
+  if (F.Bucket)
+    S += formatv(", bucket {0} and its neighbours", *F.Bucket);
+  if (F.Steps)
+    S += formatv(", steps {0}..{1}", F.Steps->First, F.Steps->Last);
+  return S;
+}
+
+std::string tensorsText(uint32_t N) { return formatv("{0} tensor{1}", N, N == 1 ? "" : "s"); }
+
+} // namespace
+
+Error dumpDot(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
+  dot::Graph G = dot::buildGraph(P);
+  Expected<std::vector<bool>> Keep = dot::focusNodes(P, G, Opts.Focus);
+  if (!Keep)
+    return Keep.takeError();
+  Layers L = assignLayers(P, G);
+  std::set<uint32_t> Streams;
+  for (const plan::Compute &C : P.Computes)
+    Streams.insert(C.Stream);
+
+  OS << "digraph \"" << escape(P.Program) << "\" {\n";
+  OS << "  rankdir=TB; compound=true;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
+  OS << "  edge [fontname=\"Helvetica\", fontsize=9];\n";
+  OS << "  label=\"" << escape(P.Program) << ", world " << P.World << focusText(Opts.Focus)
+     << "\";\n";
+  auto NodeLine = [&](uint32_t N) {
+    return G.isComm(N) ? commNode(P, G, N - G.NumComputes, Opts.Explain)
+                       : computeNode(P, G, N, Streams.size() > 1);
+  };
+  // Clusters with their nodes, then the nodes outside any.
+  std::vector<std::vector<uint32_t>> Members(L.Names.size());
+  std::vector<uint32_t> Outside;
+  for (uint32_t N = 0; N != G.NumNodes; ++N)
+    if ((*Keep)[N])
+      (L.Of[N] < 0 ? Outside : Members[L.Of[N]]).push_back(N);
+  for (size_t K = 0; K != Members.size(); ++K) {
+    if (Members[K].empty())
+      continue;
+    OS << "  subgraph cluster_" << K << " {\n";
+    OS << "    label=\"" << escape(L.Names[K]) << "\"; style=dashed;\n";
+    for (uint32_t N : Members[K])
+      OS << "    " << NodeLine(N) << "\n";
     OS << "  }\n";
   }
-  for (uint32_t I = 0; I != P.Comms.size(); ++I) {
-    const plan::Comm &C = P.Comms[I];
-    std::string Label = formatv("#{0} {1}", I, commKindName(C.Kind));
-    if (C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter)
-      Label += " " + reduceOpName(C.Reduce).str();
-    Label += "\\n" + formatBytes(double(C.inputBytes(P.Tensors) +
-                                        (C.Inputs.empty() ? C.outputBytes(P.Tensors) : 0)));
-    Label += formatv(", {0} tensor{1}", std::max(C.Inputs.size(), C.Outputs.size()),
-                     std::max(C.Inputs.size(), C.Outputs.size()) == 1 ? "" : "s");
-    if (C.Group >= 0)
-      Label += "\\n@" + escape(P.Groups[C.Group].Name);
-    if (C.Bucket >= 0)
-      Label += formatv(" bucket {0}", C.Bucket);
-    if (Opts.Explain && !C.Why.empty())
-      Label += "\\n" + escape(C.Why.front());
-    OS << formatv("  m{0} [shape=ellipse, style=filled, fillcolor=\"{1}\", label=\"{2}\"];\n", I,
-                  C.Async ? "lightblue" : "lightsalmon", Label);
-    for (uint32_t T : C.Outputs)
-      Producer[T] = "m" + std::to_string(I);
-  }
-  // Data edges, once per (producer, consumer).
-  auto Edges = [&](const std::string &To, ArrayRef<uint32_t> Inputs) {
-    std::vector<std::string> From;
-    for (uint32_t T : Inputs)
-      if (!Producer[T].empty() && !llvm::is_contained(From, Producer[T]))
-        From.push_back(Producer[T]);
-    for (const std::string &F : From)
-      OS << "  " << F << " -> " << To << ";\n";
+  for (uint32_t N : Outside)
+    OS << "  " << NodeLine(N) << "\n";
+  if (Outside.empty() && llvm::all_of(Members, [](auto &M) { return M.empty(); }))
+    OS << "  empty [shape=plaintext, label=\"no op matches the focus\"];\n";
+
+  // Data edges: one by one within a cluster, one per pair of sides across.
+  // The side an edge leaves is its cluster (or its node, outside any); the
+  // side it enters is the same, but a comm is a side of its own, so the
+  // tensors one layer hands a bucket stay one edge apart from the layer's
+  // other data.
+  struct Summary {
+    uint32_t From, To; ///< the first edge's nodes, which carry the summary
+    bool ManyFrom = false, ManyTo = false;
+    uint32_t Edges = 0, Tensors = 0;
   };
-  for (uint32_t I = 0; I != P.Computes.size(); ++I)
-    Edges("c" + std::to_string(I), P.Computes[I].Inputs);
-  for (uint32_t I = 0; I != P.Comms.size(); ++I) {
-    std::vector<uint32_t> In = P.Comms[I].Inputs;
-    if (P.Comms[I].Counts >= 0)
-      In.push_back(P.Comms[I].Counts);
-    Edges("m" + std::to_string(I), In);
+  auto Side = [&](uint32_t N) -> int64_t { return L.Of[N] >= 0 ? L.Of[N] : -1 - int64_t(N); };
+  auto EnterSide = [&](uint32_t N) { return G.isComm(N) ? -1 - int64_t(N) : Side(N); };
+  MapVector<std::pair<int64_t, int64_t>, Summary> Across;
+  std::set<std::pair<uint32_t, uint32_t>> Linked;
+  for (const dot::DataEdge &E : G.Edges) {
+    if (!(*Keep)[E.From] || !(*Keep)[E.To])
+      continue;
+    Linked.insert({E.From, E.To});
+    if (L.Of[E.From] >= 0 && L.Of[E.From] == L.Of[E.To]) {
+      OS << "  " << nodeName(G, E.From) << " -> " << nodeName(G, E.To);
+      if (E.Tensors > 1)
+        OS << " [label=\"" << tensorsText(E.Tensors) << "\"]";
+      OS << ";\n";
+      continue;
+    }
+    auto [It, New] = Across.insert({{Side(E.From), EnterSide(E.To)}, Summary{E.From, E.To}});
+    Summary &S = It->second;
+    S.ManyFrom |= S.From != E.From;
+    S.ManyTo |= S.To != E.To;
+    ++S.Edges;
+    S.Tensors += E.Tensors;
+  }
+  for (auto &[Key, S] : Across) {
+    OS << "  " << nodeName(G, S.From) << " -> " << nodeName(G, S.To);
+    std::vector<std::string> Attrs;
+    if (S.Edges > 1) {
+      Attrs.push_back(formatv("label=\"{0} edges, {1}\"", S.Edges, tensorsText(S.Tensors)));
+      Attrs.push_back("penwidth=2");
+    } else if (S.Tensors > 1) {
+      Attrs.push_back("label=\"" + tensorsText(S.Tensors) + "\"");
+    }
+    if (S.ManyFrom)
+      Attrs.push_back(formatv("ltail=cluster_{0}", L.Of[S.From]));
+    if (S.ManyTo)
+      Attrs.push_back(formatv("lhead=cluster_{0}", L.Of[S.To]));
+    if (!Attrs.empty())
+      OS << " [" << join(Attrs, ", ") << "]";
+    OS << ";\n";
+  }
+  // Stream order inside a cluster, where no data edge shows it already,
+  // directly or through one comm (compute -> all_to_all_v -> compute).
+  std::map<uint32_t, std::vector<uint32_t>> IntoComm;
+  for (auto [From, To] : Linked)
+    if (G.isComm(To) && !G.isComm(From))
+      IntoComm[To].push_back(From);
+  for (auto [From, To] : std::set<std::pair<uint32_t, uint32_t>>(Linked))
+    if (G.isComm(From) && !G.isComm(To))
+      for (uint32_t Before : IntoComm[From])
+        Linked.insert({Before, To});
+  std::map<std::pair<int, uint32_t>, uint32_t> LastOnStream;
+  for (const plan::Step &S : P.Steps) {
+    if (S.Kind != plan::StepKind::Compute || !(*Keep)[S.Index] || L.Of[S.Index] < 0)
+      continue;
+    auto [It, New] = LastOnStream.try_emplace({L.Of[S.Index], P.Computes[S.Index].Stream}, S.Index);
+    if (!New && It->second != S.Index) {
+      if (!Linked.count({It->second, S.Index}))
+        OS << "  " << nodeName(G, It->second) << " -> " << nodeName(G, S.Index)
+           << " [style=dotted, arrowhead=none];\n";
+      It->second = S.Index;
+    }
   }
   OS << "}\n";
+  return Error::success();
 }
 
 } // namespace collc
