@@ -19,11 +19,15 @@
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace collc::rt {
 
@@ -39,7 +43,7 @@ template <typename DataType> struct Elements {
   uint64_t Count = 0;
 };
 
-/// The collectives beyond the seed's list that drivers also provide.
+/// The seed's driver: the collectives every backend provides.
 template <typename D>
 concept CollectiveDriver = requires(const CommunicationId &Id, typename D::UniqueId U,
                                     const typename D::Communicator &C,
@@ -70,6 +74,46 @@ concept CollectiveDriver = requires(const CommunicationId &Id, typename D::Uniqu
   { D::send(C, Src, E, N, S) } -> std::same_as<llvm::Error>;
   { D::recv(C, Dst, E, N, S) } -> std::same_as<llvm::Error>;
 };
+
+/// Everything an executor calls on a driver, beyond the seed's list: the
+/// scaled reductions (premul_sum and avg), all_to_all_v, barrier, the
+/// word-sized all_gather of the digest handshake and runtime split sizes,
+/// split, health and timeouts, and the comm stream (tickets that a wait
+/// waits for, flush to make enqueued work progress). Every backend states
+/// `static_assert(ExecutorDriver<ItsDriver>)`, so a backend that lacks one
+/// of them fails to compile at its own header, not inside an executor.
+template <typename D>
+concept ExecutorDriver =
+    CollectiveDriver<D> &&
+    requires(const typename D::Communicator &C, const typename D::Resource &Src,
+             const typename D::Resource &Dst, Elements<typename D::DataType> E, ReduceOp Op,
+             ElemType T, double Scale, llvm::ArrayRef<uint64_t> Counts,
+             llvm::ArrayRef<uint32_t> Words, typename D::CommStream S, int Color,
+             std::chrono::milliseconds Timeout, uint64_t Ticket, void *Data, uint64_t Bytes,
+             const typename D::StreamOwner &Owner) {
+      typename D::StreamOwner; ///< owns a comm stream
+      { D::name() } -> std::convertible_to<llvm::StringRef>;
+      /// premul_sum with its factor; \p T is the element type as collc names it.
+      { D::allReduceScaled(C, Src, Dst, E, Op, T, Scale, S) } -> std::same_as<llvm::Error>;
+      { D::reduceScatterScaled(C, Src, Dst, E, Op, T, Scale, S) } -> std::same_as<llvm::Error>;
+      /// Counts in elements of \p T, packed in rank order.
+      { D::allToAllV(C, Src, Dst, T, Counts, Counts, S) } -> std::same_as<llvm::Error>;
+      { D::barrier(C, S) } -> std::same_as<llvm::Error>;
+      /// Synchronous: returns every rank's words in rank order.
+      { D::allGatherWords(C, Words, S) } -> std::same_as<llvm::Expected<std::vector<uint32_t>>>;
+      { D::split(C, Color, Color) } -> std::same_as<llvm::Expected<typename D::Communicator>>;
+      { D::health(C) } -> std::same_as<llvm::Error>;
+      D::setTimeout(C, Timeout);
+      { D::createStream(llvm::StringRef()) } -> std::same_as<typename D::StreamOwner>;
+      { D::streamOf(Owner) } -> std::same_as<typename D::CommStream>;
+      /// A ticket for everything enqueued on S so far, and a bounded wait
+      /// for it.
+      { D::record(S) } -> std::same_as<uint64_t>;
+      { D::waitFor(S, Ticket) } -> std::same_as<llvm::Error>;
+      { D::synchronize(S) } -> std::same_as<llvm::Error>;
+      D::flush(S);
+      { D::resource(Data, Bytes) } -> std::same_as<typename D::Resource>;
+    };
 
 } // namespace collc::rt
 

@@ -1,8 +1,11 @@
 //===- runtime/exec/DriverExecutor.h - The executor over any host driver -*- C++ -*-===//
 //
-// Private to the runtime: the Executor written once over the driver
-// interface (plus streams, all_to_all_v, barrier, words and scaled
-// reductions), instantiated per backend. See runtime/exec/Executor.h.
+// Private to the runtime: the Executor over a driver whose memory the host
+// can read and write (it packs buckets with memcpy): the local backend
+// today, and the host backends to come. Everything an executor shares with
+// the NCCL backend's (binding, split sizes, the step walk, the digest
+// handshake) lives beside it in runtime/exec/, and the functions it calls
+// are the ExecutorDriver concept. See runtime/exec/Executor.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_DRIVEREXECUTOR_H
@@ -11,6 +14,9 @@
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/SplitSizes.h"
+#include "runtime/exec/StepWalk.h"
+#include "runtime/exec/TensorBindings.h"
 
 #include "llvm/ADT/FunctionExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -72,10 +78,11 @@ inline double microsSince(std::chrono::steady_clock::time_point Origin) {
 
 } // namespace detail
 
-template <typename D> class DriverExecutor : public Executor {
+template <ExecutorDriver D> class DriverExecutor : public Executor {
 public:
   DriverExecutor(const plan::Plan &P, int64_t Rank, ExecutorOptions Opts)
-      : P(P), Rank(Rank), Opts(std::move(Opts)), Stream(D::createStream("executor.comm")),
+      : P(P), Rank(Rank), Opts(std::move(Opts)), Bindings(P, Rank),
+        Stream(D::createStream("executor.comm")),
         Origin(std::chrono::steady_clock::now()) {}
 
   /// Joins the communicators and allocates the buffers.
@@ -104,28 +111,10 @@ public:
     uint64_t Align = std::max<uint64_t>(64, P.Alignment);
     for (const plan::Buffer &B : P.Buffers)
       Buffers.emplace_back(B.Bytes, Align);
-    Home.assign(P.Tensors.size(), nullptr);
-    Bound.assign(P.Tensors.size(), 0);
-    IsView.assign(P.Tensors.size(), 0);
     for (size_t B = 0; B != P.Buffers.size(); ++B)
       for (const plan::Slot &S : P.Buffers[B].Slots)
-        if (S.Mode == plan::SlotMode::View && P.Buffers[B].Segments == 1) {
-          Home[S.Tensor] = Buffers[B].Data + S.Offset;
-          IsView[S.Tensor] = 1;
-        }
-    for (size_t T = 0; T != P.Tensors.size(); ++T)
-      ByName[P.Tensors[T].Name] = T;
-    Touched.assign(P.Tensors.size(), 0);
-    for (const plan::Comm &C : P.Comms) {
-      if (!C.Ranks.contains(Rank))
-        continue;
-      for (uint32_t T : C.Inputs)
-        Touched[T] = 1;
-      for (uint32_t T : C.Outputs)
-        Touched[T] = 1;
-      if (C.Counts >= 0)
-        Touched[C.Counts] = 1;
-    }
+        if (S.Mode == plan::SlotMode::View && P.Buffers[B].Segments == 1)
+          Bindings.setView(S.Tensor, Buffers[B].Data + S.Offset);
     return llvm::Error::success();
   }
 
@@ -133,72 +122,28 @@ public:
   const plan::Plan &plan() const override { return P; }
 
   llvm::Error bind(llvm::StringRef Name, void *Data, uint64_t Bytes) override {
-    auto It = ByName.find(Name);
-    if (It == ByName.end())
-      return makeError(ErrorKind::InvalidArgument,
-                       llvm::formatv("plan @{0} has no tensor %{1}", P.Program, Name));
-    uint32_t T = It->second;
-    uint64_t Want = P.Tensors[T].Type.bytes();
-    if (Bytes != Want)
-      return makeError(ErrorKind::InvalidArgument,
-                       llvm::formatv("tensor %{0} is {1}, {2} bytes; the binding has {3} bytes",
-                                     Name, P.Tensors[T].Type.str(), Want, Bytes));
-    if (IsView[T])
-      return makeError(ErrorKind::InvalidArgument,
-                       llvm::formatv("tensor %{0} lives in a plan buffer (a zero-copy view): "
-                                     "write it through tensor(\"{0}\") instead of binding it",
-                                     Name));
-    if (!Data && Bytes)
-      return makeError(ErrorKind::InvalidArgument,
-                       llvm::formatv("tensor %{0} bound to null", Name));
-    Home[T] = static_cast<char *>(Data);
-    Bound[T] = 1;
-    Captured = false;
+    if (llvm::Error E = Bindings.bind(Name, Data, Bytes))
+      return E;
+    Captured = false; // pointers are resolved at capture
     return llvm::Error::success();
   }
 
   llvm::Expected<llvm::MutableArrayRef<char>> tensor(llvm::StringRef Name) override {
-    auto It = ByName.find(Name);
-    if (It == ByName.end())
-      return makeError(ErrorKind::InvalidArgument,
-                       llvm::formatv("plan @{0} has no tensor %{1}", P.Program, Name));
-    uint32_t T = It->second;
-    if (!Home[T])
-      return makeError(ErrorKind::InvalidArgument,
-                       llvm::formatv("tensor %{0} is neither a view nor bound", Name));
-    return llvm::MutableArrayRef<char>(Home[T], P.Tensors[T].Type.bytes());
+    llvm::Expected<uint32_t> T = Bindings.indexOf(Name);
+    if (!T)
+      return T.takeError();
+    llvm::Expected<char *> Home = Bindings.lookup(Name);
+    if (!Home)
+      return Home.takeError();
+    return llvm::MutableArrayRef<char>(*Home, P.Tensors[*T].Type.bytes());
   }
 
-  std::vector<std::string> unboundTensors() const override {
-    std::vector<std::string> Out;
-    for (size_t T = 0; T != P.Tensors.size(); ++T)
-      if (Touched[T] && !Home[T])
-        Out.push_back(P.Tensors[T].Name);
-    return Out;
-  }
-
-  std::vector<uint32_t> touchedTensors() const override {
-    std::vector<uint32_t> Out;
-    for (size_t T = 0; T != P.Tensors.size(); ++T)
-      if (Touched[T])
-        Out.push_back(T);
-    return Out;
-  }
+  std::vector<std::string> unboundTensors() const override { return Bindings.unbound(); }
+  std::vector<uint32_t> touchedTensors() const override { return Bindings.touched(); }
 
   llvm::Error capture() override {
-    std::vector<std::string> Missing = unboundTensors();
-    if (!Missing.empty()) {
-      std::string List;
-      for (size_t I = 0; I != Missing.size() && I < 8; ++I)
-        List += (I ? ", %" : "%") + Missing[I];
-      if (Missing.size() > 8)
-        List += llvm::formatv(" and {0} more", Missing.size() - 8).str();
-      return makeError(ErrorKind::InvalidArgument,
-                       llvm::formatv("rank {0} cannot capture plan @{1}: {2} tensor{3} not "
-                                     "bound: {4}",
-                                     Rank, P.Program, Missing.size(),
-                                     Missing.size() == 1 ? " is" : "s are", List));
-    }
+    if (llvm::Error E = Bindings.checkAllBound("capture"))
+      return E;
     if (Opts.DigestHandshake && !DigestChecked) {
       if (llvm::Error E = checkDigests())
         return E;
@@ -206,10 +151,8 @@ public:
     }
     Instrs.clear();
     Tickets.assign(P.Comms.size(), 0);
-    for (size_t S = 0; S != P.Steps.size(); ++S) {
+    for (size_t S : stepsOfRank(P, Rank)) {
       const plan::Step &St = P.Steps[S];
-      if (!P.ranksOf(St).contains(Rank))
-        continue;
       Instr I;
       I.K = St.Kind;
       I.Index = St.Index;
@@ -313,7 +256,7 @@ private:
 
   llvm::Error checkDigests() {
     std::array<uint32_t, 2> Words = digestWords(P);
-    auto All = D::allGatherWords(World, Words);
+    auto All = D::allGatherWords(World, Words, D::streamOf(Stream));
     if (!All)
       return All.takeError();
     return compareDigests(P, Rank, *All);
@@ -333,7 +276,7 @@ private:
       uint64_t Chunk = S.Bytes / B.Segments;
       for (int64_t Sg = 0; Sg != B.Segments; ++Sg)
         I.Copies.push_back(
-            {Buffers[BufIndex].Data + Sg * Segment + S.Offset, Home[S.Tensor] + Sg * Chunk, Chunk});
+            {Buffers[BufIndex].Data + Sg * Segment + S.Offset, Bindings.home(S.Tensor) + Sg * Chunk, Chunk});
     }
   }
 
@@ -348,7 +291,7 @@ private:
         continue;
       uint64_t Chunk = S.Bytes / B.Segments;
       for (int64_t Sg = 0; Sg != B.Segments; ++Sg)
-        I.Copies.push_back({Home[S.Tensor] + Sg * Chunk,
+        I.Copies.push_back({Bindings.home(S.Tensor) + Sg * Chunk,
                             Buffers[C.OutBuffer].Data + Sg * Segment + S.Offset, Chunk});
     }
   }
@@ -373,7 +316,7 @@ private:
     auto Operand = [&](char *Buf, uint64_t BufBytes, const std::vector<uint32_t> &Ts) {
       if (Fused)
         return res(Buf, BufBytes);
-      return Ts.empty() ? res(nullptr, 0) : res(Home[Ts[0]], bytes(Ts[0]));
+      return Ts.empty() ? res(nullptr, 0) : res(Bindings.home(Ts[0]), bytes(Ts[0]));
     };
     typename D::Resource Src = Operand(InBuf, InBytes, C.Inputs);
     typename D::Resource Dst = Operand(OutBuf, OutBytes, C.Outputs);
@@ -383,12 +326,12 @@ private:
     switch (C.Kind) {
     case plan::CommKind::AllReduce: {
       Elements<typename D::DataType> E{T, Src.Bytes / ES};
-      I.Issue = [=] { return D::allReduceScaled(Comm, Src, Dst, E, Op, Scale, S); };
+      I.Issue = [=] { return D::allReduceScaled(Comm, Src, Dst, E, Op, T, Scale, S); };
       return llvm::Error::success();
     }
     case plan::CommKind::ReduceScatter: {
       Elements<typename D::DataType> E{T, Dst.Bytes / ES};
-      I.Issue = [=] { return D::reduceScatterScaled(Comm, Src, Dst, E, Op, Scale, S); };
+      I.Issue = [=] { return D::reduceScatterScaled(Comm, Src, Dst, E, Op, T, Scale, S); };
       return llvm::Error::success();
     }
     case plan::CommKind::AllGather: {
@@ -415,7 +358,7 @@ private:
         Peer = P.Groups[C.Group].LocalRank[Peer];
       bool IsSend = C.Kind == plan::CommKind::Send;
       uint32_t Tensor = IsSend ? C.Inputs[0] : C.Outputs[0];
-      typename D::Resource R = res(Home[Tensor], bytes(Tensor));
+      typename D::Resource R = res(Bindings.home(Tensor), bytes(Tensor));
       Elements<typename D::DataType> E{T, elems(Tensor)};
       if (IsSend)
         I.Issue = [=] { return D::send(Comm, R, E, size_t(Peer), S); };
@@ -449,63 +392,49 @@ private:
     int64_t OutRows = P.Tensors[C.Outputs[0]].Type.Shape[0];
     for (size_t K = 0; K != C.Inputs.size(); ++K) {
       uint32_t In = C.Inputs[K], Out = C.Outputs[K];
-      Parts.push_back({res(Home[In], bytes(In)), res(Home[Out], bytes(Out)),
+      Parts.push_back({res(Bindings.home(In), bytes(In)), res(Bindings.home(Out), bytes(Out)),
                        elems(In) / std::max<uint64_t>(1, uint64_t(InRows))});
     }
     ElemType T = C.Elem;
     uint32_t Index = I.Index;
     if (C.Counts < 0) {
-      std::vector<uint64_t> SendRows, RecvRows;
-      for (int64_t J = 0; J != N; ++J) {
-        SendRows.push_back(uint64_t(C.Splits[Local * N + J]));
-        RecvRows.push_back(uint64_t(C.Splits[J * N + Local]));
-      }
-      I.Issue = [=] { return issueParts(Comm, Parts, T, SendRows, RecvRows, S); };
+      // Static: checked once here, like a runtime matrix at every step.
+      llvm::Expected<SplitRows> Rows = checkSplitMatrix(Index, C.Splits, N, Local, InRows, OutRows);
+      if (!Rows)
+        return Rows.takeError();
+      I.Issue = [=, Rows = std::move(*Rows)] {
+        return issueParts(Comm, Parts, T, Rows.Send, Rows.Recv, S);
+      };
       return llvm::Error::success();
     }
-    const plan::Tensor &CountsT = P.Tensors[C.Counts];
-    char *CountsData = Home[C.Counts];
-    auto Matrix = std::make_shared<std::vector<uint32_t>>();
+    ElemType CountsType = P.Tensors[C.Counts].Type.Elem;
+    char *CountsData = Bindings.home(C.Counts);
     I.Issue = [=]() -> llvm::Error {
+      // This rank's row travels as 32-bit words: refuse what does not fit
+      // before anything is exchanged (every entry is at most the input).
       std::vector<uint32_t> Mine;
       for (int64_t J = 0; J != N; ++J) {
-        int64_t V = readInt(CountsT.Type.Elem, CountsData, J);
-        if (V < 0 || V > InRows)
+        llvm::Expected<int64_t> V = readSplitSize(CountsType, CountsData, uint64_t(J));
+        if (!V)
+          return V.takeError();
+        if (*V < 0 || *V > InRows || *V > int64_t(UINT32_MAX))
           return makeError(ErrorKind::InvalidArgument,
                            llvm::formatv("all_to_all_v comm #{0}: rank {1} would send {2} rows "
                                          "to rank {3} (the input has {4})",
-                                         Index, Local, V, J, InRows));
-        Mine.push_back(uint32_t(V));
+                                         Index, Local, *V, J, InRows));
+        Mine.push_back(uint32_t(*V));
       }
       // Everyone's split sizes: a collective of the group, on this thread.
       if (llvm::Error E = D::synchronize(S))
         return E;
-      auto All = D::allGatherWords(Comm, Mine);
+      auto All = D::allGatherWords(Comm, Mine, S);
       if (!All)
         return All.takeError();
-      std::vector<uint64_t> SendRows(N), RecvRows(N);
-      for (int64_t From = 0; From != N; ++From) {
-        uint64_t Sent = 0, Received = 0;
-        for (int64_t To = 0; To != N; ++To) {
-          Sent += (*All)[From * N + To];
-          Received += (*All)[To * N + From];
-        }
-        if (Sent > uint64_t(InRows) || Received > uint64_t(OutRows))
-          return makeError(ErrorKind::InvalidArgument,
-                           llvm::formatv("all_to_all_v comm #{0}: rank {1} of the group {2} {3} "
-                                         "rows, more than its {4} of {5}",
-                                         Index, From,
-                                         Sent > uint64_t(InRows) ? "sends" : "receives",
-                                         Sent > uint64_t(InRows) ? Sent : Received,
-                                         Sent > uint64_t(InRows) ? "input" : "capacity",
-                                         Sent > uint64_t(InRows) ? InRows : OutRows),
-                           From);
-      }
-      for (int64_t J = 0; J != N; ++J) {
-        SendRows[J] = (*All)[Local * N + J];
-        RecvRows[J] = (*All)[J * N + Local];
-      }
-      return issueParts(Comm, Parts, T, SendRows, RecvRows, S);
+      std::vector<int64_t> Matrix(All->begin(), All->end());
+      llvm::Expected<SplitRows> Rows = checkSplitMatrix(Index, Matrix, N, Local, InRows, OutRows);
+      if (!Rows)
+        return Rows.takeError();
+      return issueParts(Comm, Parts, T, Rows->Send, Rows->Recv, S);
     };
     return llvm::Error::success();
   }
@@ -527,35 +456,14 @@ private:
     return llvm::Error::success();
   }
 
-  static int64_t readInt(ElemType T, const char *Data, int64_t I) {
-    switch (T) {
-    case ElemType::I8:
-      return reinterpret_cast<const int8_t *>(Data)[I];
-    case ElemType::U8:
-      return reinterpret_cast<const uint8_t *>(Data)[I];
-    case ElemType::I32:
-      return reinterpret_cast<const int32_t *>(Data)[I];
-    case ElemType::U32:
-      return reinterpret_cast<const uint32_t *>(Data)[I];
-    case ElemType::I64:
-      return reinterpret_cast<const int64_t *>(Data)[I];
-    case ElemType::U64:
-      return int64_t(reinterpret_cast<const uint64_t *>(Data)[I]);
-    default:
-      return -1; // the verifier allows integer counts only
-    }
-  }
-
   const plan::Plan &P;
   int64_t Rank;
   ExecutorOptions Opts;
+  TensorBindings Bindings;
   typename D::Communicator World{};
   std::vector<typename D::Communicator> GroupComms;
   typename D::StreamOwner Stream;
   std::vector<detail::AlignedBuffer> Buffers;
-  std::vector<char *> Home;
-  std::vector<uint8_t> Bound, IsView, Touched;
-  llvm::StringMap<uint32_t> ByName;
   std::vector<Instr> Instrs;
   std::vector<uint64_t> Tickets;
   bool Captured = false;

@@ -401,9 +401,21 @@ Expected<LocalDriver::Elems> LocalDriver::elements(ElemType T, uint64_t Bytes) {
   return Elems{T, Bytes / Size};
 }
 
+/// The executor names the element type twice (NCCL's drivers need it); the
+/// two must agree.
+static Error checkSameType(StringRef What, ElemType Elements, ElemType T) {
+  if (Elements == T)
+    return Error::success();
+  return makeError(ErrorKind::InvalidArgument,
+                   formatv("{0}: elements of {1} but element type {2}", What,
+                           elemTypeName(Elements), elemTypeName(T)));
+}
+
 Error LocalDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
-                                   Elems E, ReduceOp Op, double Scale, CommStream S) {
+                                   Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
   if (Error Err = checkComm(C))
+    return Err;
+  if (Error Err = checkSameType("all_reduce", E.Type, T))
     return Err;
   uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   if (Error Err = checkSpan("all_reduce source", Src, Bytes))
@@ -418,7 +430,7 @@ Error LocalDriver::allReduceScaled(const Communicator &C, const Resource &Src, c
 
 Error LocalDriver::allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
                              Elems E, ReduceOp Op, CommStream S) {
-  return allReduceScaled(C, Src, Dst, E, Op, 1.0, S);
+  return allReduceScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
 }
 
 Error LocalDriver::allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
@@ -434,9 +446,11 @@ Error LocalDriver::allGather(const Communicator &C, const Resource &Src, const R
 }
 
 Error LocalDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
-                                       const Resource &Dst, Elems E, ReduceOp Op, double Scale,
-                                       CommStream S) {
+                                       const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                       double Scale, CommStream S) {
   if (Error Err = checkComm(C))
+    return Err;
+  if (Error Err = checkSameType("reduce_scatter", E.Type, T))
     return Err;
   uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   if (Error Err = checkSpan("reduce_scatter source", Src, Bytes * C->size()))
@@ -451,7 +465,7 @@ Error LocalDriver::reduceScatterScaled(const Communicator &C, const Resource &Sr
 
 Error LocalDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
                                  Elems E, ReduceOp Op, CommStream S) {
-  return reduceScatterScaled(C, Src, Dst, E, Op, 1.0, S);
+  return reduceScatterScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
 }
 
 Error LocalDriver::broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,

@@ -124,12 +124,13 @@ struct LocalDriver {
 
   // --- beyond the seed -------------------------------------------------------
   /// premul_sum with its factor (allReduce with PremulSum uses 1.0).
+  /// \p T is E.Type here (the local driver names types as collc does).
   static llvm::Error allReduceScaled(const Communicator &C, const Resource &Src,
-                                     const Resource &Dst, Elems E, ReduceOp Op, double Scale,
-                                     CommStream S);
+                                     const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                     double Scale, CommStream S);
   static llvm::Error reduceScatterScaled(const Communicator &C, const Resource &Src,
-                                         const Resource &Dst, Elems E, ReduceOp Op, double Scale,
-                                         CommStream S);
+                                         const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                         double Scale, CommStream S);
   /// Variable all_to_all: \p SendCounts[r] elements of \p E.Type to rank r,
   /// packed in rank order in Src; \p RecvCounts[r] from rank r, packed in
   /// Dst. Every rank's send count to r must equal r's receive count.
@@ -141,6 +142,12 @@ struct LocalDriver {
   /// plan-digest handshake). Needs no outstanding stream work on \p C.
   static llvm::Expected<std::vector<uint32_t>> allGatherWords(const Communicator &C,
                                                               llvm::ArrayRef<uint32_t> Local);
+  /// The same for the executor: it runs on the caller's thread, so the
+  /// stream (which NCCL's needs) plays no part.
+  static llvm::Expected<std::vector<uint32_t>>
+  allGatherWords(const Communicator &C, llvm::ArrayRef<uint32_t> Local, CommStream) {
+    return allGatherWords(C, Local);
+  }
   /// Collective over \p C: ranks of equal non-negative \p Color form a new
   /// group ordered by \p Key (ties by rank). Null for a negative color.
   static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
@@ -164,6 +171,8 @@ struct LocalDriver {
     return Resource{static_cast<char *>(Data), Bytes};
   }
 };
+
+static_assert(ExecutorDriver<LocalDriver>);
 
 } // namespace collc::rt::local
 

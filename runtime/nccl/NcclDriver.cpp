@@ -80,6 +80,8 @@ NcclMembership::~NcclMembership() {
     return;
   for (auto &[Key, Op] : PreMulOps)
     ncclRedOpDestroy(Op, Comm);
+  if (Scratch)
+    cudaFree(Scratch);
   // Finish what was issued, within the timeout; abort otherwise, so that a
   // destructor never hangs on a dead peer.
   ncclResult_t R = ncclCommFinalize(Comm);
@@ -114,6 +116,18 @@ void NcclMembership::abort(std::string Why) {
 }
 
 Error NcclMembership::usable() const { return health(); }
+
+Expected<void *> NcclMembership::barrierScratch() {
+  if (Scratch)
+    return Scratch;
+  if (Error E = checkCuda(cudaSetDevice(Device), Name + ": cudaSetDevice"))
+    return E;
+  if (Error E = checkCuda(cudaMalloc(&Scratch, 4), Name + ": cudaMalloc of the barrier scratch"))
+    return E;
+  if (Error E = checkCuda(cudaMemset(Scratch, 0, 4), Name + ": cudaMemset of the barrier scratch"))
+    return E;
+  return Scratch;
+}
 
 Expected<ncclRedOp_t> NcclMembership::preMulSum(ElemType T, double Scale) {
   std::lock_guard<std::mutex> Lock(PreMulMutex);
@@ -475,6 +489,13 @@ static Error pointToPoint(const NcclDriver::Communicator &C, const NcclDriver::R
   if (Peer >= size_t(C->size()))
     return makeError(ErrorKind::InvalidArgument,
                      formatv("{0}: the peer is not a rank of the {1}", What, C->size()));
+  // A lone send or receive with oneself waits forever for its other half
+  // (NCCL pairs them only inside one group): refuse it, as `local` does.
+  if (Peer == size_t(C->rank()))
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0}: the peer is this rank; a send or receive needs another rank "
+                             "of the {1}",
+                             What, C->size()));
   if (Error Err = need(R, E.Count * typeBytesOf(E.Type), IsSend ? "source" : "destination", What))
     return Err;
   if (Error Err = begin(C, S, What))
@@ -632,6 +653,18 @@ NcclDriver::StreamOwner NcclDriver::createStream(StringRef) {
     return nullptr;
   }
   return std::make_unique<CommStreamOwner>(S);
+}
+
+Error NcclDriver::barrier(const Communicator &C, CommStream S) {
+  const char *What = "barrier";
+  if (!C)
+    return makeError(ErrorKind::InvalidArgument, "barrier: no communicator");
+  Expected<void *> Scratch = C->barrierScratch();
+  if (!Scratch)
+    return Scratch.takeError();
+  if (Error Err = begin(C, S, What))
+    return Err;
+  return finish(C, ncclAllReduce(*Scratch, *Scratch, 1, ncclInt32, ncclSum, C->comm(), S), What);
 }
 
 Error NcclDriver::synchronize(CommStream S) {

@@ -71,6 +71,9 @@ public:
 
   /// The premul_sum op for \p T and \p Scale (created once).
   llvm::Expected<ncclRedOp_t> preMulSum(ElemType T, double Scale);
+  /// Four bytes of device memory for barrier(), made at the first barrier
+  /// (outside any capture) and freed with the communicator.
+  llvm::Expected<void *> barrierScratch();
 
   std::chrono::milliseconds Timeout = defaultTimeout();
   /// The last op issued, for errors ("all_reduce #57 of 4096 f32").
@@ -85,6 +88,7 @@ private:
   std::string AbortReason;
   std::mutex PreMulMutex;
   std::map<std::pair<int, double>, ncclRedOp_t> PreMulOps;
+  void *Scratch = nullptr;
 };
 
 /// A comm stream: non-blocking, greatest priority, destroyed with its owner.
@@ -163,6 +167,9 @@ struct NcclDriver {
                                                               CommStream S);
   /// ncclCommSplit: ranks of equal non-negative \p Color, ordered by \p Key.
   /// Null for a negative color.
+  /// NCCL has no barrier: a one-element all_reduce on the communicator's
+  /// scratch, which no rank leaves before every rank entered.
+  static llvm::Error barrier(const Communicator &C, CommStream S);
   static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
   static llvm::Error health(const Communicator &C) { return C->health(); }
   static void setTimeout(const Communicator &C, std::chrono::milliseconds T) { C->Timeout = T; }
@@ -174,10 +181,16 @@ struct NcclDriver {
   static CommStream streamOf(const StreamOwner &S) { return S ? S->get() : nullptr; }
   /// Waits for \p S with the deadline and health checks described above.
   static llvm::Error synchronize(CommStream S);
+  /// A GPU stream has no host-side tickets: a wait for any ticket is a
+  /// bounded wait for everything enqueued so far (a superset).
+  static uint64_t record(CommStream) { return 0; }
+  static llvm::Error waitFor(CommStream S, uint64_t) { return synchronize(S); }
+  /// The GPU runs what was enqueued without the host's help.
+  static void flush(CommStream) {}
   static Resource resource(void *Data, uint64_t Bytes) { return Resource{Data, Bytes}; }
 };
 
-static_assert(CollectiveDriver<NcclDriver>);
+static_assert(ExecutorDriver<NcclDriver>);
 
 /// Waits for the work on \p S, polling every communicator in \p Comms, up
 /// to the smallest of their timeouts (defaultTimeout() without any); past

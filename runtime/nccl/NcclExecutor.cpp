@@ -3,6 +3,8 @@
 #include "runtime/nccl/NcclExecutor.h"
 
 #include "runtime/exec/DigestHandshake.h"
+#include "runtime/exec/SplitSizes.h"
+#include "runtime/exec/TensorBindings.h"
 #include "runtime/nccl/CallWalk.h"
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclDriver.h"
@@ -14,7 +16,6 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
-#include <set>
 
 using namespace llvm;
 
@@ -75,10 +76,6 @@ public:
   }
 
   Error setup() {
-    Home.assign(P.Tensors.size(), nullptr);
-    IsView.assign(P.Tensors.size(), 0);
-    for (size_t T = 0; T != P.Tensors.size(); ++T)
-      ByName[P.Tensors[T].Name] = uint32_t(T);
     for (size_t C = 0; C != P.Computes.size(); ++C)
       ComputeByName[P.Computes[C].Name] = uint32_t(C);
     for (const Call &C : L.Setup)
@@ -95,20 +92,12 @@ public:
       PreMulOps.push_back(*Op);
     }
     // Views: tensors the model writes straight into a plan buffer.
-    for (const Call *C : allCalls()) {
-      for (const Ref *R : refsOf(C))
-        if (R->Tensor >= 0)
-          Touched.insert(uint32_t(R->Tensor));
-      if (C->Kind == CallKind::CountsToHost)
-        Touched.insert(C->Tensor);
-    }
     for (size_t T = 0; T != P.Tensors.size(); ++T) {
       const Ref &R = L.Homes[T];
       auto B = Buffers.find(R.Buffer);
       if (R.Buffer < 0 || B == Buffers.end())
         continue;
-      Home[T] = B->second + R.Offset;
-      IsView[T] = 1;
+      Bindings.setView(uint32_t(T), B->second + R.Offset);
     }
     return Error::success();
   }
@@ -119,46 +108,20 @@ public:
   cudaStream_t commStream() const override { return Stream; }
 
   Error bind(StringRef Name, void *Device, uint64_t Bytes) override {
-    auto It = ByName.find(Name);
-    if (It == ByName.end())
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("plan @{0} has no tensor %{1}", P.Program, Name));
-    uint32_t T = It->second;
-    uint64_t Want = uint64_t(P.Tensors[T].Type.bytes());
-    if (IsView[T])
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("%{0} is a zero-copy view of a plan buffer: write it at "
-                               "tensor(\"{0}\") instead of binding it",
-                               Name));
-    if (Bytes != Want)
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("%{0} is {1} ({2} bytes); {3} bytes were bound", Name,
-                               P.Tensors[T].Type.str(), Want, Bytes));
-    if (!Device && Want)
-      return makeError(ErrorKind::InvalidArgument, formatv("%{0}: null device pointer", Name));
-    Home[T] = static_cast<char *>(Device);
+    if (Error E = Bindings.bind(Name, Device, Bytes))
+      return E;
     Captured = TilesFresh = false; // pointers are baked into graphs and tiles
     return Error::success();
   }
 
   Expected<void *> tensor(StringRef Name) const override {
-    auto It = ByName.find(Name);
-    if (It == ByName.end())
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("plan @{0} has no tensor %{1}", P.Program, Name));
-    if (!Home[It->second])
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("%{0} is not a view of a plan buffer and is not bound", Name));
-    return static_cast<void *>(Home[It->second]);
+    Expected<char *> Home = Bindings.lookup(Name);
+    if (!Home)
+      return Home.takeError();
+    return static_cast<void *>(*Home);
   }
 
-  std::vector<std::string> unboundTensors() const override {
-    std::vector<std::string> Out;
-    for (uint32_t T : Touched)
-      if (!Home[T])
-        Out.push_back(P.Tensors[T].Name);
-    return Out;
-  }
+  std::vector<std::string> unboundTensors() const override { return Bindings.unbound(); }
 
   Expected<cudaEvent_t> readyEvent(StringRef Compute) const override {
     auto It = ComputeByName.find(Compute);
@@ -169,11 +132,10 @@ public:
   }
 
   Expected<cudaEvent_t> doneEvent(StringRef Tensor) const override {
-    auto It = ByName.find(Tensor);
-    if (It == ByName.end())
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("plan @{0} has no tensor %{1}", P.Program, Tensor));
-    if (int32_t K = MadeBy[It->second]; K >= 0)
+    Expected<uint32_t> T = Bindings.indexOf(Tensor);
+    if (!T)
+      return T.takeError();
+    if (int32_t K = MadeBy[*T]; K >= 0)
       return Done[K];
     return makeError(ErrorKind::InvalidArgument,
                      formatv("no comm of rank {0} produces %{1}", Rank, Tensor));
@@ -431,30 +393,13 @@ private:
 
   // --- resolving ------------------------------------------------------------------
 
-  std::vector<const Call *> allCalls() const {
-    std::vector<const Call *> Out;
-    for (const std::vector<Call> *List : {&L.WarmUp, &L.Capture, &L.Step})
-      for (const Call &C : *List)
-        Out.push_back(&C);
-    return Out;
-  }
-
-  static std::vector<const Ref *> refsOf(const Call *C) {
-    std::vector<const Ref *> Out{&C->SendBuf, &C->RecvBuf};
-    for (const CopySegment &S : C->Copies) {
-      Out.push_back(&S.Dst);
-      Out.push_back(&S.Src);
-    }
-    return Out;
-  }
-
   char *resolve(const Ref &R) const {
     if (R.Buffer >= 0) {
       auto It = Buffers.find(R.Buffer);
       return It == Buffers.end() ? nullptr : It->second + R.Offset;
     }
     if (R.Tensor >= 0)
-      return Home[R.Tensor] ? Home[R.Tensor] + R.Offset : nullptr;
+      return Bindings.home(R.Tensor) ? Bindings.home(R.Tensor) + R.Offset : nullptr;
     return nullptr;
   }
 
@@ -519,7 +464,7 @@ private:
   /// Before the first step after a bind, outside any capture: everything
   /// bound, the digest handshake (once), the copy tables of the bindings.
   Error prepareBindings() {
-    if (Error E = checkBound())
+    if (Error E = Bindings.checkAllBound("run"))
       return E;
     if (Error E = checkCuda(cudaSetDevice(Opts.Device), "cudaSetDevice"))
       return E;
@@ -537,20 +482,6 @@ private:
                      formatv("this thread already captures for GPU {0}; rank {1} is on GPU {2}: "
                              "collc drives one GPU per capturing thread (use a thread per GPU)",
                              CapturingDevice, Rank, Opts.Device));
-  }
-
-  Error checkBound() const {
-    std::vector<std::string> Missing = unboundTensors();
-    if (Missing.empty())
-      return Error::success();
-    std::string List;
-    for (size_t I = 0; I != Missing.size() && I != 5; ++I)
-      List += (I ? ", %" : "%") + Missing[I];
-    if (Missing.size() > 5)
-      List += formatv(" and {0} more", Missing.size() - 5).str();
-    return makeError(ErrorKind::InvalidArgument,
-                     formatv("rank {0} cannot run plan @{1}: {2} tensors are not bound ({3})",
-                             Rank, P.Program, Missing.size(), List));
   }
 
   /// Every rank's plan digest, once, before the first step.
@@ -702,7 +633,7 @@ private:
     int64_t N = L.Comms[C.Comm].Size;
     unsigned Size = elemTypeBytes(CountsT.Type.Elem);
     char *Gathered = Buffers[int32_t(P.Buffers.size()) + 1];
-    if (Error E = ncclDone(ncclAllGather(Home[C.Tensor], Gathered, uint64_t(N),
+    if (Error E = ncclDone(ncclAllGather(Bindings.home(C.Tensor), Gathered, uint64_t(N),
                                          ncclTypeOf(CountsT.Type.Elem), comm(C), Stream),
                            C, "ncclAllGather of split sizes"))
       return E;
@@ -716,54 +647,19 @@ private:
       return E;
     int64_t InRows = P.Tensors[PC.Inputs[0]].Type.Shape[0];
     int64_t OutRows = P.Tensors[PC.Outputs[0]].Type.Shape[0];
-    int64_t Local = L.Comms[C.Comm].Rank;
-    auto At = [&](int64_t From, int64_t To) -> int64_t {
-      const char *X = HostCounts + uint64_t(From * N + To) * Size;
-      switch (CountsT.Type.Elem) {
-      case ElemType::I8:
-        return *reinterpret_cast<const int8_t *>(X);
-      case ElemType::U8:
-        return *reinterpret_cast<const uint8_t *>(X);
-      case ElemType::I32:
-        return *reinterpret_cast<const int32_t *>(X);
-      case ElemType::U32:
-        return *reinterpret_cast<const uint32_t *>(X);
-      case ElemType::I64:
-        return *reinterpret_cast<const int64_t *>(X);
-      case ElemType::U64:
-        return int64_t(*reinterpret_cast<const uint64_t *>(X));
-      default:
-        return -1; // the verifier allows integer counts only
-      }
-    };
-    for (int64_t From = 0; From != N; ++From) {
-      int64_t Sent = 0, Received = 0;
-      for (int64_t To = 0; To != N; ++To) {
-        if (At(From, To) < 0)
-          return makeError(ErrorKind::InvalidArgument,
-                           formatv("all_to_all_v comm #{0}: rank {1} of the group would send "
-                                   "{2} rows to rank {3}",
-                                   C.PlanComm, From, At(From, To), To),
-                           From);
-        Sent += At(From, To);
-        Received += At(To, From);
-      }
-      if (Sent > InRows || Received > OutRows)
-        return makeError(ErrorKind::InvalidArgument,
-                         formatv("all_to_all_v comm #{0}: rank {1} of the group {2} {3} rows, "
-                                 "more than its {4} of {5}",
-                                 C.PlanComm, From, Sent > InRows ? "sends" : "receives",
-                                 Sent > InRows ? Sent : Received,
-                                 Sent > InRows ? "input" : "capacity",
-                                 Sent > InRows ? InRows : OutRows),
-                         From);
+    std::vector<int64_t> Matrix;
+    for (uint64_t K = 0; K != uint64_t(N * N); ++K) {
+      Expected<int64_t> V = readSplitSize(CountsT.Type.Elem, HostCounts, K);
+      if (!V)
+        return V.takeError();
+      Matrix.push_back(*V);
     }
-    SendRows.assign(N, 0);
-    RecvRows.assign(N, 0);
-    for (int64_t J = 0; J != N; ++J) {
-      SendRows[J] = uint64_t(At(Local, J));
-      RecvRows[J] = uint64_t(At(J, Local));
-    }
+    Expected<SplitRows> Rows =
+        checkSplitMatrix(C.PlanComm, Matrix, N, L.Comms[C.Comm].Rank, InRows, OutRows);
+    if (!Rows)
+      return Rows.takeError();
+    SendRows = std::move(Rows->Send);
+    RecvRows = std::move(Rows->Recv);
     return Error::success();
   }
 
@@ -781,10 +677,8 @@ private:
   bool HasRuntimeAllToAllV = false;
   std::vector<cudaEvent_t> Ready, Done;
   std::vector<int32_t> MadeBy; ///< tensor -> the first comm of this rank making it, or -1
-  std::vector<char *> Home;
-  std::vector<uint8_t> IsView;
-  std::set<uint32_t> Touched;
-  StringMap<uint32_t> ByName, ComputeByName;
+  TensorBindings Bindings{P, Rank};
+  StringMap<uint32_t> ComputeByName;
   std::map<std::pair<int, uint32_t>, DeviceTiles> Tiles;
   std::vector<cudaGraph_t> Graphs;
   std::vector<cudaGraphExec_t> Execs;

@@ -2,6 +2,8 @@
 
 #include "runtime/nccl/NcclLowering.h"
 
+#include "runtime/exec/StepWalk.h"
+
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/nccl/PackShape.h"
 
@@ -75,10 +77,8 @@ public:
                        formatv("rank {0} is not in 0..{1} of plan @{2}", Rank, P.World - 1,
                                P.Program));
     setup();
-    for (size_t S = 0; S != P.Steps.size(); ++S) {
+    for (size_t S : stepsOfRank(P, Rank)) {
       const plan::Step &St = P.Steps[S];
-      if (!P.ranksOf(St).contains(Rank))
-        continue;
       if (St.Kind == plan::StepKind::Launch) {
         const plan::Comm &C = P.Comms[St.Index];
         if (C.Kind == plan::CommKind::AllToAllV && C.Counts >= 0) {
@@ -187,9 +187,9 @@ private:
     // Which compute makes each tensor on this rank, and when.
     Producer.assign(P.Tensors.size(), -1);
     ComputeStep.assign(P.Computes.size(), 0);
-    for (size_t S = 0; S != P.Steps.size(); ++S) {
+    for (size_t S : stepsOfRank(P, Rank)) {
       const plan::Step &St = P.Steps[S];
-      if (St.Kind != plan::StepKind::Compute || !P.ranksOf(St).contains(Rank))
+      if (St.Kind != plan::StepKind::Compute)
         continue;
       ComputeStep[St.Index] = S;
       for (uint32_t T : P.Computes[St.Index].Outputs)

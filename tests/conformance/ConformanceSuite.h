@@ -181,6 +181,17 @@ protected:
     return {0, 1, 37, Big / Size / (Chunked ? World : 1) + 3};
   }
 
+  /// \p Count elements of the test's type, as the driver names types.
+  rt::Elements<typename D::DataType> elems(uint64_t Count) const {
+    llvm::Expected<rt::Elements<typename D::DataType>> E = D::elements(T, Count * Size);
+    if (!E) {
+      ADD_FAILURE() << H::name() << " refuses " << elemTypeName(T).str() << ": "
+                    << llvm::toString(E.takeError());
+      return {};
+    }
+    return *E;
+  }
+
   /// Issues one operation on every rank (\p Issue enqueues rank R's part),
   /// synchronizes, and fails the test on any error.
   void onEveryRank(const std::string &What,
@@ -307,7 +318,7 @@ protected:
           llvm::formatv(" {0}{1}", reduceOpName(RO), InPlace ? " in place" : "").str().c_str());
       onEveryRank(What, [&](int R, const auto &C, auto S) {
         Buffer &Out = InPlace ? *Src[R] : *Dst[R];
-        return D::allReduceScaled(C, Src[R]->resource(), Out.resource(), {T, Count}, RO, Scale, S);
+        return D::allReduceScaled(C, Src[R]->resource(), Out.resource(), elems(Count), RO, T, Scale, S);
       });
       for (int R = 0; R != World; ++R)
         expectBytes(What, R, (InPlace ? *Src[R] : *Dst[R]).read(), 0, Want);
@@ -334,7 +345,7 @@ protected:
           llvm::formatv(" {0}{1}", reduceOpName(RO), InPlace ? " in place" : "").str().c_str());
       onEveryRank(What, [&](int R, const auto &C, auto S) {
         auto Out = InPlace ? Src[R]->resource(R * Count * Size) : Dst[R]->resource();
-        return D::reduceScatterScaled(C, Src[R]->resource(), Out, {T, Count}, RO, Scale, S);
+        return D::reduceScatterScaled(C, Src[R]->resource(), Out, elems(Count), RO, T, Scale, S);
       });
       for (int R = 0; R != World; ++R)
         expectBytes(What, R, (InPlace ? *Src[R] : *Dst[R]).read(), InPlace ? R * Count * Size : 0,
@@ -360,7 +371,7 @@ protected:
     std::string What = label(Count, InPlace ? " in place" : "");
     onEveryRank(What, [&](int R, const auto &C, auto S) {
       auto From = InPlace ? Dst[R]->resource(R * Count * Size) : Src[R]->resource();
-      return D::allGather(C, From, Dst[R]->resource(), {T, Count}, S);
+      return D::allGather(C, From, Dst[R]->resource(), elems(Count), S);
     });
     for (int R = 0; R != World; ++R)
       expectBytes(What, R, Dst[R]->read(), 0, Want);
@@ -385,7 +396,7 @@ protected:
       std::optional<typename D::Resource> From;
       if (R == Root)
         From = InPlace ? Dst[R]->resource() : Src[R]->resource();
-      return D::broadcast(C, From ? &*From : nullptr, Dst[R]->resource(), {T, Count}, size_t(Root),
+      return D::broadcast(C, From ? &*From : nullptr, Dst[R]->resource(), elems(Count), size_t(Root),
                           S);
     });
     for (int R = 0; R != World; ++R)
@@ -402,7 +413,7 @@ protected:
     }
     std::string What = label(Count);
     onEveryRank(What, [&](int R, const auto &C, auto S) {
-      return D::allToAll(C, Src[R]->resource(), Dst[R]->resource(), {T, Count}, size_t(World), S);
+      return D::allToAll(C, Src[R]->resource(), Dst[R]->resource(), elems(Count), size_t(World), S);
     });
     uint64_t Chunk = Count * Size;
     for (int R = 0; R != World; ++R) {
@@ -459,7 +470,7 @@ protected:
     if (World == 1) {
       // No peer: a send to oneself is refused, not hung.
       Buffer B(Count * Size);
-      llvm::Error E = D::send(Comms[0], B.resource(), {T, Count}, 0, D::streamOf(Streams[0]));
+      llvm::Error E = D::send(Comms[0], B.resource(), elems(Count), 0, D::streamOf(Streams[0]));
       EXPECT_TRUE(bool(E)) << "a send to oneself was accepted";
       llvm::consumeError(std::move(E));
       return;
@@ -477,13 +488,13 @@ protected:
     onEveryRank(What, [&](int R, const auto &C, auto S) -> llvm::Error {
       size_t Next = size_t((R + 1) % World), Prev = size_t((R + World - 1) % World);
       if (R % 2 == 0) {
-        if (llvm::Error E = D::send(C, Src[R]->resource(), {T, Count}, Next, S))
+        if (llvm::Error E = D::send(C, Src[R]->resource(), elems(Count), Next, S))
           return E;
-        return D::recv(C, Dst[R]->resource(), {T, Count}, Prev, S);
+        return D::recv(C, Dst[R]->resource(), elems(Count), Prev, S);
       }
-      if (llvm::Error E = D::recv(C, Dst[R]->resource(), {T, Count}, Prev, S))
+      if (llvm::Error E = D::recv(C, Dst[R]->resource(), elems(Count), Prev, S))
         return E;
-      return D::send(C, Src[R]->resource(), {T, Count}, Next, S);
+      return D::send(C, Src[R]->resource(), elems(Count), Next, S);
     });
     for (int R = 0; R != World; ++R)
       expectBytes(What, R, Dst[R]->read(), 0, In[(R + World - 1) % World]);

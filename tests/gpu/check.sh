@@ -14,7 +14,8 @@ BUILD=${COLLC_GPU_BUILD:-build-gpu}
 BUILDLOG=$BUILD/check-build.log
 log() { echo "== $*"; }
 
-have_build() { [ -x "$BUILD/bin/collc_gpu_tests" ] && [ -x "$BUILD/bin/collc_gpu_bench" ]; }
+have_build() { [ -x "$BUILD/bin/collc_gpu_tests" ] && [ -x "$BUILD/bin/collc_gpu_bench" ] &&
+  [ -x "$BUILD/bin/collc_gpu_conformance" ]; }
 
 if [ "${1:-}" = --build-only ] || ! have_build; then
   if ! command -v cmake >/dev/null || [ ! -d /usr/lib/llvm-14/lib/cmake/llvm ]; then
@@ -26,7 +27,7 @@ if [ "${1:-}" = --build-only ] || ! have_build; then
   mkdir -p "$BUILD"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$BUILDLOG" 2>&1 &&
-    cmake --build "$BUILD" -j1 --target collc_gpu_tests collc_gpu_bench >>"$BUILDLOG" 2>&1 || {
+    cmake --build "$BUILD" -j1 --target collc_gpu_tests collc_gpu_bench collc_gpu_conformance >>"$BUILDLOG" 2>&1 || {
     log "build failed (tail of $BUILDLOG follows)"
     tail -30 "$BUILDLOG"
     exit 1

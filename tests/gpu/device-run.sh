@@ -13,18 +13,23 @@
 #     CUDA), GpuComm (communicator start-up, one-rank calls), GpuCapture,
 #     GpuSendRecv; NCCL_DEBUG=INFO to a log; COLLC_TIMEOUT_MS keeps every
 #     wait inside collc short;
+#  2b. the driver conformance suite on NCCL (collc_gpu_conformance: every op
+#     and element type on one-rank communicators) in one process under
+#     `timeout`, after the tests so that a failure there hides nothing;
 #  3. collc_gpu_bench under `timeout`;
 #  4. compute-sanitizer (memcheck) on the pack test, where the machine has it;
 #  5. a short summary, printed last (and kept in summary.txt).
-# Files under $OUT (./gpu-out when unset), six at most:
-#   summary.txt preflight.txt tests.log nccl-info.log bench.txt sanitizer.log
+# Files under $OUT (./gpu-out when unset), seven at most:
+#   summary.txt preflight.txt tests.log nccl-info.log conformance.log bench.txt
+#   sanitizer.log
 # Without a GPU every GPU test reports itself skipped with its reason and the
 # summary says so (this works on any machine with the build; under a minute).
 # Exit status: 0 when nothing failed or timed out; 3 when the build was not
 # carried or does not load.
 #
 # Knobs (environment): COLLC_GPU_BIN (build-gpu/bin), COLLC_TIMEOUT_MS (20000),
-# COLLC_TEST_TIMEOUT_S (45, per test), COLLC_BENCH_TIMEOUT_S (75),
+# COLLC_TEST_TIMEOUT_S (45, per test), COLLC_CONFORMANCE_TIMEOUT_S (60),
+# COLLC_BENCH_TIMEOUT_S (75),
 # COLLC_SANITIZER_TIMEOUT_S (60), COLLC_DEVICE_BUDGET_S (370: no step starts
 # that could end past it).
 set -uo pipefail
@@ -35,13 +40,15 @@ mkdir -p "$OUT"
 BIN=${COLLC_GPU_BIN:-build-gpu/bin}
 TESTS_BIN=$BIN/collc_gpu_tests
 BENCH_BIN=$BIN/collc_gpu_bench
+CONF_BIN=$BIN/collc_gpu_conformance
 export COLLC_TIMEOUT_MS=${COLLC_TIMEOUT_MS:-20000}
 TEST_T=${COLLC_TEST_TIMEOUT_S:-45}
 BENCH_T=${COLLC_BENCH_TIMEOUT_S:-75}
+CONF_T=${COLLC_CONFORMANCE_TIMEOUT_S:-60}
 SAN_T=${COLLC_SANITIZER_TIMEOUT_S:-60}
 BUDGET=${COLLC_DEVICE_BUDGET_S:-370}
 PRE=$OUT/preflight.txt LOG=$OUT/tests.log NLOG=$OUT/nccl-info.log
-BENCH=$OUT/bench.txt SAN=$OUT/sanitizer.log SUMMARY=$OUT/summary.txt
+BENCH=$OUT/bench.txt SAN=$OUT/sanitizer.log SUMMARY=$OUT/summary.txt CONF=$OUT/conformance.log
 : >"$PRE"; : >"$LOG"; : >"$NLOG"; : >"$SUMMARY"
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
@@ -176,6 +183,32 @@ sum "tests:     $PASS passed, $FAIL failed, $TIMEOUT timed out, $SKIP skipped, $
 for W in "${!SKIPWHY[@]}"; do
   sum "  SKIPPED  ${SKIPWHY[$W]} x: $W"
 done
+
+# --- 2b. the conformance suite on NCCL, one process ---------------------------------------
+if [ ! -x "$CONF_BIN" ]; then
+  sum "conform:   not carried ($CONF_BIN is missing)"
+elif [ "$(left)" -lt "$CONF_T" ]; then
+  sum "conform:   not run (budget spent)"
+else
+  say "collc_gpu_conformance"
+  COLLC_CONFORMANCE_BIG_BYTES=${COLLC_CONFORMANCE_BIG_BYTES:-1048576} \
+    timeout -k 5 "$CONF_T" "$CONF_BIN" --gtest_color=no >"$CONF" 2>&1
+  RC=$?
+  CPASS=$(grep -c '^\[       OK \]' "$CONF")
+  CFAIL=$(grep -c '^\[  FAILED  \] .*(' "$CONF")
+  CSKIP=$(grep -c '^\[  SKIPPED \] .*(' "$CONF")
+  case $RC in
+  124 | 137)
+    TIMEOUT=$((TIMEOUT + 1))
+    sum "conform:   TIMEOUT after ${CONF_T} s: $CPASS passed, $CFAIL failed before it (conformance.log)"
+    ;;
+  *)
+    [ "$CFAIL" -gt 0 ] || [ "$RC" != 0 ] && FAIL=$((FAIL + 1))
+    sum "conform:   $CPASS passed, $CFAIL failed, $CSKIP skipped (rc $RC; conformance.log)"
+    grep '^\[  FAILED  \] .*(' "$CONF" | head -5 | sed 's/^/  /' >>"$SUMMARY"
+    ;;
+  esac
+fi
 
 # --- 3. the bench ------------------------------------------------------------------------
 if [ -n "$NOGPU" ]; then

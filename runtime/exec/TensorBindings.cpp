@@ -1,0 +1,105 @@
+//===- runtime/exec/TensorBindings.cpp - Plan tensors bound by name --------===//
+
+#include "runtime/exec/TensorBindings.h"
+
+#include "runtime/exec/RuntimeError.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace collc::rt {
+
+TensorBindings::TensorBindings(const plan::Plan &P, int64_t Rank)
+    : P(P), Rank(Rank), Home(P.Tensors.size(), nullptr), IsView(P.Tensors.size(), 0),
+      Touched(P.Tensors.size(), 0) {
+  for (size_t T = 0; T != P.Tensors.size(); ++T)
+    ByName[P.Tensors[T].Name] = uint32_t(T);
+  for (const plan::Comm &C : P.Comms) {
+    if (!C.Ranks.contains(Rank))
+      continue;
+    for (uint32_t T : C.Inputs)
+      Touched[T] = 1;
+    for (uint32_t T : C.Outputs)
+      Touched[T] = 1;
+    if (C.Counts >= 0)
+      Touched[C.Counts] = 1;
+  }
+}
+
+void TensorBindings::setView(uint32_t T, char *Addr) {
+  Home[T] = Addr;
+  IsView[T] = 1;
+}
+
+Expected<uint32_t> TensorBindings::indexOf(StringRef Name) const {
+  auto It = ByName.find(Name);
+  if (It == ByName.end())
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("plan @{0} has no tensor %{1}", P.Program, Name));
+  return It->second;
+}
+
+Error TensorBindings::bind(StringRef Name, void *Data, uint64_t Bytes) {
+  Expected<uint32_t> T = indexOf(Name);
+  if (!T)
+    return T.takeError();
+  if (IsView[*T])
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("%{0} is a zero-copy view of a plan buffer: write it at "
+                             "tensor(\"{0}\") instead of binding it",
+                             Name));
+  uint64_t Want = P.Tensors[*T].Type.bytes();
+  if (Bytes != Want)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("%{0} is {1} ({2} bytes); {3} bytes were bound", Name,
+                             P.Tensors[*T].Type.str(), Want, Bytes));
+  if (!Data && Want)
+    return makeError(ErrorKind::InvalidArgument, formatv("%{0} was bound to null", Name));
+  Home[*T] = static_cast<char *>(Data);
+  return Error::success();
+}
+
+Expected<char *> TensorBindings::lookup(StringRef Name) const {
+  Expected<uint32_t> T = indexOf(Name);
+  if (!T)
+    return T.takeError();
+  if (!Home[*T])
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("%{0} is not a view of a plan buffer and is not bound", Name));
+  return Home[*T];
+}
+
+std::vector<std::string> TensorBindings::unbound() const {
+  std::vector<std::string> Out;
+  for (size_t T = 0; T != P.Tensors.size(); ++T)
+    if (Touched[T] && !Home[T])
+      Out.push_back(P.Tensors[T].Name);
+  return Out;
+}
+
+std::vector<uint32_t> TensorBindings::touched() const {
+  std::vector<uint32_t> Out;
+  for (size_t T = 0; T != P.Tensors.size(); ++T)
+    if (Touched[T])
+      Out.push_back(uint32_t(T));
+  return Out;
+}
+
+Error TensorBindings::checkAllBound(StringRef Verb) const {
+  std::vector<std::string> Missing = unbound();
+  if (Missing.empty())
+    return Error::success();
+  constexpr size_t Named = 8;
+  std::string List;
+  for (size_t I = 0; I != Missing.size() && I != Named; ++I)
+    List += (I ? ", %" : "%") + Missing[I];
+  if (Missing.size() > Named)
+    List += formatv(" and {0} more", Missing.size() - Named).str();
+  return makeError(ErrorKind::InvalidArgument,
+                   formatv("rank {0} cannot {1} plan @{2}: {3} {4} not bound: {5}", Rank, Verb,
+                           P.Program, Missing.size(),
+                           Missing.size() == 1 ? "tensor is" : "tensors are", List));
+}
+
+} // namespace collc::rt

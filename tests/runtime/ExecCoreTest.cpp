@@ -1,0 +1,130 @@
+// The execution core every backend's executor shares (runtime/exec/):
+// binding by name and its checks, the split-size reader and the
+// all_to_all_v matrix checks. Both the local and the NCCL executor call
+// these, so what is refused here is refused on every backend alike.
+#include "RuntimeTestUtil.h"
+
+#include "compiler/Compile.h"
+#include "runtime/exec/SplitSizes.h"
+#include "runtime/exec/StepWalk.h"
+#include "runtime/exec/TensorBindings.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+#include <limits>
+
+using namespace collc;
+using namespace collc::test;
+
+namespace {
+
+const char *TwoRanks = R"(program @bind world(2) {
+  group @dp = world
+  group @one = ranks [1]
+  %a, %b = compute @bwd : f32[4], f32[8]
+  %ra = all_reduce sum %a in @dp
+  %rb = all_reduce sum %b in @one
+  compute @use(%ra)
+  compute @use1(%rb) when rank == 1
+}
+)";
+
+plan::Plan compilePlan(const char *Text) {
+  llvm::Expected<plan::Plan> P = compileProgramText(Text, "verify", "bind.coll");
+  EXPECT_TRUE(bool(P)) << (P ? "" : llvm::toString(P.takeError()));
+  return P ? std::move(*P) : plan::Plan();
+}
+
+TEST(ExecCore, BindingChecksInOneOrder) {
+  plan::Plan P = compilePlan(TwoRanks);
+  rt::TensorBindings B(P, 0);
+  // Rank 0 runs only %a's all_reduce: %b and %rb need no memory there.
+  EXPECT_EQ(B.unbound(), (std::vector<std::string>{"a", "ra"}));
+  ErrorFacts Unknown = factsOf(B.bind("nope", nullptr, 0));
+  EXPECT_NE(Unknown.Text.find("plan @bind has no tensor %nope"), std::string::npos)
+      << Unknown.Text;
+  std::vector<char> Mem(16);
+  ErrorFacts Size = factsOf(B.bind("a", Mem.data(), 3));
+  EXPECT_NE(Size.Text.find("%a is f32[4] (16 bytes); 3 bytes were bound"), std::string::npos)
+      << Size.Text;
+  ErrorFacts Null = factsOf(B.bind("a", nullptr, 16));
+  EXPECT_NE(Null.Text.find("%a was bound to null"), std::string::npos) << Null.Text;
+  ErrorFacts Two = factsOf(B.checkAllBound("capture"));
+  EXPECT_NE(Two.Text.find("rank 0 cannot capture plan @bind: 2 tensors are not bound: %a, %ra"),
+            std::string::npos)
+      << Two.Text;
+  ASSERT_FALSE(bool(B.bind("a", Mem.data(), 16)));
+  ErrorFacts One = factsOf(B.checkAllBound("run"));
+  EXPECT_NE(One.Text.find("1 tensor is not bound: %ra"), std::string::npos) << One.Text;
+  // A view is placed by the executor, and cannot be bound over.
+  B.setView(2, Mem.data()); // %ra: tensors are numbered in definition order
+  ErrorFacts View = factsOf(B.bind("ra", Mem.data(), 16));
+  EXPECT_NE(View.Text.find("%ra is a zero-copy view of a plan buffer"), std::string::npos)
+      << View.Text;
+  EXPECT_FALSE(bool(B.checkAllBound("run")));
+  llvm::Expected<char *> Home = B.lookup("ra");
+  ASSERT_TRUE(bool(Home));
+  EXPECT_EQ(*Home, Mem.data());
+}
+
+TEST(ExecCore, EveryRankWalksTheStepsInPlanOrder) {
+  plan::Plan P = compilePlan(TwoRanks);
+  std::vector<size_t> R0 = rt::stepsOfRank(P, 0), R1 = rt::stepsOfRank(P, 1);
+  EXPECT_TRUE(std::is_sorted(R0.begin(), R0.end()));
+  EXPECT_EQ(R1.size(), P.Steps.size());
+  EXPECT_EQ(R0.size() + 3, R1.size()) << "rank 0 skips %rb's launch and wait, and @use1";
+}
+
+TEST(ExecCore, SplitSizesAreReadAsIntegersOnly) {
+  uint64_t Big = uint64_t(1) << 63;
+  int32_t Small[] = {3, -2};
+  EXPECT_EQ(*rt::readSplitSize(ElemType::I32, reinterpret_cast<const char *>(Small), 1), -2);
+  ErrorFacts Huge = factsOf(
+      rt::readSplitSize(ElemType::U64, reinterpret_cast<const char *>(&Big), 0).takeError());
+  EXPECT_NE(Huge.Text.find("9223372036854775808 (entry 0) is beyond"), std::string::npos)
+      << Huge.Text;
+  float F = 1;
+  EXPECT_TRUE(
+      factsOf(rt::readSplitSize(ElemType::F32, reinterpret_cast<const char *>(&F), 0).takeError())
+          .Failed);
+}
+
+TEST(ExecCore, SplitMatrixRowsAndRefusals) {
+  // [sender][receiver] over 3 ranks; inputs of 6 rows, capacity 6.
+  std::vector<int64_t> M = {1, 2, 3, 0, 4, 0, 2, 0, 1};
+  llvm::Expected<rt::SplitRows> Rows = rt::checkSplitMatrix(7, M, 3, 1, 6, 6);
+  ASSERT_TRUE(bool(Rows)) << llvm::toString(Rows.takeError());
+  EXPECT_EQ(Rows->Send, (std::vector<uint64_t>{0, 4, 0}));
+  EXPECT_EQ(Rows->Recv, (std::vector<uint64_t>{2, 4, 0}));
+
+  std::vector<int64_t> Negative = M;
+  Negative[5] = -1;
+  ErrorFacts Neg = factsOf(rt::checkSplitMatrix(7, Negative, 3, 0, 6, 6).takeError());
+  EXPECT_NE(Neg.Text.find("comm #7: rank 1 of the group would send -1 rows to rank 2"),
+            std::string::npos)
+      << Neg.Text;
+  EXPECT_EQ(Neg.Peer, 1);
+
+  ErrorFacts Capacity = factsOf(rt::checkSplitMatrix(7, M, 3, 0, 6, 5).takeError());
+  EXPECT_NE(Capacity.Text.find("rank 1 of the group receives 6 rows, more than its capacity of 5"),
+            std::string::npos)
+      << Capacity.Text;
+
+  // Entries near 2^62 whose row sums wrap int64: refused, not wrapped into
+  // a small or negative total that would pass.
+  int64_t Q = int64_t(1) << 62;
+  std::vector<int64_t> Wrap = {Q, Q, Q, Q};
+  ErrorFacts Over = factsOf(rt::checkSplitMatrix(1, Wrap, 2, 0, 1000, 1000).takeError());
+  EXPECT_NE(Over.Text.find("rank 0 of the group sends 9223372036854775807 rows, more than its "
+                           "input of 1000"),
+            std::string::npos)
+      << Over.Text;
+
+  ErrorFacts Short = factsOf(rt::checkSplitMatrix(2, {1, 2, 3}, 2, 0, 9, 9).takeError());
+  EXPECT_NE(Short.Text.find("3 split sizes for rank 0 of a group of 2; expected 2 x 2"),
+            std::string::npos)
+      << Short.Text;
+}
+
+} // namespace
