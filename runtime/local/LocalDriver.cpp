@@ -24,7 +24,7 @@ struct Registry {
   std::mutex M;
   std::map<std::string, uint64_t> Ids;
   std::map<uint64_t, std::string> Names;
-  std::map<uint64_t, std::weak_ptr<Group>> Groups;
+  std::map<uint64_t, std::weak_ptr<Rendezvous>> Groups;
   uint64_t Next = 1;
 };
 Registry &registry() {
@@ -36,7 +36,7 @@ std::mutex FaultMutex;
 std::optional<FaultPlan> Faults;
 std::atomic<bool> FaultsOn{false}; // skip the lock when no test asked for faults
 
-std::optional<FaultPlan> faultsFor(const Group &G) {
+std::optional<FaultPlan> faultsFor(const Rendezvous &G) {
   if (!FaultsOn.load(std::memory_order_acquire))
     return std::nullopt;
   std::lock_guard<std::mutex> L(FaultMutex);
@@ -88,7 +88,7 @@ Error killedError(const Membership &C) {
 
 /// Everyone posted the same kind of operation with the same shape, or the
 /// error every rank reports alike (all ranks check all posts).
-Error validatePosts(const Group &G, int Self, uint64_t Seq) {
+Error validatePosts(const Rendezvous &G, int Self, uint64_t Seq) {
   const Post &A = G.post(0, Seq);
   for (int R = 1; R != G.size(); ++R) {
     const Post &B = G.post(R, Seq);
@@ -145,13 +145,13 @@ uint64_t inputBytes(const Post &P, int N) {
 /// the copies (nobody touches a peer's buffers, so no second rendezvous).
 bool isInline(const Post &P, int N) {
   static const bool Off = getenv("COLLC_NO_INLINE") != nullptr;
-  return !Off && P.Code != OpCode::AllToAllV && inputBytes(P, N) <= Group::InlineBytes;
+  return !Off && P.Code != OpCode::AllToAllV && inputBytes(P, N) <= Rendezvous::InlineBytes;
 }
 
 /// This rank's share of the work. Large: reads the peers' buffers and, for
 /// all_reduce, writes its chunk into every peer's output. Inline: computes
 /// its own whole output from the inline copies.
-void doShare(const Group &G, int R, uint64_t Seq, bool Inline) {
+void doShare(const Rendezvous &G, int R, uint64_t Seq, bool Inline) {
   int N = G.size();
   const Post &Me = G.post(R, Seq);
   unsigned Size = elemTypeBytes(Me.Elem);
@@ -217,10 +217,10 @@ void doShare(const Group &G, int R, uint64_t Seq, bool Inline) {
 
 /// The latency path: the payload fits in the mailbox line.
 bool isTiny(const Post &P, int N) {
-  return P.Code != OpCode::AllToAllV && inputBytes(P, N) <= Group::MailboxBytes;
+  return P.Code != OpCode::AllToAllV && inputBytes(P, N) <= Rendezvous::MailboxBytes;
 }
 
-Error runTiny(Membership &C, Group &G, uint64_t Seq, const Post &P) {
+Error runTiny(Membership &C, Rendezvous &G, uint64_t Seq, const Post &P) {
   uint64_t Bytes = P.Src ? inputBytes(P, G.size()) : 0;
   if (Error E = G.arriveTiny(C.rank(), Seq, P, P.Src, Bytes, C.Wait))
     return E;
@@ -283,7 +283,7 @@ Error runCollective(Membership &C, Post P) {
   if (C.Killed.load())
     return killedError(C);
   uint64_t Seq = C.nextSeq();
-  Group &G = C.group();
+  Rendezvous &G = C.group();
   if (isTiny(P, G.size()))
     return runTiny(C, G, Seq, P);
   bool Inline = isInline(P, G.size());
@@ -370,16 +370,16 @@ Expected<LocalDriver::Communicator> LocalDriver::join(UniqueId Id, size_t Ranks,
   if (Rank >= Ranks)
     return invalid(formatv("rank {0} is not in 0..{1}", Rank, Ranks - 1));
   Registry &R = registry();
-  std::shared_ptr<Group> G;
+  std::shared_ptr<Rendezvous> G;
   {
     std::lock_guard<std::mutex> L(R.M);
     auto Name = R.Names.find(Id);
     if (Name == R.Names.end())
       return invalid(formatv("unknown group id {0} (get one from groupId)", Id));
-    std::weak_ptr<Group> &Slot = R.Groups[Id];
+    std::weak_ptr<Rendezvous> &Slot = R.Groups[Id];
     G = Slot.lock();
     if (!G) {
-      G = std::make_shared<Group>(Name->second, int(Ranks));
+      G = std::make_shared<Rendezvous>(Name->second, int(Ranks));
       Slot = G;
     } else if (size_t(G->size()) != Ranks) {
       return invalid(formatv("group '{0}' has {1} ranks; rank {2} joined it with {3}", G->name(),

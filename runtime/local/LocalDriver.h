@@ -29,13 +29,13 @@ namespace collc::rt::local {
 /// One rank's membership of one group.
 class Membership {
 public:
-  Membership(std::shared_ptr<Group> G, int Rank) : G(std::move(G)), Rank(Rank) {}
+  Membership(std::shared_ptr<Rendezvous> G, int Rank) : G(std::move(G)), Rank(Rank) {}
   /// Waits for the operations already enqueued (they hold a plain pointer),
   /// as ncclCommDestroy finishes what was issued.
   ~Membership();
   Membership(const Membership &) = delete;
   Membership &operator=(const Membership &) = delete;
-  Group &group() const { return *G; }
+  Rendezvous &group() const { return *G; }
   int rank() const { return Rank; }
   int size() const { return G->size(); }
   WaitPolicy Wait;
@@ -68,7 +68,7 @@ private:
     return Next;
   }
   std::atomic<uint64_t> Seq{0}, Ops{0}, Enqueued{0}, Retired{0};
-  std::shared_ptr<Group> G;
+  std::shared_ptr<Rendezvous> G;
   int Rank;
 };
 

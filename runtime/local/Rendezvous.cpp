@@ -61,11 +61,11 @@ static int usableCpus() {
   return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-Group::Group(std::string N, int S)
+Rendezvous::Rendezvous(std::string N, int S)
     : Name(std::move(N)), Size(S), Oversubscribed(S > usableCpus()), Slots(new Slot[S]),
       Channels(new Channel[size_t(S) * S]) {}
 
-Error Group::claim(int Rank) {
+Error Rendezvous::claim(int Rank) {
   std::lock_guard<std::mutex> L(M);
   if (Slots[Rank].Claimed)
     return makeError(ErrorKind::InvalidArgument,
@@ -74,14 +74,14 @@ Error Group::claim(int Rank) {
   return Error::success();
 }
 
-void Group::wake() {
+void Rendezvous::wake() {
   if (Sleepers.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> L(M);
     CV.notify_all();
   }
 }
 
-Error Group::brokenError(bool InFlight) const {
+Error Rendezvous::brokenError(bool InFlight) const {
   std::lock_guard<std::mutex> L(M);
   // A wait the failure interrupted reports the cause's kind ("rank 2 timed
   // out"); later operations are refused as Broken. Both blame the cause's
@@ -90,7 +90,7 @@ Error Group::brokenError(bool InFlight) const {
                    "group '" + Name + "' is broken: " + BrokenWhy, BrokenPeer);
 }
 
-void Group::fail(Error Why) {
+void Rendezvous::fail(Error Why) {
   ErrorKind Kind = ErrorKind::Broken;
   int64_t Peer = -1;
   std::string Msg;
@@ -114,12 +114,12 @@ void Group::fail(Error Why) {
   }
 }
 
-void Group::markDead(int Rank, const std::string &Why) {
+void Rendezvous::markDead(int Rank, const std::string &Why) {
   Slots[Rank].Dead.store(true, std::memory_order_seq_cst);
   fail(makeError(ErrorKind::PeerLost, formatv("rank {0} is gone: {1}", Rank, Why), Rank));
 }
 
-Error Group::health(int Rank) const {
+Error Rendezvous::health(int Rank) const {
   if (broken())
     return brokenError();
   for (int R = 0; R != Size; ++R)
@@ -128,7 +128,7 @@ Error Group::health(int Rank) const {
   return Error::success();
 }
 
-Error Group::waitUntil(function_ref<bool()> Ready, function_ref<std::vector<int>()> Missing,
+Error Rendezvous::waitUntil(function_ref<bool()> Ready, function_ref<std::vector<int>()> Missing,
                        const WaitPolicy &W, function_ref<std::string()> What) {
   if (Ready())
     return Error::success();
@@ -188,7 +188,7 @@ Error Group::waitUntil(function_ref<bool()> Ready, function_ref<std::vector<int>
   return Error::success();
 }
 
-void Group::publish(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
+void Rendezvous::publish(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
                     bool Wake) {
   Slot &S = Slots[Rank];
   S.P[Seq & 1] = P;
@@ -210,14 +210,14 @@ void Group::publish(int Rank, uint64_t Seq, const Post &P, const char *Data, uin
     fenceAndWake();
 }
 
-void Group::fenceAndWake() {
+void Rendezvous::fenceAndWake() {
   // One full fence orders the flags before wake() reads the sleeper count (a
   // sleeper increments it, also a full barrier, before re-checking them).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   wake();
 }
 
-Error Group::arrive(int Rank, uint64_t Seq, const Post &P, const WaitPolicy &W) {
+Error Rendezvous::arrive(int Rank, uint64_t Seq, const Post &P, const WaitPolicy &W) {
   if (broken())
     return brokenError();
   publish(Rank, Seq, P, nullptr, 0, /*Wake=*/true);
@@ -238,7 +238,7 @@ Error Group::arrive(int Rank, uint64_t Seq, const Post &P, const WaitPolicy &W) 
                    [&] { return formatv("{0} #{1}", opCodeName(P.Code), Seq).str(); });
 }
 
-Error Group::arriveTiny(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
+Error Rendezvous::arriveTiny(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
                         const WaitPolicy &W) {
   if (broken())
     return brokenError();
@@ -268,7 +268,7 @@ Error Group::arriveTiny(int Rank, uint64_t Seq, const Post &P, const char *Data,
   return E;
 }
 
-int Group::firstMailboxMismatch(uint64_t Seq) const {
+int Rendezvous::firstMailboxMismatch(uint64_t Seq) const {
   const Mailbox &A = Slots[0].Box[Seq & 1];
   for (int R = 1; R != Size; ++R) {
     const Mailbox &B = Slots[R].Box[Seq & 1];
@@ -279,7 +279,7 @@ int Group::firstMailboxMismatch(uint64_t Seq) const {
   return -1;
 }
 
-Error Group::complete(int Rank, uint64_t Seq, const WaitPolicy &W) {
+Error Rendezvous::complete(int Rank, uint64_t Seq, const WaitPolicy &W) {
   storeFence(); // streaming stores land before anyone reads them
   Slots[Rank].Done.store(Seq, std::memory_order_seq_cst);
   wake();
@@ -301,7 +301,7 @@ Error Group::complete(int Rank, uint64_t Seq, const WaitPolicy &W) {
   });
 }
 
-Error Group::send(int From, int To, const char *Data, uint64_t Bytes, ElemType T,
+Error Rendezvous::send(int From, int To, const char *Data, uint64_t Bytes, ElemType T,
                   const WaitPolicy &W) {
   if (broken())
     return brokenError();
@@ -326,7 +326,7 @@ Error Group::send(int From, int To, const char *Data, uint64_t Bytes, ElemType T
   return Error::success();
 }
 
-Error Group::recv(int To, int From, char *Data, uint64_t Bytes, ElemType T, const WaitPolicy &W) {
+Error Rendezvous::recv(int To, int From, char *Data, uint64_t Bytes, ElemType T, const WaitPolicy &W) {
   if (broken())
     return brokenError();
   Channel &C = Channels[size_t(From) * Size + To];

@@ -1,8 +1,10 @@
 //===- runtime/local/Rendezvous.h - Rendezvous of threads ------------*- C++ -*-===//
 //
-// The shared state of one local group: a slot per rank where it posts what
-// it brings to each collective, sequence counters for arrival and
-// completion, and a channel per ordered pair of ranks for send/recv.
+// The shared state of one local group (a Rendezvous; the IR's and the plan's
+// Group say who is in a group, this is where its threads meet): a slot per
+// rank where it posts what it brings to each collective, sequence counters
+// for arrival and completion, and a channel per ordered pair of ranks for
+// send/recv.
 //
 // A collective is two rendezvous: everyone arrives (and posts pointers),
 // everyone does its share of the work reading and writing the others'
@@ -13,8 +15,8 @@
 // hanging or reading stale data.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_LOCAL_GROUP_H
-#define COLLC_RUNTIME_LOCAL_GROUP_H
+#ifndef COLLC_RUNTIME_LOCAL_RENDEZVOUS_H
+#define COLLC_RUNTIME_LOCAL_RENDEZVOUS_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"
@@ -68,9 +70,9 @@ struct WaitPolicy {
   std::chrono::microseconds YieldSpin{2000};
 };
 
-class Group {
+class Rendezvous {
 public:
-  Group(std::string Name, int Size);
+  Rendezvous(std::string Name, int Size);
 
   const std::string &name() const { return Name; }
   int size() const { return Size; }

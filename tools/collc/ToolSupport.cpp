@@ -16,8 +16,10 @@ using namespace llvm;
 namespace collc::tool {
 
 CommonInputFlags::CommonInputFlags(cl::SubCommand &Sub)
-    : Input(cl::Positional, cl::desc("<input .coll file, or - for stdin>"), cl::Required,
-            cl::sub(Sub)),
+    // Optional, stdin by default, as LLVM's tools: so that flags that read
+    // no input (`collc opt --list-passes`) need none.
+    : Input(cl::Positional, cl::desc("<input .coll file, or - for stdin (the default)>"),
+            cl::init("-"), cl::sub(Sub)),
       Split("split-input-file",
             cl::desc("Treat each `// -----` separated part of the input as its own program"),
             cl::sub(Sub)),
