@@ -161,7 +161,7 @@ public:
         if (llvm::Error E = resolveLaunch(I))
           return detail::inContext(std::move(E), where(I));
       } else if (St.Kind == plan::StepKind::Wait) {
-        resolveUnpacks(I);
+        addCopies(I, P.Comms[I.Index].OutBuffer, plan::SlotMode::Unpack);
       }
       Instrs.push_back(std::move(I));
     }
@@ -264,35 +264,26 @@ private:
 
   typename D::Resource res(char *Data, uint64_t Bytes) const { return D::resource(Data, Bytes); }
 
-  /// The copies into a bucket buffer before a launch.
-  void addPacks(Instr &I, int32_t BufIndex) {
+  /// The copies between a bucket buffer and its \p Mode slots' tensors,
+  /// segment by segment: into the buffer before a launch (Pack), out of it
+  /// after a wait (Unpack).
+  void addCopies(Instr &I, int32_t BufIndex, plan::SlotMode Mode) {
     if (BufIndex < 0)
       return;
     const plan::Buffer &B = P.Buffers[BufIndex];
     uint64_t Segment = B.Bytes / B.Segments;
     for (const plan::Slot &S : B.Slots) {
-      if (S.Mode != plan::SlotMode::Pack)
+      if (S.Mode != Mode)
         continue;
       uint64_t Chunk = S.Bytes / B.Segments;
-      for (int64_t Sg = 0; Sg != B.Segments; ++Sg)
-        I.Copies.push_back(
-            {Buffers[BufIndex].Data + Sg * Segment + S.Offset, Bindings.home(S.Tensor) + Sg * Chunk, Chunk});
-    }
-  }
-
-  void resolveUnpacks(Instr &I) {
-    const plan::Comm &C = P.Comms[I.Index];
-    if (C.OutBuffer < 0)
-      return;
-    const plan::Buffer &B = P.Buffers[C.OutBuffer];
-    uint64_t Segment = B.Bytes / B.Segments;
-    for (const plan::Slot &S : B.Slots) {
-      if (S.Mode != plan::SlotMode::Unpack)
-        continue;
-      uint64_t Chunk = S.Bytes / B.Segments;
-      for (int64_t Sg = 0; Sg != B.Segments; ++Sg)
-        I.Copies.push_back({Bindings.home(S.Tensor) + Sg * Chunk,
-                            Buffers[C.OutBuffer].Data + Sg * Segment + S.Offset, Chunk});
+      for (int64_t Sg = 0; Sg != B.Segments; ++Sg) {
+        char *InBuffer = Buffers[BufIndex].Data + Sg * Segment + S.Offset;
+        char *InTensor = Bindings.home(S.Tensor) + Sg * Chunk;
+        if (Mode == plan::SlotMode::Pack)
+          I.Copies.push_back({InBuffer, InTensor, Chunk});
+        else
+          I.Copies.push_back({InTensor, InBuffer, Chunk});
+      }
     }
   }
 
@@ -301,7 +292,7 @@ private:
 
   llvm::Error resolveLaunch(Instr &I) {
     const plan::Comm &C = P.Comms[I.Index];
-    addPacks(I, C.InBuffer);
+    addCopies(I, C.InBuffer, plan::SlotMode::Pack);
     typename D::Communicator Comm = C.Group >= 0 ? GroupComms[C.Group] : World;
     auto S = D::streamOf(Stream);
     unsigned ES = elemTypeBytes(C.Elem);
