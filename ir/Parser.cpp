@@ -831,8 +831,9 @@ static Expected<ParsedProgram> parseBuffer(std::unique_ptr<MemoryBuffer> Buffer,
   return Out;
 }
 
-Expected<ParsedProgram> parseProgramText(StringRef Text, StringRef BufferName) {
-  return parseBuffer(MemoryBuffer::getMemBufferCopy(Text, BufferName), ParseOptions());
+Expected<ParsedProgram> parseProgramText(StringRef Text, StringRef BufferName,
+                                         const ParseOptions &Opts) {
+  return parseBuffer(MemoryBuffer::getMemBufferCopy(Text, BufferName), Opts);
 }
 
 Expected<ParsedProgram> parseProgramFile(StringRef Path, const ParseOptions &Opts) {

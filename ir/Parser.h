@@ -40,7 +40,8 @@ struct ParsedProgram {
 /// Parses \p Text (named \p BufferName in diagnostics). Convenient for
 /// tests and tools that hold the text in memory.
 llvm::Expected<ParsedProgram> parseProgramText(llvm::StringRef Text,
-                                               llvm::StringRef BufferName = "<string>");
+                                               llvm::StringRef BufferName = "<string>",
+                                               const ParseOptions &Opts = {});
 
 /// Parses the file at \p Path.
 llvm::Expected<ParsedProgram> parseProgramFile(llvm::StringRef Path, const ParseOptions &Opts = {});

@@ -5,12 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "OutputFile.h"
 #include "ToolSupport.h"
 
 #include "compiler/Compile.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace llvm;
@@ -93,11 +93,11 @@ int run_compileCommand() {
 
   InputOptions In = Flags.get();
   In.Parse.WorldSize = World;
-  std::error_code EC;
-  ToolOutputFile Out(Output, EC, sys::fs::OF_Text);
-  if (EC) {
-    WithColor::error(errs(), "collc compile")
-        << "cannot write '" << Output << "': " << EC.message() << '\n';
+  // Written beside the target and renamed on success: the input is never
+  // truncated, and a failure leaves the old output as it was.
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output);
+  if (!Out) {
+    WithColor::error(errs(), "collc compile") << toString(Out.takeError()) << '\n';
     return ExitUserError;
   }
   int Exit = forEachProgram(In, [&](Program &P, DiagnosticEngine &Diags) -> Error {
@@ -106,14 +106,17 @@ int run_compileCommand() {
       return Plan.takeError();
     if (In.VerifyDiagnostics)
       return Error::success();
-    std::string Digest = writePlan(*Plan, Out.os());
+    std::string Digest = writePlan(*Plan, (*Out)->os());
     if (Instrument.Stats)
       errs() << "compiled @" << P.name() << ": " << Plan->Comms.size() << " comms, "
              << Plan->Steps.size() << " steps, " << Digest << '\n';
     return Error::success();
   });
   if (Exit == ExitOk)
-    Out.keep();
+    if (Error E = (*Out)->commit()) {
+      WithColor::error(errs(), "collc compile") << toString(std::move(E)) << '\n';
+      return ExitUserError;
+    }
   return Exit;
 }
 

@@ -6,13 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "OutputFile.h"
 #include "ToolSupport.h"
 
 #include "tools/collc/dump/Dump.h"
 #include "runtime/nccl/NcclLowering.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace llvm;
@@ -103,37 +103,38 @@ int run_dumpCommand() {
   Expected<plan::Plan> P = loadOrCompilePlan(Input, Bucket);
   if (!P)
     return reportError("dump", P.takeError());
-  std::error_code EC;
-  ToolOutputFile Out(Output, EC, sys::fs::OF_Text);
-  if (EC) {
-    WithColor::error(errs(), "collc dump")
-        << "cannot write '" << Output << "': " << EC.message() << '\n';
+  // Written beside the target and renamed on success: the input is never
+  // truncated, and a failure leaves the old output as it was.
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output);
+  if (!Out) {
+    WithColor::error(errs(), "collc dump") << toString(Out.takeError()) << '\n';
     return ExitUserError;
   }
   switch (Fmt) {
   case Format::Text:
-    dumpText(*P, Opts, Out.os());
+    dumpText(*P, Opts, (*Out)->os());
     break;
   case Format::JSON:
-    dumpJSON(*P, Opts, Out.os());
+    dumpJSON(*P, Opts, (*Out)->os());
     break;
   case Format::Dot:
-    if (Error E = dumpDot(*P, Opts, Out.os()))
+    if (Error E = dumpDot(*P, Opts, (*Out)->os()))
       return reportError("dump", std::move(E));
     break;
   case Format::Trace:
-    if (Error E = dumpTrace(*P, Opts, Out.os()))
+    if (Error E = dumpTrace(*P, Opts, (*Out)->os()))
       return reportError("dump", std::move(E));
     break;
   case Format::Nccl: {
     Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(*P, Rank);
     if (!L)
       return reportError("dump", L.takeError());
-    rt::nccl::printLowering(*P, *L, Out.os());
+    rt::nccl::printLowering(*P, *L, (*Out)->os());
     break;
   }
   }
-  Out.keep();
+  if (Error E = (*Out)->commit())
+    return reportError("dump", std::move(E));
   return ExitOk;
 }
 

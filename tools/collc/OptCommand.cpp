@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "OutputFile.h"
 #include "ToolSupport.h"
 
 #include "compiler/PassManager.h"
@@ -12,7 +13,6 @@
 #include "ir/Printer.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace llvm;
@@ -51,11 +51,11 @@ int run_optCommand() {
       }
   }
 
-  std::error_code EC;
-  ToolOutputFile Out(Output, EC, sys::fs::OF_TextWithCRLF);
-  if (EC) {
-    WithColor::error(errs(), "collc opt")
-        << "cannot write '" << Output << "': " << EC.message() << '\n';
+  // Written beside the target and renamed on success: the input is never
+  // truncated, and a failure leaves the old output as it was.
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output);
+  if (!Out) {
+    WithColor::error(errs(), "collc opt") << toString(Out.takeError()) << '\n';
     return ExitUserError;
   }
   PassManagerOptions PMOpts = Instrument.get();
@@ -78,13 +78,16 @@ int run_optCommand() {
     if (In.VerifyDiagnostics)
       return Error::success();
     if (!First)
-      Out.os() << ChunkSeparator << '\n';
+      (*Out)->os() << ChunkSeparator << '\n';
     First = false;
-    printProgram(P, Out.os());
+    printProgram(P, (*Out)->os());
     return Error::success();
   });
   if (Exit == ExitOk)
-    Out.keep();
+    if (Error E = (*Out)->commit()) {
+      WithColor::error(errs(), "collc opt") << toString(std::move(E)) << '\n';
+      return ExitUserError;
+    }
   return Exit;
 }
 

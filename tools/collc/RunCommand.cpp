@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "OutputFile.h"
 #include "ToolSupport.h"
 
 #include "compiler/Compile.h"
@@ -74,10 +75,10 @@ uint64_t defaultBudget() {
 }
 
 /// Compiles the program, shrunk to fit in memory when asked to.
-Expected<plan::Plan> compileForRun(StringRef Path, raw_ostream &Log) {
+Expected<plan::Plan> compileForRun(const CommandInput &In, raw_ostream &Log) {
   ParseOptions PO;
   PO.WorldSize = Ranks;
-  Expected<ParsedProgram> P = parseProgramFile(Path, PO);
+  Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
   if (!P)
     return P.takeError();
   Program &Prog = *P->Prog;
@@ -99,12 +100,12 @@ Expected<plan::Plan> compileForRun(StringRef Path, raw_ostream &Log) {
                              "--shrink=%s: expected auto or a positive number", Shrink.c_str());
   }
   if (Factor > 1) {
+    uint64_t RealBytes = communicatedBytesPerRank(Prog);
     if (Error E = shrinkProgram(Prog, Factor))
       return E;
     Log << formatv("shrunk tensor dimensions by {0}x to fit in {1} MiB ({2} MiB per rank "
                    "instead of {3}); --shrink 1 runs the real sizes\n",
-                   Factor, Limit >> 20, communicatedBytesPerRank(Prog) >> 20,
-                   communicatedBytesPerRank(*parseProgramFile(Path, PO)->Prog) >> 20);
+                   Factor, Limit >> 20, communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20);
   }
   DiagnosticEngine Diags(P->Source.get());
   return compileWithBucketPolicy(Prog, Diags, Bucket);
@@ -119,16 +120,12 @@ struct RankResult {
 /// The last step's measured events of every rank as a Chrome trace: compute
 /// on thread 0, the comm stream's launches and waits on thread 1, times
 /// from the step's first event.
-void writeTrace(StringRef Path, const plan::Plan &P,
-                const std::vector<std::unique_ptr<rt::Executor>> &Execs, double StepUs) {
-  std::error_code EC;
-  raw_fd_ostream OS(Path, EC);
-  if (EC) {
-    WithColor::error(errs(), "collc run")
-        << "cannot write '" << Path << "': " << EC.message() << '\n';
-    return;
-  }
-  JSONWriter J(OS, 1);
+Error writeTrace(StringRef Path, const plan::Plan &P,
+                 const std::vector<std::unique_ptr<rt::Executor>> &Execs, double StepUs) {
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Path);
+  if (!Out)
+    return Out.takeError();
+  JSONWriter J((*Out)->os(), 1);
   J.objectBegin();
   J.attribute("displayTimeUnit", "ms");
   J.attributeObject("otherData", [&] {
@@ -162,6 +159,7 @@ void writeTrace(StringRef Path, const plan::Plan &P,
     }
   });
   J.objectEnd();
+  return (*Out)->commit();
 }
 
 } // namespace
@@ -171,8 +169,11 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << "--steps must be at least 1\n";
     return ExitUsage;
   }
+  Expected<CommandInput> In = readCommandInput(Input);
+  if (!In)
+    return reportError("run", In.takeError());
   Expected<plan::Plan> Loaded =
-      isPlanFile(Input) ? plan::readPlanFile(Input) : compileForRun(Input, outs());
+      In->isPlan() ? plan::readPlan(In->text(), In->Name) : compileForRun(*In, outs());
   if (!Loaded)
     return reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
@@ -269,8 +270,10 @@ int run_runCommand() {
                       S + 1, Us / 1000.0, Us > 0 ? double(Moved) / Us / 1e3 : 0.0,
                       double(Moved) / 1e6);
   }
-  if (!TraceOut.empty())
-    writeTrace(TraceOut, P, Execs, LastStepUs);
+  // A trace that cannot be written fails the run (after the check below
+  // has said whether the results were right).
+  Error TraceError = TraceOut.empty() ? Error::success()
+                                      : writeTrace(TraceOut, P, Execs, LastStepUs);
 
   Expected<rt::CheckSummary> Check =
       rt::checkPlanResults(P, [&](int64_t R, uint32_t T) -> ArrayRef<char> {
@@ -281,10 +284,14 @@ int run_runCommand() {
         }
         return *M;
       });
-  if (!Check)
+  if (!Check) {
+    consumeError(std::move(TraceError));
     return reportError("run", Check.takeError());
+  }
   outs() << formatv("verified: {0} results on {1} ranks ({2:f1} MB) match the reference\n",
                     Check->TensorsChecked, World, double(Check->BytesChecked) / 1e6);
+  if (TraceError)
+    return reportError("run", std::move(TraceError));
   return ExitOk;
 }
 

@@ -45,7 +45,10 @@ int run_simulateCommand() {
     WithColor::error(errs(), "collc simulate") << toString(L.takeError()) << '\n';
     return ExitUsage;
   }
-  Expected<plan::Plan> P = loadOrCompilePlan(Input, Bucket);
+  Expected<CommandInput> In = readCommandInput(Input);
+  if (!In)
+    return reportError("simulate", In.takeError());
+  Expected<plan::Plan> P = loadOrCompilePlan(*In, Bucket);
   if (!P)
     return reportError("simulate", P.takeError());
   Expected<PlanSimResult> R = simulatePlan(*P, *L, false);
@@ -59,9 +62,9 @@ int run_simulateCommand() {
   outs() << formatv("  exposed comm      {0,9:f3} ms ({1:f1}% of the step)\n", Ms(R->ExposedCommUs),
                     R->StepUs > 0 ? 100.0 * R->ExposedCommUs / R->StepUs : 0);
   outs() << formatv("  comm busy         {0,9:f3} ms\n", Ms(R->CommBusyUs));
-  if (!isPlanFile(Input)) {
+  if (!In->isPlan()) {
     // The program as written: no buckets, no overlap.
-    Expected<ParsedProgram> Eager = parseProgramFile(Input);
+    Expected<ParsedProgram> Eager = parseProgramText(In->text(), In->Name);
     if (!Eager)
       return reportError("simulate", Eager.takeError());
     SimOptions Opts;

@@ -142,19 +142,29 @@ PassManagerOptions PassFlags::get() const {
   return O;
 }
 
-bool isPlanFile(StringRef Path) {
+Expected<CommandInput> readCommandInput(StringRef Path) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path);
-  return Buf && (*Buf)->getBuffer().startswith("collc-plan");
+  if (!Buf)
+    return createStringError(Buf.getError(), "cannot read %s: %s", Path.str().c_str(),
+                             Buf.getError().message().c_str());
+  return CommandInput{Path == "-" ? std::string("<stdin>") : Path.str(), std::move(*Buf)};
 }
 
-Expected<plan::Plan> loadOrCompilePlan(StringRef Path, StringRef BucketPolicy) {
-  if (isPlanFile(Path))
-    return plan::readPlanFile(Path);
-  Expected<ParsedProgram> P = parseProgramFile(Path);
+Expected<plan::Plan> loadOrCompilePlan(const CommandInput &In, StringRef BucketPolicy) {
+  if (In.isPlan())
+    return plan::readPlan(In.text(), In.Name);
+  Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name);
   if (!P)
     return P.takeError();
   DiagnosticEngine Diags(P->Source.get());
   return compileWithBucketPolicy(*P->Prog, Diags, BucketPolicy);
+}
+
+Expected<plan::Plan> loadOrCompilePlan(StringRef Path, StringRef BucketPolicy) {
+  Expected<CommandInput> In = readCommandInput(Path);
+  if (!In)
+    return In.takeError();
+  return loadOrCompilePlan(*In, BucketPolicy);
 }
 
 Expected<plan::Plan> compileWithBucketPolicy(Program &P, DiagnosticEngine &Diags,

@@ -69,11 +69,19 @@ struct PassFlags {
   PassManagerOptions get() const;
 };
 
-/// Whether \p Path holds a plan (it starts with "collc-plan") rather than IR.
-bool isPlanFile(llvm::StringRef Path);
+/// A command's input, read once (so that "-", stdin, works like a file):
+/// a plan (it starts with "collc-plan") or a program.
+struct CommandInput {
+  std::string Name;
+  std::unique_ptr<llvm::MemoryBuffer> Buffer;
+  llvm::StringRef text() const { return Buffer->getBuffer(); }
+  bool isPlan() const { return text().startswith("collc-plan"); }
+};
+llvm::Expected<CommandInput> readCommandInput(llvm::StringRef Path);
 
-/// Reads a plan, or compiles an IR file with the default pipeline, so that
+/// Reads a plan, or compiles a program with the default pipeline, so that
 /// commands that explain plans also take programs.
+llvm::Expected<plan::Plan> loadOrCompilePlan(const CommandInput &In, llvm::StringRef BucketPolicy);
 llvm::Expected<plan::Plan> loadOrCompilePlan(llvm::StringRef Path, llvm::StringRef BucketPolicy);
 
 /// The one way commands compile a program they were given instead of a plan:
