@@ -28,6 +28,7 @@
 
 #include "compiler/plan/Plan.h"
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/exec/Timeout.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -44,7 +45,8 @@ struct ExecutorOptions {
   /// Prefix of the group ids the executor joins; every rank of one run uses
   /// the same prefix, and two runs in one process use different ones.
   std::string CommPrefix = "plan";
-  std::chrono::milliseconds Timeout{300000};
+  /// Every wait (runtime/exec/Timeout.h: COLLC_TIMEOUT_MS, else 300 s).
+  std::chrono::milliseconds Timeout = defaultTimeout();
   /// Record host-side events of each replay (trace()).
   bool Trace = false;
   /// Compare plan digests across ranks before the first replay.

@@ -3,6 +3,7 @@
 #ifndef COLLC_RUNTIME_LOCAL_LOCALSESSION_H
 #define COLLC_RUNTIME_LOCAL_LOCALSESSION_H
 
+#include "runtime/exec/Timeout.h"
 #include "runtime/seeds/DistributedSession.h"
 
 #include <chrono>
@@ -17,7 +18,7 @@ class LocalSession : public DistributedSession<HostValue> {
 public:
   static llvm::Expected<std::unique_ptr<LocalSession>>
   create(llvm::StringRef Name, size_t World, size_t Rank,
-         std::chrono::milliseconds Timeout = std::chrono::milliseconds(300000));
+         std::chrono::milliseconds Timeout = defaultTimeout());
   ~LocalSession() override;
 
   DistributedSessionDescriptor descriptor() const override;

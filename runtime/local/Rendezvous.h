@@ -20,6 +20,7 @@
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/exec/Timeout.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -60,7 +61,7 @@ struct Post {
 };
 
 struct WaitPolicy {
-  std::chrono::milliseconds Timeout{300000};
+  std::chrono::milliseconds Timeout = defaultTimeout(); ///< runtime/exec/Timeout.h
   /// Poll without giving up the core this long, then poll and yield until
   /// YieldSpin, then sleep until woken (or the deadline). A group with more
   /// ranks than the process has CPUs spins at most OversubscribedSpin: a

@@ -13,7 +13,7 @@
 #define COLLC_RUNTIME_NCCL_NCCLCOMMUNICATOR_H
 
 #include "runtime/seeds/Communicator.h"
-#include "runtime/nccl/Timeout.h"
+#include "runtime/exec/Timeout.h"
 
 namespace collc::rt::nccl {
 

@@ -21,7 +21,7 @@
 #define COLLC_RUNTIME_NCCL_NCCLDRIVER_H
 
 #include "runtime/exec/CollectiveDriver.h"
-#include "runtime/nccl/Timeout.h"
+#include "runtime/exec/Timeout.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

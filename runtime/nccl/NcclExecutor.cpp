@@ -9,7 +9,7 @@
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclDriver.h"
 #include "runtime/nccl/PackKernels.h"
-#include "runtime/nccl/Timeout.h"
+#include "runtime/exec/Timeout.h"
 #include "runtime/nccl/UniqueIdExchange.h"
 
 #include "llvm/ADT/StringMap.h"

@@ -36,7 +36,7 @@
 
 #include "compiler/plan/Plan.h"
 #include "runtime/nccl/NcclLowering.h"
-#include "runtime/nccl/Timeout.h"
+#include "runtime/exec/Timeout.h"
 
 #include "llvm/Support/Error.h"
 

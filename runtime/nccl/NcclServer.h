@@ -14,7 +14,7 @@
 #define COLLC_RUNTIME_NCCL_NCCLSERVER_H
 
 #include "runtime/seeds/ServerCommunication.h"
-#include "runtime/nccl/Timeout.h"
+#include "runtime/exec/Timeout.h"
 
 #include <chrono>
 #include <memory>

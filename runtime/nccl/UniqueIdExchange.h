@@ -12,7 +12,7 @@
 #ifndef COLLC_RUNTIME_NCCL_UNIQUEIDEXCHANGE_H
 #define COLLC_RUNTIME_NCCL_UNIQUEIDEXCHANGE_H
 
-#include "runtime/nccl/Timeout.h"
+#include "runtime/exec/Timeout.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"

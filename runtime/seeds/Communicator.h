@@ -17,6 +17,7 @@
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/exec/Timeout.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -61,7 +62,7 @@ public:
 };
 
 struct CommunicatorOptions {
-  std::chrono::milliseconds Timeout{300000};
+  std::chrono::milliseconds Timeout = defaultTimeout(); ///< runtime/exec/Timeout.h
 };
 
 /// Views a container of trivially copyable elements as bytes.

@@ -22,7 +22,7 @@
 
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/PackKernels.h"
-#include "runtime/nccl/Timeout.h"
+#include "runtime/exec/Timeout.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -34,6 +34,7 @@
 #include <dlfcn.h>
 
 using namespace collc;
+using namespace collc::rt;
 using namespace collc::rt::nccl;
 using llvm::formatv;
 using llvm::outs;

@@ -59,9 +59,10 @@ static cl::opt<std::string> Budget("memory-budget",
                                    cl::sub(Cmd));
 static cl::opt<std::string> Bucket("bucket", cl::desc("Bucket policy when compiling a program"),
                                    cl::init("ddp"), cl::sub(Cmd));
-static cl::opt<unsigned> TimeoutMs("timeout-ms",
-                                   cl::desc("Per-operation timeout of the local backend"),
-                                   cl::init(120000), cl::sub(Cmd));
+static cl::opt<std::string>
+    TimeoutMs("timeout-ms",
+              cl::desc("Per-operation timeout in ms (default: COLLC_TIMEOUT_MS, else 300000)"),
+              cl::sub(Cmd));
 
 cl::SubCommand &runCommand() { return Cmd; }
 
@@ -169,6 +170,14 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << "--steps must be at least 1\n";
     return ExitUsage;
   }
+  // One default for every wait of the runtime (runtime/exec/Timeout.h).
+  Expected<std::chrono::milliseconds> Timeout =
+      TimeoutMs.getNumOccurrences() ? rt::parseTimeoutMs(TimeoutMs, "--timeout-ms")
+                                    : rt::timeoutFromEnvironment();
+  if (!Timeout) {
+    WithColor::error(errs(), "collc run") << toString(Timeout.takeError()) << '\n';
+    return ExitUsage;
+  }
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
     return reportError("run", In.takeError());
@@ -186,7 +195,7 @@ int run_runCommand() {
   static std::atomic<unsigned> Runs{0};
   rt::ExecutorOptions Opts;
   Opts.CommPrefix = formatv("run{0}.{1}", getpid(), Runs++).str();
-  Opts.Timeout = std::chrono::milliseconds(TimeoutMs);
+  Opts.Timeout = *Timeout;
   Opts.Trace = !TraceOut.empty();
 
   std::vector<std::unique_ptr<rt::Executor>> Execs(World);

@@ -1,25 +1,25 @@
-//===- runtime/nccl/Timeout.h - The NCCL backend's one timeout -*- C++ -*-===//
+//===- runtime/exec/Timeout.h - The runtime's one timeout default -*- C++ -*-===//
 //
-// Every wait of the NCCL backend is bounded by one timeout: communicator
-// initialization and finalization, ncclInProgress polls, the comm stream
-// (synchronize, the digest handshake, the split sizes of all_to_all_v, the
-// destructor), and the unique-id files. Its default is 300 s; the
+// Every wait of the runtime is bounded by a timeout, on every backend: the
+// local driver's rendezvous, the executors, the seed adapters, and on NCCL
+// communicator initialization and finalization, ncclInProgress polls, the
+// comm stream and the unique-id files. Its default is 300 s; the
 // environment variable COLLC_TIMEOUT_MS replaces that default everywhere
-// (the device check uses it to keep every wait short), and an explicit
-// option (NcclExecutorOptions::Timeout, CommunicatorOptions::Timeout, the
-// NcclServer and createFileIdExchange arguments) replaces it for one object.
-// CUDA-free, so that it is tested on any machine.
+// (the GPU device check uses it to keep every wait short), and an explicit
+// option (ExecutorOptions::Timeout, CommunicatorOptions::Timeout,
+// NcclExecutorOptions::Timeout, `collc run --timeout-ms`, ...) replaces it for
+// one object.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_NCCL_TIMEOUT_H
-#define COLLC_RUNTIME_NCCL_TIMEOUT_H
+#ifndef COLLC_RUNTIME_EXEC_TIMEOUT_H
+#define COLLC_RUNTIME_EXEC_TIMEOUT_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <chrono>
 
-namespace collc::rt::nccl {
+namespace collc::rt {
 
 constexpr std::chrono::milliseconds kBuiltinTimeout{300000};
 constexpr const char *kTimeoutVariable = "COLLC_TIMEOUT_MS";
@@ -33,11 +33,11 @@ llvm::Expected<std::chrono::milliseconds> parseTimeoutMs(llvm::StringRef Text,
 /// set but malformed.
 llvm::Expected<std::chrono::milliseconds> timeoutFromEnvironment();
 
-/// The default of every timeout of the backend: timeoutFromEnvironment(),
+/// The default of every timeout of the runtime: timeoutFromEnvironment(),
 /// or the built-in 300 s when the variable is malformed (the entry points,
-/// NcclExecutor::create among them, refuse to start then).
+/// NcclExecutor::create and `collc run` among them, refuse to start then).
 std::chrono::milliseconds defaultTimeout();
 
-} // namespace collc::rt::nccl
+} // namespace collc::rt
 
 #endif

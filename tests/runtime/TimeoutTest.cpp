@@ -1,14 +1,19 @@
-// The NCCL backend's one timeout (runtime/nccl/Timeout.h), without a GPU:
-// COLLC_TIMEOUT_MS is parsed strictly and replaces the 300 s default. That
-// it reaches the waits is checked in tests/gpu/NcclGpuTest.cpp (the
-// NcclBackend tests, which also run without a GPU).
-#include "runtime/nccl/Timeout.h"
+// The runtime's one timeout default (runtime/exec/Timeout.h): COLLC_TIMEOUT_MS
+// is parsed strictly and replaces the 300 s default on every backend. That
+// it reaches the NCCL waits is checked in tests/gpu/NcclGpuTest.cpp (the
+// NcclBackend tests, which also run without a GPU); the local backend's,
+// below and in tests/lit/run/timeout.test.
+#include "runtime/exec/Timeout.h"
+
+#include "runtime/exec/Executor.h"
+#include "runtime/local/Rendezvous.h"
+#include "runtime/seeds/Communicator.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
-using namespace collc::rt::nccl;
+using namespace collc::rt;
 using std::chrono::milliseconds;
 
 namespace {
@@ -18,7 +23,7 @@ std::string parseError(const char *Text) {
   return T ? std::string("accepted") : llvm::toString(T.takeError());
 }
 
-TEST(NcclTimeout, ParsesWholeMilliseconds) {
+TEST(Timeout, ParsesWholeMilliseconds) {
   auto T = parseTimeoutMs("20000", "x");
   ASSERT_TRUE(bool(T));
   EXPECT_EQ(*T, milliseconds(20000));
@@ -27,14 +32,14 @@ TEST(NcclTimeout, ParsesWholeMilliseconds) {
   EXPECT_EQ(*Max, milliseconds(86400000));
 }
 
-TEST(NcclTimeout, RefusesWhatIsNotATimeout) {
+TEST(Timeout, RefusesWhatIsNotATimeout) {
   for (const char *Bad : {"", "0", "-5", "12s", " 5", "1.5", "86400001", "99999999999999999999"})
     EXPECT_EQ(parseError(Bad), "--timeout-ms is '" + std::string(Bad) +
                                    "': expected a timeout in milliseconds, 1 to 86400000")
         << Bad;
 }
 
-TEST(NcclTimeout, TheEnvironmentReplacesTheDefault) {
+TEST(Timeout, TheEnvironmentReplacesTheDefault) {
   ASSERT_EQ(unsetenv(kTimeoutVariable), 0);
   EXPECT_EQ(defaultTimeout(), milliseconds(300000));
   ASSERT_EQ(setenv(kTimeoutVariable, "1500", 1), 0);
@@ -50,6 +55,17 @@ TEST(NcclTimeout, TheEnvironmentReplacesTheDefault) {
             "COLLC_TIMEOUT_MS is 'soon': expected a timeout in milliseconds, 1 to 86400000");
   EXPECT_EQ(defaultTimeout(), milliseconds(300000));
   unsetenv(kTimeoutVariable);
+}
+
+// Every backend's options take the one default: the local executor's, the
+// seed communicator's and the local rendezvous's waits as much as NCCL's.
+TEST(Timeout, EveryDefaultOfTheRuntimeFollowsTheEnvironment) {
+  ASSERT_EQ(setenv(kTimeoutVariable, "2500", 1), 0);
+  EXPECT_EQ(ExecutorOptions().Timeout, milliseconds(2500));
+  EXPECT_EQ(CommunicatorOptions().Timeout, milliseconds(2500));
+  EXPECT_EQ(local::WaitPolicy().Timeout, milliseconds(2500));
+  unsetenv(kTimeoutVariable);
+  EXPECT_EQ(ExecutorOptions().Timeout, milliseconds(300000));
 }
 
 } // namespace

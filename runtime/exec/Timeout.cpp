@@ -1,6 +1,6 @@
-//===- runtime/nccl/Timeout.cpp - The NCCL backend's one timeout ----------===//
+//===- runtime/exec/Timeout.cpp - The runtime's one timeout default --------===//
 
-#include "runtime/nccl/Timeout.h"
+#include "runtime/exec/Timeout.h"
 
 #include "runtime/exec/RuntimeError.h"
 
@@ -10,7 +10,7 @@
 
 using namespace llvm;
 
-namespace collc::rt::nccl {
+namespace collc::rt {
 
 Expected<std::chrono::milliseconds> parseTimeoutMs(StringRef Text, StringRef Origin) {
   constexpr uint64_t Max = 86400000;
@@ -39,4 +39,4 @@ std::chrono::milliseconds defaultTimeout() {
   return *T;
 }
 
-} // namespace collc::rt::nccl
+} // namespace collc::rt
