@@ -365,8 +365,8 @@ Expected<LocalDriver::UniqueId> LocalDriver::groupId(const CommunicationId &Id) 
 }
 
 Expected<LocalDriver::Communicator> LocalDriver::join(UniqueId Id, size_t Ranks, size_t Rank) {
-  if (Ranks == 0 || Ranks > 4096)
-    return invalid(formatv("a local group has 1..4096 ranks, not {0}", Ranks));
+  if (Ranks == 0 || Ranks > MaxRanks)
+    return invalid(formatv("a local group has 1..{0} ranks, not {1}", MaxRanks, Ranks));
   if (Rank >= Ranks)
     return invalid(formatv("rank {0} is not in 0..{1}", Rank, Ranks - 1));
   Registry &R = registry();

@@ -102,6 +102,8 @@ struct LocalDriver {
   using Elems = Elements<ElemType>;
 
   static llvm::StringRef name() { return "local"; }
+  /// Ranks are threads: a group has at most this many.
+  static constexpr size_t MaxRanks = 4096;
 
   // --- the seed's interface ------------------------------------------------
   static llvm::Expected<UniqueId> groupId(const CommunicationId &Id);

@@ -18,12 +18,14 @@
 #include "compiler/Compile.h"
 #include "tools/collc/Shrink.h"
 #include "tools/collc/JSONWriter.h"
+#include "runtime/local/LocalDriver.h"
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/verify/PlanChecker.h"
 #include "runtime/verify/SyntheticData.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/WithColor.h"
 
 #include <atomic>
@@ -54,8 +56,10 @@ static cl::opt<std::string> Shrink("shrink",
                                             "memory: auto (default) or a number (1: real sizes)"),
                                    cl::init("auto"), cl::sub(Cmd));
 static cl::opt<std::string> Budget("memory-budget",
-                                   cl::desc("Memory the run may use with --shrink auto "
-                                            "(default: 8GiB or a third of RAM, the smaller)"),
+                                   cl::desc("Memory the run may use: a program is shrunk to "
+                                            "fit (--shrink auto), a plan that does not fit is "
+                                            "refused (default: 8GiB or a third of RAM, the "
+                                            "smaller)"),
                                    cl::sub(Cmd));
 static cl::opt<std::string> Bucket("bucket", cl::desc("Bucket policy when compiling a program"),
                                    cl::init("ddp"), cl::sub(Cmd));
@@ -75,6 +79,44 @@ uint64_t defaultBudget() {
   return Third ? std::min(Third, Cap) : Cap;
 }
 
+/// "3 MiB", or "512 bytes" below a MiB, for messages about memory.
+std::string sizeText(uint64_t Bytes) {
+  return Bytes < (1u << 20) ? formatv("{0} bytes", Bytes).str()
+                            : formatv("{0} MiB", Bytes >> 20).str();
+}
+
+/// The memory a run may use: --memory-budget, else 8 GiB or a third of RAM.
+Expected<uint64_t> memoryBudget() {
+  if (!Budget.empty())
+    return parseByteSize(Budget);
+  return defaultBudget();
+}
+
+/// What a run holds at once, by the rule both paths use: the executor's
+/// tensors and the checker's copy and reference, about three copies of
+/// every communicated tensor on every rank. Saturates instead of wrapping.
+uint64_t runBytes(uint64_t CommunicatedOnAllRanks) {
+  return SaturatingMultiply<uint64_t>(3, CommunicatedOnAllRanks);
+}
+
+/// The bytes of the tensors a plan's comms touch, summed over its ranks.
+uint64_t communicatedBytes(const plan::Plan &P) {
+  uint64_t Sum = 0;
+  std::vector<int64_t> SeenOn(P.Tensors.size(), -1);
+  for (int64_t R = 0; R != P.World; ++R)
+    for (const plan::Comm &C : P.Comms) {
+      if (!C.Ranks.contains(R))
+        continue;
+      for (const std::vector<uint32_t> *Ts : {&C.Inputs, &C.Outputs})
+        for (uint32_t T : *Ts)
+          if (SeenOn[T] != R) {
+            SeenOn[T] = R;
+            Sum = SaturatingAdd<uint64_t>(Sum, P.Tensors[T].Type.bytes());
+          }
+    }
+  return Sum;
+}
+
 /// Compiles the program, shrunk to fit in memory when asked to.
 Expected<plan::Plan> compileForRun(const CommandInput &In, raw_ostream &Log) {
   ParseOptions PO;
@@ -83,19 +125,26 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, raw_ostream &Log) {
   if (!P)
     return P.takeError();
   Program &Prog = *P->Prog;
-  // The executor and the checker each hold about one copy per rank.
-  uint64_t Limit = defaultBudget();
-  if (!Budget.empty()) {
-    Expected<uint64_t> B = parseByteSize(Budget);
-    if (!B)
-      return B.takeError();
-    Limit = *B;
-  }
+  Expected<uint64_t> Budgeted = memoryBudget();
+  if (!Budgeted)
+    return Budgeted.takeError();
+  uint64_t Limit = *Budgeted;
   int64_t Factor = 1;
+  auto Need = [&](int64_t F) {
+    return runBytes(SaturatingMultiply<uint64_t>(communicatedBytesPerRank(Prog, F),
+                                                 uint64_t(Prog.worldSize())));
+  };
   if (Shrink == "auto") {
-    while (Factor < (1 << 20) &&
-           3 * communicatedBytesPerRank(Prog, Factor) * uint64_t(Prog.worldSize()) > Limit)
+    constexpr int64_t MaxFactor = 1 << 20;
+    while (Factor < MaxFactor && Need(Factor) > Limit)
       Factor *= 2;
+    // Never claim a fit that was not reached.
+    if (Need(Factor) > Limit)
+      return createStringError(inconvertibleErrorCode(),
+                               "@%s does not fit in the memory budget of %s even with every "
+                               "dimension divided by %lld: it needs %s; raise --memory-budget",
+                               Prog.name().str().c_str(), sizeText(Limit).c_str(),
+                               (long long)Factor, sizeText(Need(Factor)).c_str());
   } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1) {
     return createStringError(inconvertibleErrorCode(),
                              "--shrink=%s: expected auto or a positive number", Shrink.c_str());
@@ -186,6 +235,36 @@ int run_runCommand() {
   if (!Loaded)
     return reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
+  // Ranks are threads: refuse a world the local backend cannot hold before
+  // starting any.
+  if (uint64_t(P.World) > rt::local::LocalDriver::MaxRanks) {
+    WithColor::error(errs(), "collc run")
+        << "@" << P.Program << " has " << P.World << " ranks; the local backend runs at most "
+        << rt::local::LocalDriver::MaxRanks << " (one thread each): compile it for fewer "
+        << "ranks with --ranks\n";
+    return ExitUserError;
+  }
+  if (In->isPlan()) {
+    // A plan's sizes are fixed: refuse before allocating what does not fit.
+    Expected<uint64_t> Limit = memoryBudget();
+    if (!Limit)
+      return reportError("run", Limit.takeError());
+    uint64_t Need = runBytes(communicatedBytes(P));
+    if (Shrink.getNumOccurrences() && Shrink != "1") {
+      WithColor::error(errs(), "collc run")
+          << "--shrink applies to programs; a plan's sizes are fixed: run the program, or "
+          << "compile it from a smaller one\n";
+      return ExitUsage;
+    }
+    if (Need > *Limit) {
+      WithColor::error(errs(), "collc run")
+          << formatv("plan @{0} needs about {1} on {2} ranks, more than the memory budget "
+                     "of {3}: run the program instead (it shrinks to fit), or raise "
+                     "--memory-budget\n",
+                     P.Program, sizeText(Need), P.World, sizeText(*Limit));
+      return ExitUserError;
+    }
+  }
   if (Ranks && Ranks != P.World) {
     WithColor::error(errs(), "collc run") << "the plan is for " << P.World << " ranks, not "
                                           << Ranks << "; compile the program for --ranks instead\n";
@@ -254,8 +333,17 @@ int run_runCommand() {
     }
   };
   std::vector<std::thread> Threads;
-  for (int64_t R = 0; R != World; ++R)
-    Threads.emplace_back(RankMain, R);
+  std::string NoThread;
+  for (int64_t R = 0; R != World && NoThread.empty(); ++R) {
+    try {
+      Threads.emplace_back(RankMain, R);
+    } catch (const std::system_error &E) {
+      // The ranks already started wait for this one until their timeout,
+      // then fail naming it; the run reports why it is missing.
+      NoThread = formatv("cannot start the thread of rank {0} of {1}: {2}", R, World, E.what());
+      Results[R].Error = NoThread;
+    }
+  }
   for (std::thread &T : Threads)
     T.join();
 
