@@ -95,32 +95,52 @@ Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
     Place[I] = Pl;
   }
 
-  // Bucket the movable ops by anchor and sort each bucket by the rule.
-  std::vector<std::vector<OpId>> ByAnchor(Skeleton.size() + 1);
-  for (OpId I = 0; I != N; ++I)
-    if (isMovable(Ops[I]))
-      ByAnchor[Place[I].Anchor + 1].push_back(I);
-  auto Less = [&](OpId A, OpId B) {
-    const Placement &PA = Place[A], &PB = Place[B];
-    if (PA.Depth != PB.Depth)
-      return PA.Depth < PB.Depth;
-    if (PA.ResultIndex != PB.ResultIndex)
-      return PA.ResultIndex < PB.ResultIndex;
-    if (Ops[A].Group != Ops[B].Group)
-      return Ops[A].Group < Ops[B].Group;
-    if (Ops[A].Kind != Ops[B].Kind)
-      return Ops[A].Kind < Ops[B].Kind;
-    return P.value(Ops[A].Results.front()).Name < P.value(Ops[B].Results.front()).Name;
+  // Bucket the movable ops by anchor and sort each bucket by the rule. The
+  // keys are copied next to each op first: sorting a million ops of one
+  // anchor by chasing Place, Ops and value names was cache-bound (22x the
+  // time of 100k).
+  struct Keyed {
+    int64_t Depth, ResultIndex;
+    GroupId Group;
+    OpKind Kind;
+    /// The name's first 8 bytes, big-endian and zero-padded: it orders as
+    /// the name does wherever the two differ there, so the full compare
+    /// runs only on ties.
+    uint64_t NamePrefix;
+    StringRef Name;
+    OpId Op;
+    bool operator<(const Keyed &O) const {
+      return std::tie(Depth, ResultIndex, Group, Kind, NamePrefix, Name) <
+             std::tie(O.Depth, O.ResultIndex, O.Group, O.Kind, O.NamePrefix, O.Name);
+    }
   };
+  auto PrefixOf = [](StringRef Name) {
+    uint64_t X = 0;
+    for (size_t K = 0; K != 8; ++K)
+      X = X << 8 | (K < Name.size() ? uint8_t(Name[K]) : 0);
+    return X;
+  };
+  std::vector<std::vector<Keyed>> ByAnchor(Skeleton.size() + 1);
+  for (OpId I = 0; I != N; ++I)
+    if (isMovable(Ops[I])) {
+      const Placement &Pl = Place[I];
+      StringRef Name = P.value(Ops[I].Results.front()).Name;
+      ByAnchor[Pl.Anchor + 1].push_back(
+          {Pl.Depth, Pl.ResultIndex, Ops[I].Group, Ops[I].Kind, PrefixOf(Name), Name, I});
+    }
   for (auto &List : ByAnchor)
-    llvm::sort(List, Less);
+    llvm::sort(List);
 
   std::vector<OpId> NewOrder;
   NewOrder.reserve(N);
-  NewOrder.insert(NewOrder.end(), ByAnchor[0].begin(), ByAnchor[0].end());
+  auto Append = [&](const std::vector<Keyed> &List) {
+    for (const Keyed &K : List)
+      NewOrder.push_back(K.Op);
+  };
+  Append(ByAnchor[0]);
   for (size_t S = 0; S != Skeleton.size(); ++S) {
     NewOrder.push_back(Skeleton[S]);
-    NewOrder.insert(NewOrder.end(), ByAnchor[S + 1].begin(), ByAnchor[S + 1].end());
+    Append(ByAnchor[S + 1]);
   }
   bool Moved = false;
   for (size_t K = 0; K != N; ++K)

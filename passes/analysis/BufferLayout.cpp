@@ -2,6 +2,7 @@
 
 #include "passes/analysis/BufferLayout.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -124,6 +125,10 @@ BufferLayout computeBufferLayout(const Program &P, const BufferLayoutOptions &Op
 
 std::string describeOpBuffers(const Program &P, const BufferLayout &M, OpId I) {
   const OpBuffers &OM = M.PerOp[I];
+  // A set, not a scan of the operands per slot: buckets of one tensor
+  // repeated 100k times made that quadratic. Membership only, so the order
+  // of the output stays the slots'.
+  DenseSet<ValueId> Operands(P.ops()[I].Operands.begin(), P.ops()[I].Operands.end());
   std::string S;
   raw_string_ostream OS(S);
   auto Side = [&](StringRef Name, int32_t B, bool InputSide) {
@@ -134,7 +139,7 @@ std::string describeOpBuffers(const Program &P, const BufferLayout &M, OpId I) {
     OS << "):";
     bool First = true;
     for (const LayoutSlot &Sl : Buf.Slots) {
-      bool IsOperand = llvm::is_contained(P.ops()[I].Operands, Sl.Value);
+      bool IsOperand = Operands.contains(Sl.Value);
       if (IsOperand != InputSide)
         continue;
       OS << (First ? " " : ", ") << '%' << P.value(Sl.Value).Name << ' ' << slotModeName(Sl.Mode)

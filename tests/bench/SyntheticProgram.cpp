@@ -34,4 +34,61 @@ std::string syntheticProgramText(int64_t NumOps, int64_t World) {
   return S;
 }
 
+const char *shapeName(Shape S) {
+  switch (S) {
+  case Shape::OneTensor:
+    return "one-tensor";
+  case Shape::Distinct:
+    return "distinct";
+  case Shape::Groups:
+    return "groups";
+  case Shape::RankDependent:
+    return "rank-dependent";
+  }
+  return "?";
+}
+
+std::string shapeProgramText(Shape Sh, int64_t NumOps) {
+  std::string S;
+  S.reserve(NumOps * 56);
+  llvm::raw_string_ostream OS(S);
+  switch (Sh) {
+  case Shape::OneTensor:
+    OS << "program @one_tensor world(8) {\n  group @dp = world\n"
+       << "  %x = compute @x cost(10us) : f32[256]\n";
+    for (int64_t I = 1; I < NumOps; ++I)
+      OS << "  %r" << I << " = all_reduce sum %x in @dp\n";
+    break;
+  case Shape::Distinct:
+    OS << "program @distinct world(8) {\n  group @dp = world\n";
+    for (int64_t I = 0; 2 * I < NumOps; ++I)
+      OS << "  %g" << I << " = compute @g" << I << " cost(10us) : f32[" << 64 + I % 512
+         << "]\n  %r" << I << " = all_reduce sum %g" << I << " in @dp\n";
+    break;
+  case Shape::Groups: {
+    constexpr int Groups = 1000;
+    OS << "program @groups world(8) {\n";
+    // Every group pairs ranks differently: colors from the group's index.
+    for (int G = 0; G != Groups; ++G)
+      OS << "  group @g" << G << " = split((rank + " << G << ") / 2 % 4, rank)\n";
+    for (int64_t I = 0; 2 * I < NumOps; ++I)
+      OS << "  %x" << I << " = compute @x" << I << " cost(5us) : f32[64]\n  %r" << I
+         << " = all_reduce sum %x" << I << " in @g" << I % Groups << "\n";
+    break;
+  }
+  case Shape::RankDependent:
+    OS << "program @rank_dependent world(16) {\n";
+    for (int64_t I = 0; 3 * I < NumOps; ++I) {
+      int Hop = 1 + I % 4;
+      OS << "  %a" << I << " = compute @a" << I << " cost(5us) : f32[32]\n"
+         << "  send %a" << I << " to (rank + " << Hop << ") when rank % 8 < " << 8 - Hop << "\n"
+         << "  %b" << I << " = recv from (rank - " << Hop << ") : f32[32] when rank % 8 >= "
+         << Hop << "\n";
+    }
+    break;
+  }
+  OS << "}\n";
+  return S;
+}
+
 } // namespace collc::bench

@@ -17,6 +17,21 @@ namespace collc::bench {
 /// About \p NumOps ops over \p World ranks (World must be even).
 std::string syntheticProgramText(int64_t NumOps, int64_t World);
 
+/// Shapes that stress one dimension of the compiler each, for the scaling
+/// bench (time at 1M ops over time at 100k must stay near 10):
+///  - one-tensor: every collective reads the same tensor;
+///  - distinct:   every collective has its own producer and tensor;
+///  - groups:     collectives spread over a thousand groups;
+///  - rank-dependent: pipeline send/recv pairs under `when` predicates and
+///                rank-expression peers, world 16 (the plan states a peer per
+///                rank: at world 64 a 1M-op plan is 290 MB).
+enum class Shape { OneTensor, Distinct, Groups, RankDependent };
+inline constexpr Shape AllShapes[] = {Shape::OneTensor, Shape::Distinct, Shape::Groups,
+                                      Shape::RankDependent};
+const char *shapeName(Shape S);
+/// About \p NumOps ops of shape \p S.
+std::string shapeProgramText(Shape S, int64_t NumOps);
+
 } // namespace collc::bench
 
 #endif
