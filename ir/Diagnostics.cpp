@@ -95,12 +95,14 @@ struct Expectation {
 } // namespace
 
 /// Scans the buffer for `expected-<kind>[@offset] {{text}}` comments.
-static Error collectExpectations(StringRef Buffer, std::vector<Expectation> &Out) {
+/// \p FirstLine: the line number of \p Buffer's first line.
+static Error collectExpectations(StringRef Buffer, unsigned FirstLine,
+                                 std::vector<Expectation> &Out) {
   SmallVector<StringRef, 0> Lines;
   Buffer.split(Lines, '\n');
   for (unsigned I = 0; I != Lines.size(); ++I) {
     StringRef Line = Lines[I];
-    unsigned LineNo = I + 1;
+    unsigned LineNo = FirstLine + I;
     size_t Pos = 0;
     while ((Pos = Line.find("expected-", Pos)) != StringRef::npos) {
       StringRef Rest = Line.drop_front(Pos + strlen("expected-"));
@@ -153,12 +155,15 @@ static Error collectExpectations(StringRef Buffer, std::vector<Expectation> &Out
   return Error::success();
 }
 
-Error DiagnosticEngine::verifyExpected(unsigned BufferID) const {
+Error DiagnosticEngine::verifyExpected(unsigned BufferID, std::optional<StringRef> Part) const {
   if (!SM)
     return createStringError(inconvertibleErrorCode(), "no source to read expectations from");
   const MemoryBuffer *MB = SM->getMemoryBuffer(BufferID);
+  StringRef Text = Part ? *Part : MB->getBuffer();
+  unsigned FirstLine =
+      Part ? SM->getLineAndColumn(SMLoc::getFromPointer(Text.begin()), BufferID).first : 1;
   std::vector<Expectation> Expected;
-  if (Error E = collectExpectations(MB->getBuffer(), Expected))
+  if (Error E = collectExpectations(Text, FirstLine, Expected))
     return E;
 
   std::string Problems;

@@ -19,6 +19,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,11 @@ public:
   /// comments in buffer \p BufferID (MLIR's -verify-diagnostics): every
   /// diagnostic must be expected on its line, and every expectation met.
   /// Supports `expected-error@+N`, `@-N` and `@above`/`@below`, and the
-  /// severities error, warning and note.
-  llvm::Error verifyExpected(unsigned BufferID) const;
+  /// severities error, warning and note. \p Part, when given, is the range
+  /// of the buffer to read them from (one case of a split file); lines stay
+  /// the whole buffer's.
+  llvm::Error verifyExpected(unsigned BufferID,
+                             std::optional<llvm::StringRef> Part = std::nullopt) const;
 
 private:
   const llvm::SourceMgr *SM;

@@ -29,8 +29,8 @@ namespace {
 
 class Parser {
 public:
-  Parser(const SourceMgr &SM, unsigned BufferID, DiagnosticEngine &Diags, const ParseOptions &Opts)
-      : Lex(SM.getMemoryBuffer(BufferID)->getBuffer()), Diags(Diags), Opts(Opts) {
+  Parser(StringRef Text, DiagnosticEngine &Diags, const ParseOptions &Opts)
+      : Lex(Text), Diags(Diags), Opts(Opts) {
     Tok = Lex.next();
   }
 
@@ -808,9 +808,10 @@ std::unique_ptr<Program> Parser::parseFile() {
 } // namespace
 
 Expected<std::unique_ptr<Program>> parseProgram(const SourceMgr &SM, unsigned BufferID,
-                                                DiagnosticEngine &Diags, const ParseOptions &Opts) {
+                                                DiagnosticEngine &Diags, const ParseOptions &Opts,
+                                                std::optional<StringRef> Part) {
   unsigned ErrorsBefore = Diags.numErrors();
-  Parser P(SM, BufferID, Diags, Opts);
+  Parser P(Part ? *Part : SM.getMemoryBuffer(BufferID)->getBuffer(), Diags, Opts);
   std::unique_ptr<Program> Prog = P.parseFile();
   if (!Prog || Diags.numErrors() != ErrorsBefore)
     return Diags.takeError("parse");

@@ -15,6 +15,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
+#include <optional>
 
 namespace collc {
 
@@ -24,12 +25,14 @@ struct ParseOptions {
   int64_t WorldSize = 0;
 };
 
-/// Parses the program in buffer \p BufferID of \p SM. Diagnostics go to
-/// \p Diags; on failure the returned error carries them rendered. The
-/// program's locations point into \p SM, which must outlive it.
-llvm::Expected<std::unique_ptr<Program>> parseProgram(const llvm::SourceMgr &SM, unsigned BufferID,
-                                                      DiagnosticEngine &Diags,
-                                                      const ParseOptions &Opts = {});
+/// Parses the program in buffer \p BufferID of \p SM, or in the range
+/// \p Part of it (one case of a split file: its locations keep the whole
+/// file's lines). Diagnostics go to \p Diags; on failure the returned error
+/// carries them rendered. The program's locations point into \p SM, which
+/// must outlive it.
+llvm::Expected<std::unique_ptr<Program>>
+parseProgram(const llvm::SourceMgr &SM, unsigned BufferID, DiagnosticEngine &Diags,
+             const ParseOptions &Opts = {}, std::optional<llvm::StringRef> Part = std::nullopt);
 
 /// A program parsed from text together with the source it points into.
 struct ParsedProgram {

@@ -76,18 +76,19 @@ int reportError(StringRef Command, Error E) {
 
 int forEachProgram(const InputOptions &In, function_ref<Error(Program &, DiagnosticEngine &)> Fn) {
   SourceMgr SM;
-  Expected<std::vector<unsigned>> Ids = loadSourceChunks(In.Path, In.SplitInputFile, SM);
-  if (!Ids) {
-    WithColor::error(errs(), "collc") << toString(Ids.takeError()) << '\n';
+  Expected<std::vector<SourceChunk>> Chunks = loadSourceChunks(In.Path, In.SplitInputFile, SM);
+  if (!Chunks) {
+    WithColor::error(errs(), "collc") << toString(Chunks.takeError()) << '\n';
     return ExitUserError;
   }
   int Exit = ExitOk;
-  for (unsigned Id : *Ids) {
+  for (const SourceChunk &Chunk : *Chunks) {
     DiagnosticEngine Diags(&SM);
     if (!In.VerifyDiagnostics)
       Diags.setStream(&errs());
     auto Process = [&]() -> Error {
-      Expected<std::unique_ptr<Program>> P = parseProgram(SM, Id, Diags, In.Parse);
+      Expected<std::unique_ptr<Program>> P =
+          parseProgram(SM, Chunk.Buffer, Diags, In.Parse, Chunk.Text);
       if (!P)
         return P.takeError();
       if (In.VerifyRoundTrip)
@@ -105,7 +106,7 @@ int forEachProgram(const InputOptions &In, function_ref<Error(Program &, Diagnos
         Exit = StringRef(Msg).startswith("internal error") ? ExitInternal : ExitUserError;
         continue;
       }
-      if (Error E = Diags.verifyExpected(Id)) {
+      if (Error E = Diags.verifyExpected(Chunk.Buffer, Chunk.Text)) {
         WithColor::error(errs(), "collc") << "diagnostics do not match the expectations:\n"
                                           << toString(std::move(E));
         Exit = ExitUserError;
