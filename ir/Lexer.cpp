@@ -2,6 +2,8 @@
 
 #include "ir/Lexer.h"
 
+#include "ir/Quoting.h"
+
 #include <cctype>
 
 namespace collc {
@@ -108,17 +110,11 @@ Token Lexer::next() {
   case '@':
     return lexName(Token::SymbolName, Start, StartsLine);
   case '"': {
-    UnterminatedString = false;
-    while (Cur != Buf.end() && *Cur != '"' && *Cur != '\n') {
-      if (*Cur == '\\' && Cur + 1 != Buf.end() && Cur[1] != '\n')
-        ++Cur;
-      ++Cur;
-    }
-    if (Cur == Buf.end() || *Cur != '"') {
-      UnterminatedString = true;
+    size_t Close = findClosingQuote(llvm::StringRef(Cur, Buf.end() - Cur));
+    UnterminatedString = Close == llvm::StringRef::npos;
+    if (UnterminatedString)
       return Token{Token::Error, llvm::StringRef(Start, 1), StartsLine};
-    }
-    ++Cur;
+    Cur += Close + 1;
     return Token{Token::String, llvm::StringRef(Start + 1, Cur - Start - 2), StartsLine};
   }
   default:

@@ -12,6 +12,7 @@
 #include "ir/Parser.h"
 
 #include "ir/Lexer.h"
+#include "ir/Quoting.h"
 #include "ir/TypeInference.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -302,29 +303,17 @@ bool Parser::parseString(std::string &Out) {
   if (!Tok.is(Token::String))
     return errorExpected("a string");
   StringRef Raw = Tok.Text;
-  for (size_t I = 0; I < Raw.size(); ++I) {
-    char C = Raw[I];
-    if (C != '\\') {
-      Out.push_back(C);
-      continue;
-    }
-    char E = Raw[++I];
-    switch (E) {
-    case 'n':
-      Out.push_back('\n');
-      break;
-    case 't':
-      Out.push_back('\t');
-      break;
-    case '"':
-    case '\\':
-      Out.push_back(E);
-      break;
-    default:
-      return error(SMLoc::getFromPointer(Raw.data() + I - 1),
-                   "unknown escape '\\" + Twine(E) + "'; expected \\n, \\t, \\\" or \\\\");
-    }
+  Expected<std::string> S = unquote(Raw);
+  if (!S) {
+    size_t At = 0;
+    std::string Msg;
+    handleAllErrors(S.takeError(), [&](const UnquoteError &E) {
+      At = E.Offset;
+      Msg = E.Msg;
+    });
+    return error(SMLoc::getFromPointer(Raw.data() + At), Msg);
   }
+  Out = std::move(*S);
   consume();
   return true;
 }

@@ -2,6 +2,8 @@
 
 #include "ir/Printer.h"
 
+#include "ir/Quoting.h"
+
 using namespace llvm;
 
 namespace collc {
@@ -15,29 +17,6 @@ void printDuration(int64_t Ns, raw_ostream &OS) {
     OS << Ns / 1000 << "us";
   else
     OS << Ns << "ns";
-}
-
-void printQuoted(StringRef S, raw_ostream &OS) {
-  OS << '"';
-  for (char C : S) {
-    switch (C) {
-    case '"':
-      OS << "\\\"";
-      break;
-    case '\\':
-      OS << "\\\\";
-      break;
-    case '\n':
-      OS << "\\n";
-      break;
-    case '\t':
-      OS << "\\t";
-      break;
-    default:
-      OS << C;
-    }
-  }
-  OS << '"';
 }
 
 /// Atoms print bare; anything else in parentheses, so `to (rank + 1)`.
@@ -149,7 +128,7 @@ void printOp(const Program &P, const Op &O, raw_ostream &OS) {
       const Attribute &A = O.Attrs[I];
       OS << (I ? ", " : "") << A.Key << " = ";
       if (A.IsString)
-        printQuoted(A.Str, OS);
+        writeQuoted(OS, A.Str);
       else
         OS << A.Int;
     }

@@ -22,8 +22,6 @@ std::string printProgram(const Program &P);
 void printOp(const Program &P, const Op &O, llvm::raw_ostream &OS);
 /// A cost in the largest unit that holds it exactly: 12us, 1500ns, 2s.
 void printDuration(int64_t Ns, llvm::raw_ostream &OS);
-/// A double-quoted string with \", \\, \n and \t escaped.
-void printQuoted(llvm::StringRef S, llvm::raw_ostream &OS);
 
 } // namespace collc
 

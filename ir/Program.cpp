@@ -2,6 +2,7 @@
 
 #include "ir/Program.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -95,6 +96,94 @@ bool Group::coversWorld() const {
 }
 
 Program::Program(StringRef N, int64_t World) : WorldSize(World) { Name = save(N); }
+
+namespace {
+
+/// Copies the expressions of one program into another's arena. Bottom-up
+/// with an explicit stack, so a deep expression (a predicate of 100k terms)
+/// cannot overflow the call stack; a subexpression shared by several
+/// parents is copied once.
+class ExprCopier {
+public:
+  explicit ExprCopier(Program &To) : To(To) {}
+
+  const RankExpr *copy(const RankExpr *Root) {
+    if (!Root)
+      return nullptr;
+    Stack.push_back(Root);
+    while (!Stack.empty()) {
+      const RankExpr *E = Stack.back();
+      if (Done.count(E)) {
+        Stack.pop_back();
+        continue;
+      }
+      // Children first: push the missing ones and come back to E later.
+      bool Ready = true;
+      for (const RankExpr *Child : {E->lhs(), E->rhs()})
+        if (Child && !Done.count(Child)) {
+          Stack.push_back(Child);
+          Ready = false;
+        }
+      if (!Ready)
+        continue;
+      Stack.pop_back();
+      const RankExpr *Copy =
+          To.makeExpr(E->kind(), E->loc(), E->value(), lookup(E->lhs()), lookup(E->rhs()));
+      Done[E] = Copy;
+    }
+    return Done.lookup(Root);
+  }
+
+private:
+  const RankExpr *lookup(const RankExpr *E) const { return E ? Done.lookup(E) : nullptr; }
+
+  Program &To;
+  // Keyed by pointer for lookup only, never iterated: no order comes from it.
+  DenseMap<const RankExpr *, const RankExpr *> Done;
+  std::vector<const RankExpr *> Stack;
+};
+
+} // namespace
+
+std::unique_ptr<Program> Program::clone() const {
+  auto C = std::make_unique<Program>(Name, WorldSize);
+  C->SrcMgr = SrcMgr;
+  ExprCopier Exprs(*C);
+
+  // Groups keep their resolved membership; re-resolving would only
+  // recompute the same vectors.
+  C->Groups.reserve(Groups.size());
+  for (const Group &G : Groups) {
+    Group Copy = G;
+    Copy.Name = C->save(G.Name);
+    Copy.Color = Exprs.copy(G.Color);
+    Copy.Key = Exprs.copy(G.Key);
+    C->GroupNames[Copy.Name] = C->Groups.size();
+    C->Groups.push_back(std::move(Copy));
+  }
+
+  C->Values.reserve(Values.size());
+  for (const Value &V : Values) {
+    auto Entry = C->ValueNames.try_emplace(V.Name, ValueId(C->Values.size()));
+    Value Copy = V;
+    Copy.Name = Entry.first->first();
+    C->Values.push_back(std::move(Copy));
+  }
+
+  C->Ops.reserve(Ops.size());
+  for (const Op &O : Ops) {
+    Op Copy = O;
+    Copy.Callee = C->save(O.Callee);
+    Copy.When = Exprs.copy(O.When);
+    Copy.Peer = Exprs.copy(O.Peer);
+    for (Attribute &A : Copy.Attrs) {
+      A.Key = C->save(A.Key);
+      A.Str = C->save(A.Str);
+    }
+    C->Ops.push_back(std::move(Copy));
+  }
+  return C;
+}
 
 GroupId Program::lookupGroup(StringRef N) const {
   auto It = GroupNames.find(N);

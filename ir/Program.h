@@ -153,6 +153,14 @@ public:
   Program(const Program &) = delete;
   Program &operator=(const Program &) = delete;
 
+  /// A deep copy that owns everything it refers to: groups with their
+  /// resolved membership, values, ops and attributes, with names, strings
+  /// and rank expressions re-created in the copy's arena (shared
+  /// subexpressions stay shared). Locations and the SourceMgr pointer are
+  /// kept, so the copy's diagnostics still point into the same source
+  /// (which must outlive the copy for them to render).
+  std::unique_ptr<Program> clone() const;
+
   llvm::StringRef name() const { return Name; }
   void setName(llvm::StringRef N) { Name = save(N); }
   int64_t worldSize() const { return WorldSize; }

@@ -28,10 +28,8 @@
 
 #include "passes/Passes.h"
 
-#include "passes/analysis/StepSimulator.h"
-#include "ir/Parser.h"
-#include "ir/Printer.h"
 #include "passes/Combine.h"
+#include "passes/analysis/StepSimulator.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -186,11 +184,9 @@ private:
 };
 
 Expected<double> BucketPass::simulateWithCap(const Program &P, uint64_t Cap) {
-  // Work on a copy: print and parse is the one faithful clone.
-  Expected<ParsedProgram> Copy = parseProgramText(printProgram(P), "<bucket-auto>");
-  if (!Copy)
-    return Copy.takeError();
-  Program &C = *Copy->Prog;
+  // Work on a copy: the candidate's rewrite must not touch P.
+  std::unique_ptr<Program> Copy = P.clone();
+  Program &C = *Copy;
   applyCombinations(C, assignBuckets(C, {Cap}));
   DiagnosticEngine Diags;
   PassContext Ctx(Diags);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/plan/Plan.h"
+#include "ir/Quoting.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -60,6 +61,11 @@ private:
     return createStringError(inconvertibleErrorCode(), "%s:%u: %s", Name.str().c_str(), LineNo,
                              Msg.str().c_str());
   }
+  /// An error at column \p Col (from 1) of the current line.
+  Error errAt(size_t Col, const Twine &Msg) const {
+    return createStringError(inconvertibleErrorCode(), "%s:%u:%zu: %s", Name.str().c_str(), LineNo,
+                             Col, Msg.str().c_str());
+  }
   bool atEnd() const { return Pos == Words.size(); }
   StringRef peek() const { return atEnd() ? StringRef() : Words[Pos]; }
   Expected<StringRef> word(const Twine &What);
@@ -97,6 +103,7 @@ private:
   const char *LineStart = nullptr;
   unsigned LineNo = 0;
   std::vector<std::string> Words;
+  std::vector<size_t> Cols; ///< the column (from 1) where each word starts
   size_t Pos = 0;
   Plan P;
   StringMap<int32_t> GroupIndex;
@@ -110,8 +117,9 @@ bool Reader::nextLine() {
     Rest = Tail;
     ++LineNo;
     Words.clear();
+    Cols.clear();
     Pos = 0;
-    // Words are space separated; a quoted string is one word (unescaped).
+    // Words are space separated; a quoted string is one word.
     StringRef L = Line.rtrim("\r");
     size_t I = 0;
     while (I < L.size()) {
@@ -119,25 +127,16 @@ bool Reader::nextLine() {
         ++I;
         continue;
       }
+      Cols.push_back(I + 1);
       if (L[I] == '"') {
-        std::string W = "\"";
-        ++I;
-        bool Closed = false;
-        while (I < L.size()) {
-          char C = L[I++];
-          if (C == '\\' && I < L.size()) {
-            char E = L[I++];
-            W += E == 'n' ? '\n' : E;
-          } else if (C == '"') {
-            Closed = true;
-            break;
-          } else {
-            W += C;
-          }
+        // Kept escaped, with its opening quote; quoted() decodes it.
+        size_t Close = findClosingQuote(L.drop_front(I + 1));
+        if (Close == StringRef::npos) {
+          Words.push_back("\x01unterminated");
+          break;
         }
-        if (!Closed)
-          W = "\x01unterminated";
-        Words.push_back(W);
+        Words.push_back(L.substr(I, Close + 1).str());
+        I += Close + 2;
         continue;
       }
       size_t J = L.find(' ', I);
@@ -185,7 +184,17 @@ Expected<std::string> Reader::quoted() {
     return err("unterminated string");
   if (!W->startswith("\""))
     return err("expected a quoted string, found '" + *W + "'");
-  return W->drop_front().str();
+  Expected<std::string> S = unquote(W->drop_front());
+  if (!S) {
+    size_t Col = Cols[Pos - 1] + 1;
+    std::string Msg;
+    handleAllErrors(S.takeError(), [&](const UnquoteError &E) {
+      Col += E.Offset;
+      Msg = E.Msg;
+    });
+    return errAt(Col, Msg);
+  }
+  return S;
 }
 
 Expected<std::string> Reader::sigilName(char Sigil, const Twine &What) {

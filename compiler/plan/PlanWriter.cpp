@@ -8,6 +8,7 @@
 
 #include "compiler/plan/Plan.h"
 #include "compiler/plan/PlanDigest.h"
+#include "ir/Quoting.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -16,20 +17,6 @@ using namespace llvm;
 namespace collc::plan {
 
 namespace {
-
-void writeQuoted(raw_ostream &OS, StringRef S) {
-  OS << '"';
-  // Write runs of plain characters at once; escape the rest.
-  size_t Start = 0;
-  for (size_t I = 0; I != S.size(); ++I) {
-    char C = S[I];
-    if (C != '"' && C != '\\' && C != '\n')
-      continue;
-    OS << S.slice(Start, I) << (C == '\n' ? "\\n" : C == '"' ? "\\\"" : "\\\\");
-    Start = I + 1;
-  }
-  OS << S.drop_front(Start) << '"';
-}
 
 /// Lists and types are single space-free words: [0,1,2], f32[768,3072].
 template <typename T> void writeList(raw_ostream &OS, ArrayRef<T> Xs) {

@@ -148,3 +148,39 @@ TEST(PlanFile, CompiledPlanEqualsItsReadBackOnEveryExample) {
     EXPECT_TRUE(*Back == *P) << Name << ": the plan read back differs from the one written";
   }
 }
+
+// Explanations are free text: a tab, a quote, a backslash, a newline, other
+// control bytes and non-ASCII bytes all come back exactly (the reader once
+// turned `\t` into `t`).
+TEST(PlanFile, QuotedTextRoundTripsExactly) {
+  plan::Plan P = compileText(Small);
+  const std::string Odd = std::string("a\tb \"q\" back\\slash\nline two \x01\x7f caf\xc3\xa9 \xff");
+  P.Source = "dir with space/" + Odd + ".coll";
+  P.Notes.push_back(Odd);
+  P.Comms.front().Why.push_back(Odd);
+  std::string Text = plan::writePlan(P);
+  EXPECT_NE(Text.find(R"(a\tb \"q\" back\\slash\nline two \x01\x7f caf)"), std::string::npos)
+      << Text;
+  llvm::Expected<plan::Plan> Back = plan::readPlan(Text, "t.plan");
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(Back->Source, P.Source);
+  ASSERT_FALSE(Back->Notes.empty());
+  EXPECT_EQ(Back->Notes.back(), Odd);
+  ASSERT_FALSE(Back->Comms.front().Why.empty());
+  EXPECT_EQ(Back->Comms.front().Why.back(), Odd);
+  EXPECT_TRUE(*Back == P);
+  EXPECT_EQ(plan::writePlan(*Back), Text);
+}
+
+TEST(PlanFile, NamesABadEscapeWithItsLineAndColumn) {
+  std::string Text = plan::writePlan(compileText(Small));
+  size_t At = Text.find("note \"");
+  ASSERT_NE(At, std::string::npos) << Text;
+  size_t Line = 1 + std::count(Text.begin(), Text.begin() + At, '\n');
+  Text.insert(At + 6, "ok\\tthen\\q");
+  std::string E = errorOf(Text);
+  EXPECT_NE(E.find("t.plan:" + std::to_string(Line) +
+                   ":15: unknown escape '\\q'; expected \\n, \\t, \\r, \\\", \\\\ or \\xHH"),
+            std::string::npos)
+      << E;
+}

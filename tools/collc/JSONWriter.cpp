@@ -63,6 +63,8 @@ void JSONWriter::value(llvm::StringRef S) {
   writeString(S);
 }
 
+// JSON's escaping (RFC 8259: \uXXXX for control characters), deliberately
+// apart from ir/Quoting.h, which spells collc's own text formats.
 void JSONWriter::writeString(llvm::StringRef S) {
   OS << '"';
   for (unsigned char C : S) {

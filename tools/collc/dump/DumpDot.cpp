@@ -36,6 +36,8 @@ using namespace llvm;
 namespace collc {
 namespace {
 
+/// A DOT string: DOT's escaping (labels read `\n` as a line break), kept
+/// apart from ir/Quoting.h, which spells collc's own text formats.
 std::string escape(StringRef S) {
   std::string Out;
   for (char C : S) {
