@@ -7,8 +7,8 @@
 // It is a text file first (docs/plan.md): diffable, loadable, versioned,
 // and sealed by a digest over everything ranks must agree on.
 //
-// This library depends only on ir/Types.h and LLVM Support, so the runtime
-// can load plans without the passes.
+// This library depends only on ir/Types.h, ir/Collectives.def and LLVM
+// Support, so the runtime can load plans without the passes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_COMPILER_PLAN_PLAN_H
@@ -76,7 +76,7 @@ struct Buffer {
 
 /// The communication ops of ir/Collectives.def, with the IR's enumerator
 /// names and spellings. It stays its own enum rather than an alias of the
-/// IR's OpKind: the plan sees only ir/Types.h of the IR, a plan comm can
+/// IR's OpKind: the plan does not see ir/OpKind.h, a plan comm can
 /// never be a compute or a wait, and the runtime's switches over it stay
 /// exhaustive without cases that cannot happen. compiler/CommKind.h maps
 /// between the two, generated from the same table.

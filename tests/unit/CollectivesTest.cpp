@@ -1,11 +1,15 @@
 // The op vocabulary table (ir/Collectives.def): every spelling round-trips
 // through the IR's and the plan's name lookups, the two enums map onto each
 // other, the predicates say what the table says, and the parser accepts
-// every keyword in a tiny program whose compiled plan spells it back.
+// every keyword in a tiny program whose compiled plan spells it back. The
+// fuzzer's dictionary is data, not code, so it is checked rather than
+// generated.
 #include "TestUtil.h"
 
 #include "compiler/CommKind.h"
 #include "compiler/Compile.h"
+
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace collc;
 using namespace collc::test;
@@ -141,4 +145,14 @@ TEST(Collectives, ParserAcceptsEveryKeywordAndThePlanSpellsItBack) {
     }));
     EXPECT_EQ(plan::writePlan(*Back), PlanText);
   }
+}
+
+TEST(Collectives, FuzzDictionaryHasEveryKeyword) {
+  auto Dict = llvm::MemoryBuffer::getFile(COLLC_FUZZ_DICT);
+  ASSERT_TRUE(bool(Dict)) << COLLC_FUZZ_DICT << ": " << Dict.getError().message();
+  llvm::SmallVector<llvm::StringRef, 64> Lines;
+  (*Dict)->getBuffer().split(Lines, '\n');
+  for (const Row &R : Rows)
+    EXPECT_TRUE(llvm::is_contained(Lines, (llvm::Twine('"') + R.Spelling + "\"").str()))
+        << R.Spelling << " is not in " << COLLC_FUZZ_DICT;
 }
