@@ -2,6 +2,7 @@
 
 #include "compiler/Lowering.h"
 
+#include "compiler/CommKind.h"
 #include "ir/RankMasks.h"
 #include "passes/analysis/BufferLayout.h"
 #include "llvm/Support/SourceMgr.h"
@@ -22,31 +23,6 @@ static plan::RankSet rankSet(const RankMasks &M, OpId I, int64_t World) {
     if (Mask->test(R))
       S.Ranks.push_back(R);
   return S;
-}
-
-static Optional<plan::CommKind> commKind(OpKind K) {
-  switch (K) {
-  case OpKind::AllReduce:
-    return plan::CommKind::AllReduce;
-  case OpKind::AllGather:
-    return plan::CommKind::AllGather;
-  case OpKind::ReduceScatter:
-    return plan::CommKind::ReduceScatter;
-  case OpKind::Broadcast:
-    return plan::CommKind::Broadcast;
-  case OpKind::AllToAll:
-    return plan::CommKind::AllToAll;
-  case OpKind::AllToAllV:
-    return plan::CommKind::AllToAllV;
-  case OpKind::Send:
-    return plan::CommKind::Send;
-  case OpKind::Recv:
-    return plan::CommKind::Recv;
-  case OpKind::Barrier:
-    return plan::CommKind::Barrier;
-  default:
-    return None;
-  }
 }
 
 Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) {
@@ -142,7 +118,7 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
       }
       continue;
     }
-    Optional<plan::CommKind> K = commKind(O.Kind);
+    Optional<plan::CommKind> K = commKindOf(O.Kind);
     assert(K && "every other op communicates");
     plan::Comm C;
     C.Kind = *K;

@@ -2,6 +2,8 @@
 
 #include "compiler/PlanSimulator.h"
 
+#include "compiler/CommKind.h"
+
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
@@ -9,30 +11,6 @@
 using namespace llvm;
 
 namespace collc {
-
-static OpKind opKindOf(plan::CommKind K) {
-  switch (K) {
-  case plan::CommKind::AllReduce:
-    return OpKind::AllReduce;
-  case plan::CommKind::AllGather:
-    return OpKind::AllGather;
-  case plan::CommKind::ReduceScatter:
-    return OpKind::ReduceScatter;
-  case plan::CommKind::Broadcast:
-    return OpKind::Broadcast;
-  case plan::CommKind::AllToAll:
-    return OpKind::AllToAll;
-  case plan::CommKind::AllToAllV:
-    return OpKind::AllToAllV;
-  case plan::CommKind::Send:
-    return OpKind::Send;
-  case plan::CommKind::Recv:
-    return OpKind::Recv;
-  case plan::CommKind::Barrier:
-    return OpKind::Barrier;
-  }
-  llvm_unreachable("bad comm kind");
-}
 
 double commTimeUs(const plan::Plan &P, const plan::Comm &C, int64_t N, const LinkClass &Link) {
   double Bytes = C.Kind == plan::CommKind::AllGather || C.Kind == plan::CommKind::Recv

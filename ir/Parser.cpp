@@ -543,22 +543,6 @@ bool Parser::parseGroup() {
   return true;
 }
 
-static Optional<OpKind> opKindFromKeyword(StringRef W) {
-  return StringSwitch<Optional<OpKind>>(W)
-      .Case("compute", OpKind::Compute)
-      .Case("all_reduce", OpKind::AllReduce)
-      .Case("all_gather", OpKind::AllGather)
-      .Case("reduce_scatter", OpKind::ReduceScatter)
-      .Case("broadcast", OpKind::Broadcast)
-      .Case("all_to_all", OpKind::AllToAll)
-      .Case("all_to_all_v", OpKind::AllToAllV)
-      .Case("send", OpKind::Send)
-      .Case("recv", OpKind::Recv)
-      .Case("barrier", OpKind::Barrier)
-      .Case("wait", OpKind::Wait)
-      .Default(None);
-}
-
 bool Parser::parseOp() {
   SMLoc OpLoc = Tok.loc();
   // Results.
@@ -591,12 +575,10 @@ bool Parser::parseOp() {
   };
 
   SMLoc KindLoc = Tok.loc();
-  Optional<OpKind> Kind = Tok.is(Token::Identifier) ? opKindFromKeyword(Tok.Text) : None;
+  Optional<OpKind> Kind = Tok.is(Token::Identifier) ? parseOpKind(Tok.Text) : None;
   if (!Kind) {
     if (Tok.is(Token::Identifier))
-      error(KindLoc, "unknown op '" + Tok.Text +
-                         "'; expected compute, all_reduce, all_gather, reduce_scatter, "
-                         "broadcast, all_to_all, all_to_all_v, send, recv, barrier or wait");
+      error(KindLoc, "unknown op '" + Tok.Text + "'; expected " + allOpKindNames());
     else
       errorExpected("an op");
     return Fail();
@@ -606,7 +588,7 @@ bool Parser::parseOp() {
   O.Kind = *Kind;
   O.Loc = ResultNames.empty() ? KindLoc : OpLoc;
 
-  bool HasResults = *Kind != OpKind::Send && *Kind != OpKind::Barrier && *Kind != OpKind::Wait;
+  bool HasResults = hasResults(*Kind);
   if (!HasResults && !ResultNames.empty()) {
     error(OpLoc, opKindName(*Kind) + " has no results");
     return Fail();
@@ -666,13 +648,13 @@ bool Parser::parseOp() {
   case OpKind::Broadcast:
     if (!parseValueUses(O.Operands))
       return Fail();
-    if (*Kind == OpKind::Broadcast) {
+    if (hasRoot(*Kind)) {
       if (!expectKeyword("root") || !(O.Peer = parseExpr()))
         return Fail();
     }
     if (!expectKeyword("in") || !parseGroupRef(O.Group))
       return Fail();
-    if (*Kind == OpKind::AllToAllV) {
+    if (takesSplits(*Kind)) {
       if (!expectKeyword("splits"))
         return Fail();
       if (Tok.is(Token::ValueName)) {

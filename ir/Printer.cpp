@@ -87,12 +87,12 @@ void printOp(const Program &P, const Op &O, raw_ostream &OS) {
   default:
     OS << ' ';
     printValueList(P, O.dataOperands(), OS);
-    if (O.Kind == OpKind::Broadcast) {
+    if (hasRoot(O.Kind)) {
       OS << " root ";
       printExprOperand(O.Peer, OS);
     }
     OS << " in @" << P.group(O.Group).Name;
-    if (O.Kind == OpKind::AllToAllV) {
+    if (takesSplits(O.Kind)) {
       OS << " splits ";
       if (O.HasCountsOperand) {
         OS << '%' << P.value(O.countsOperand()).Name;

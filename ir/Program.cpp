@@ -13,40 +13,6 @@ using namespace llvm;
 
 namespace collc {
 
-StringRef opKindName(OpKind K) {
-  switch (K) {
-  case OpKind::Compute:
-    return "compute";
-  case OpKind::AllReduce:
-    return "all_reduce";
-  case OpKind::AllGather:
-    return "all_gather";
-  case OpKind::ReduceScatter:
-    return "reduce_scatter";
-  case OpKind::Broadcast:
-    return "broadcast";
-  case OpKind::AllToAll:
-    return "all_to_all";
-  case OpKind::AllToAllV:
-    return "all_to_all_v";
-  case OpKind::Send:
-    return "send";
-  case OpKind::Recv:
-    return "recv";
-  case OpKind::Barrier:
-    return "barrier";
-  case OpKind::Wait:
-    return "wait";
-  }
-  llvm_unreachable("bad op kind");
-}
-
-bool isCommunication(OpKind K) { return K != OpKind::Compute && K != OpKind::Wait; }
-
-bool isCollective(OpKind K) { return isCommunication(K) && K != OpKind::Send && K != OpKind::Recv; }
-
-bool hasReduceOp(OpKind K) { return K == OpKind::AllReduce || K == OpKind::ReduceScatter; }
-
 const Attribute *Op::getAttr(StringRef Key) const {
   for (const Attribute &A : Attrs)
     if (A.Key == Key)

@@ -17,6 +17,7 @@
 #ifndef COLLC_IR_PROGRAM_H
 #define COLLC_IR_PROGRAM_H
 
+#include "ir/OpKind.h"
 #include "ir/RankExpr.h"
 #include "ir/Types.h"
 
@@ -87,26 +88,6 @@ struct Value {
   TensorType Type;
   OpId Def = InvalidId;
 };
-
-enum class OpKind : uint8_t {
-  Compute,
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  Broadcast,
-  AllToAll,
-  AllToAllV,
-  Send,
-  Recv,
-  Barrier,
-  Wait,
-};
-llvm::StringRef opKindName(OpKind K);
-/// Moves data between ranks (everything but compute and wait).
-bool isCommunication(OpKind K);
-/// A collective over a group that every member issues (not send/recv).
-bool isCollective(OpKind K);
-bool hasReduceOp(OpKind K);
 
 /// An attribute attached by a pass or a user: `{bucket = 3, why = "..."}`.
 struct Attribute {

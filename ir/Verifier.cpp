@@ -144,7 +144,7 @@ void Verifier::verifyPerRank(OpId I) {
   const Op &O = P.ops()[I];
   if (!O.Peer)
     return;
-  bool IsRoot = O.Kind == OpKind::Broadcast;
+  bool IsRoot = hasRoot(O.Kind);
   const BitVector *Mask = execMask(I);
   for (int64_t R = 0; R != P.worldSize(); ++R) {
     if (Mask && !Mask->test(R))
@@ -277,7 +277,7 @@ void Verifier::verifyOp(OpId I) {
   case OpKind::ReduceScatter:
   case OpKind::AllToAll:
     verifyTypes(O);
-    if (O.Kind == OpKind::AllReduce || O.Kind == OpKind::ReduceScatter)
+    if (hasReduceOp(O.Kind))
       if (O.Reduce == ReduceOp::PremulSum && !std::isfinite(O.Scale))
         errorAt(O.Loc, "premul_sum scale is not a finite number");
     break;

@@ -8,34 +8,44 @@
 #include "compiler/plan/Plan.h"
 
 #include <algorithm>
+#include <iterator>
 
 using namespace llvm;
 
 namespace collc::plan {
 
-StringRef commKindName(CommKind K) {
-  switch (K) {
-  case CommKind::AllReduce:
-    return "all_reduce";
-  case CommKind::AllGather:
-    return "all_gather";
-  case CommKind::ReduceScatter:
-    return "reduce_scatter";
-  case CommKind::Broadcast:
-    return "broadcast";
-  case CommKind::AllToAll:
-    return "all_to_all";
-  case CommKind::AllToAllV:
-    return "all_to_all_v";
-  case CommKind::Send:
-    return "send";
-  case CommKind::Recv:
-    return "recv";
-  case CommKind::Barrier:
-    return "barrier";
-  }
-  llvm_unreachable("bad comm kind");
+namespace {
+struct CommKindInfo {
+  const char *Name;
+  bool Collective, Reduce, Root, Splits;
+};
+} // namespace
+
+// One row per kind in the enum's order (both come from the table).
+static constexpr CommKindInfo Infos[] = {
+#define COLLC_COLLECTIVE(Enum, Spelling, Reduce, Root, Splits, Results)                           \
+  {Spelling, true, Reduce, Root, Splits},
+#define COLLC_POINT_TO_POINT(Enum, Spelling, Reduce, Root, Splits, Results)                       \
+  {Spelling, false, Reduce, Root, Splits},
+#include "ir/Collectives.def"
+};
+static_assert(std::size(Infos) == NumCommKinds, "one row per kind");
+
+static const CommKindInfo &info(CommKind K) { return Infos[unsigned(K)]; }
+
+StringRef commKindName(CommKind K) { return info(K).Name; }
+
+Optional<CommKind> parseCommKind(StringRef Name) {
+  for (unsigned I = 0; I != NumCommKinds; ++I)
+    if (Name == Infos[I].Name)
+      return CommKind(I);
+  return None;
 }
+
+bool isCollective(CommKind K) { return info(K).Collective; }
+bool hasReduceOp(CommKind K) { return info(K).Reduce; }
+bool hasRoot(CommKind K) { return info(K).Root; }
+bool takesSplits(CommKind K) { return info(K).Splits; }
 
 StringRef stepKindName(StepKind K) {
   switch (K) {

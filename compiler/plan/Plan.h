@@ -7,8 +7,8 @@
 // It is a text file first (docs/plan.md): diffable, loadable, versioned,
 // and sealed by a digest over everything ranks must agree on.
 //
-// This library depends only on ir/Types.h and LLVM Support, so the runtime
-// can load plans without the passes.
+// This library depends only on ir/Types.h, ir/Collectives.def and LLVM
+// Support, so the runtime can load plans without the passes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_COMPILER_PLAN_PLAN_H
@@ -17,6 +17,7 @@
 #include "ir/Types.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Optional.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -73,18 +74,31 @@ struct Buffer {
   bool operator==(const Buffer &) const = default;
 };
 
+/// The communication ops of ir/Collectives.def, with the IR's enumerator
+/// names and spellings. It stays its own enum rather than an alias of the
+/// IR's OpKind: the plan does not see ir/OpKind.h, a plan comm can
+/// never be a compute or a wait, and the runtime's switches over it stay
+/// exhaustive without cases that cannot happen. compiler/CommKind.h maps
+/// between the two, generated from the same table.
 enum class CommKind : uint8_t {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  Broadcast,
-  AllToAll,
-  AllToAllV,
-  Send,
-  Recv,
-  Barrier,
+#define COLLC_COMM(Enum, ...) Enum,
+#include "ir/Collectives.def"
 };
+constexpr unsigned NumCommKinds = 0
+#define COLLC_COMM(...) +1
+#include "ir/Collectives.def"
+    ;
+/// The plan file's word, the IR's keyword: "all_reduce", "send", ...
 llvm::StringRef commKindName(CommKind K);
+llvm::Optional<CommKind> parseCommKind(llvm::StringRef Name);
+/// Over a group that every member issues (not send/recv).
+bool isCollective(CommKind K);
+/// Takes a reduce op (all_reduce, reduce_scatter).
+bool hasReduceOp(CommKind K);
+/// Its Peers are roots (broadcast), not send/recv peers.
+bool hasRoot(CommKind K);
+/// Takes split sizes (all_to_all_v).
+bool takesSplits(CommKind K);
 
 /// One communication op: a collective, a send or a recv.
 struct Comm {

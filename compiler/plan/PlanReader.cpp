@@ -12,7 +12,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 using namespace llvm;
@@ -488,21 +487,11 @@ Error Reader::comm() {
   Expected<StringRef> K = word("a communication kind");
   if (!K)
     return K.takeError();
-  Optional<CommKind> Kind = StringSwitch<Optional<CommKind>>(*K)
-                                .Case("all_reduce", CommKind::AllReduce)
-                                .Case("all_gather", CommKind::AllGather)
-                                .Case("reduce_scatter", CommKind::ReduceScatter)
-                                .Case("broadcast", CommKind::Broadcast)
-                                .Case("all_to_all", CommKind::AllToAll)
-                                .Case("all_to_all_v", CommKind::AllToAllV)
-                                .Case("send", CommKind::Send)
-                                .Case("recv", CommKind::Recv)
-                                .Case("barrier", CommKind::Barrier)
-                                .Default(None);
+  Optional<CommKind> Kind = parseCommKind(*K);
   if (!Kind)
     return err("unknown communication kind '" + *K + "'");
   C.Kind = *Kind;
-  if (C.Kind == CommKind::AllReduce || C.Kind == CommKind::ReduceScatter) {
+  if (hasReduceOp(C.Kind)) {
     Expected<StringRef> R = word("a reduce op");
     if (!R)
       return R.takeError();
@@ -624,16 +613,13 @@ Error Reader::step() {
 Error Reader::checkReferences() {
   for (size_t I = 0; I != P.Comms.size(); ++I) {
     const Comm &C = P.Comms[I];
-    bool NeedsGroup = C.Kind != CommKind::Send && C.Kind != CommKind::Recv;
-    if (NeedsGroup && C.Group < 0)
+    if (isCollective(C.Kind) && C.Group < 0)
       return createStringError(inconvertibleErrorCode(), "%s: comm %zu (%s) has no group",
                                Name.str().c_str(), I, commKindName(C.Kind).str().c_str());
-    if ((C.Kind == CommKind::Send || C.Kind == CommKind::Recv || C.Kind == CommKind::Broadcast) &&
-        int64_t(C.Peers.size()) != P.World)
+    if ((!isCollective(C.Kind) || hasRoot(C.Kind)) && int64_t(C.Peers.size()) != P.World)
       return createStringError(inconvertibleErrorCode(), "%s: comm %zu (%s) has no %s",
                                Name.str().c_str(), I, commKindName(C.Kind).str().c_str(),
-                               C.Kind == CommKind::Broadcast ? (const char *)"root"
-                                                             : (const char *)"peer");
+                               hasRoot(C.Kind) ? (const char *)"root" : (const char *)"peer");
   }
   return Error::success();
 }

@@ -139,7 +139,7 @@ void writeBody(const Plan &P, DigestingStream &OS) {
   for (size_t I = 0; I != P.Comms.size(); ++I) {
     const Comm &C = P.Comms[I];
     OS << "comm " << I << ' ' << commKindName(C.Kind);
-    if (C.Kind == CommKind::AllReduce || C.Kind == CommKind::ReduceScatter) {
+    if (hasReduceOp(C.Kind)) {
       OS << ' ' << reduceOpName(C.Reduce);
       if (C.Reduce == ReduceOp::PremulSum)
         OS << " scale " << formatExactDouble(C.Scale);
@@ -156,9 +156,9 @@ void writeBody(const Plan &P, DigestingStream &OS) {
     writeList(OS, ArrayRef<uint32_t>(C.Outputs));
     OS << " inbuf " << C.InBuffer << " outbuf " << C.OutBuffer;
     if (!C.Peers.empty())
-      writePeers(OS, C.Kind == CommKind::Broadcast ? "root" : "peer",
-                 C.Kind == CommKind::Broadcast ? "roots" : "peers", C.Peers);
-    if (C.Kind == CommKind::AllToAllV) {
+      writePeers(OS, hasRoot(C.Kind) ? "root" : "peer", hasRoot(C.Kind) ? "roots" : "peers",
+                 C.Peers);
+    if (takesSplits(C.Kind)) {
       if (C.Counts >= 0) {
         OS << " counts " << C.Counts;
       } else {

@@ -18,20 +18,10 @@ namespace collc::rt::local {
 
 StringRef opCodeName(OpCode C) {
   switch (C) {
-  case OpCode::AllReduce:
-    return "all_reduce";
-  case OpCode::AllGather:
-    return "all_gather";
-  case OpCode::ReduceScatter:
-    return "reduce_scatter";
-  case OpCode::Broadcast:
-    return "broadcast";
-  case OpCode::AllToAll:
-    return "all_to_all";
-  case OpCode::AllToAllV:
-    return "all_to_all_v";
-  case OpCode::Barrier:
-    return "barrier";
+#define COLLC_COLLECTIVE(Enum, Spelling, ...)                                                     \
+  case OpCode::Enum:                                                                               \
+    return Spelling;
+#include "ir/Collectives.def"
   case OpCode::Words:
     return "all_gather_words";
   }

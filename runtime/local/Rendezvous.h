@@ -34,14 +34,12 @@
 
 namespace collc::rt::local {
 
+/// What a rendezvous does: a group collective of ir/Collectives.def (send
+/// and recv use the channels instead), or Words, the all_gather of counts
+/// that all_to_all_v needs first.
 enum class OpCode : uint8_t {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  Broadcast,
-  AllToAll,
-  AllToAllV,
-  Barrier,
+#define COLLC_COLLECTIVE(Enum, ...) Enum,
+#include "ir/Collectives.def"
   Words,
 };
 llvm::StringRef opCodeName(OpCode C);

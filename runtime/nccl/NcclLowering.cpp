@@ -143,7 +143,7 @@ private:
         UsedBuffers.insert(C.InBuffer);
       if (C.OutBuffer >= 0)
         UsedBuffers.insert(C.OutBuffer);
-      bool Reduces = C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter;
+      bool Reduces = plan::hasReduceOp(C.Kind);
       if (Reduces && C.Reduce == ReduceOp::PremulSum)
         preMulSum(commOf(C), C.Elem, C.Scale);
       if (C.Kind == plan::CommKind::Barrier)
@@ -361,7 +361,7 @@ private:
     X.Elem = C.Elem;
     X.Op = C.Reduce;
     X.PlanComm = K;
-    bool Reduces = C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter;
+    bool Reduces = plan::hasReduceOp(C.Kind);
     if (Reduces && C.Reduce == ReduceOp::PremulSum)
       X.PreMulSum = preMulSum(X.Comm, C.Elem, C.Scale);
     switch (C.Kind) {

@@ -9,16 +9,20 @@ and the layers below it (docs/architecture.md has the picture).
 
 Each row of LAYERS is a folder and what its files may include: whole
 folders, or single files where a layer may see only part of one below it
-(the plan and the runtime see the IR's types, not its programs). A file
-belongs to the longest folder that contains it; an include of a project file
-outside every listed folder is itself an error, so a new folder must be
-placed in the table before it is used.
+(the plan and the runtime see the IR's types and op vocabulary, not its
+programs). A file belongs to the longest folder that contains it; an include
+of a project file outside every listed folder is itself an error, so a new
+folder must be placed in the table before it is used.
 """
 import os
 import re
 import shutil
 import sys
 import tempfile
+
+# The part of the IR that the plan and the runtime see: element types and
+# reduce ops, and the table of op kinds their enums are generated from.
+IR_VOCABULARY = ["ir/Types.h", "ir/Collectives.def"]
 
 # Bottom to top. Order matters only for reading.
 LAYERS = [
@@ -27,13 +31,13 @@ LAYERS = [
     ("passes", ["ir", "passes/analysis"]),
     # ir/Quoting.h: the plan file spells its quoted strings (source, note,
     # why) exactly as the IR does, from the one quoting module.
-    ("compiler/plan", ["ir/Types.h", "ir/Quoting.h"]),
+    ("compiler/plan", [*IR_VOCABULARY, "ir/Quoting.h"]),
     ("compiler", ["ir", "passes", "passes/analysis", "compiler/plan"]),
-    ("runtime/exec", ["ir/Types.h", "compiler/plan"]),
-    ("runtime/verify", ["ir/Types.h", "compiler/plan", "runtime/exec"]),
-    ("runtime/seeds", ["ir/Types.h", "runtime/exec"]),
-    ("runtime/local", ["ir/Types.h", "compiler/plan", "runtime/exec", "runtime/seeds"]),
-    ("runtime/nccl", ["ir/Types.h", "compiler/plan", "runtime/exec", "runtime/seeds"]),
+    ("runtime/exec", [*IR_VOCABULARY, "compiler/plan"]),
+    ("runtime/verify", [*IR_VOCABULARY, "compiler/plan", "runtime/exec"]),
+    ("runtime/seeds", [*IR_VOCABULARY, "runtime/exec"]),
+    ("runtime/local", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds"]),
+    ("runtime/nccl", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds"]),
     ("tools", ["ir", "passes", "passes/analysis", "compiler", "compiler/plan", "runtime/exec",
                "runtime/verify", "runtime/seeds", "runtime/local", "runtime/nccl"]),
 ]

@@ -91,7 +91,7 @@ std::string computeNode(const plan::Plan &P, const dot::Graph &G, uint32_t I, bo
 std::string commNode(const plan::Plan &P, const dot::Graph &G, uint32_t I, bool Explain) {
   const plan::Comm &C = P.Comms[I];
   std::string Label = formatv("#{0} {1}", I, commKindName(C.Kind));
-  if (C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter)
+  if (plan::hasReduceOp(C.Kind))
     Label += formatv(" {0}", reduceOpName(C.Reduce));
   size_t Tensors = std::max(C.Inputs.size(), C.Outputs.size());
   Label += "\\n" + formatBytes(double(C.inputBytes(P.Tensors) +

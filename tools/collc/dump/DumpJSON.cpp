@@ -44,7 +44,7 @@ void dumpJSON(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
       J.object([&] {
         J.attribute("id", S.Index);
         J.attribute("kind", commKindName(C.Kind));
-        if (C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter)
+        if (plan::hasReduceOp(C.Kind))
           J.attribute("op", reduceOpName(C.Reduce));
         J.attribute("dtype", elemTypeName(C.Elem));
         J.attribute("group", C.Group >= 0 ? P.Groups[C.Group].Name : std::string("world"));

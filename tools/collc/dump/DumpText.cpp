@@ -20,7 +20,7 @@ std::string formatBytes(double B) {
 
 static std::string commHeadline(const plan::Plan &P, const plan::Comm &C) {
   std::string S = commKindName(C.Kind).str();
-  if (C.Kind == plan::CommKind::AllReduce || C.Kind == plan::CommKind::ReduceScatter)
+  if (plan::hasReduceOp(C.Kind))
     S += " " + reduceOpName(C.Reduce).str();
   S += " " + elemTypeName(C.Elem).str();
   if (C.Group >= 0)
