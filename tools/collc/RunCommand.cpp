@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "LocalRun.h"
 #include "OutputFile.h"
 #include "ToolSupport.h"
 
@@ -31,8 +32,6 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
-#include <mutex>
-#include <thread>
 #include <unistd.h>
 
 using namespace llvm;
@@ -161,12 +160,6 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, raw_ostream &Log) {
   return compileWithBucketPolicy(Prog, Diags, Bucket);
 }
 
-struct RankResult {
-  std::vector<double> StepUs;
-  std::string Error;
-  uint64_t BytesMoved = 0;
-};
-
 /// The last step's measured events of every rank as a Chrome trace: compute
 /// on thread 0, the comm stream's launches and waits on thread 1, times
 /// from the step's first event.
@@ -277,90 +270,26 @@ int run_runCommand() {
   Opts.Timeout = *Timeout;
   Opts.Trace = !TraceOut.empty();
 
-  std::vector<std::unique_ptr<rt::Executor>> Execs(World);
-  std::vector<std::vector<std::vector<char>>> Storage(World);
-  std::vector<RankResult> Results(World);
   outs() << formatv("running @{0} on {1} local ranks for {2} steps (plan {3})\n", P.Program, World,
                     Steps, P.Digest);
   outs().flush();
-
-  auto RankMain = [&](int64_t R) {
-    RankResult &Res = Results[R];
-    auto Fail = [&](Error E) { Res.Error = toString(std::move(E)); };
-    Expected<std::unique_ptr<rt::Executor>> E = rt::createLocalExecutor(P, R, Opts);
-    if (!E)
-      return Fail(E.takeError());
-    Execs[R] = std::move(*E);
-    rt::Executor &X = *Execs[R];
-    // The model's own memory for tensors that are not views.
-    for (const std::string &Name : X.unboundTensors()) {
-      uint32_t T = 0;
-      while (P.Tensors[T].Name != Name)
-        ++T;
-      Storage[R].emplace_back(P.Tensors[T].Type.bytes(), 0);
-      if (Error Err = X.bind(Name, Storage[R].back().data(), Storage[R].back().size()))
-        return Fail(std::move(Err));
-    }
-    std::vector<uint8_t> Touched(P.Tensors.size(), 0);
-    for (uint32_t T : X.touchedTensors())
-      Touched[T] = 1;
-    for (const plan::Comm &C : P.Comms)
-      if (C.Ranks.contains(R))
-        Res.BytesMoved +=
-            C.Kind == plan::CommKind::Recv ? C.outputBytes(P.Tensors) : C.inputBytes(P.Tensors);
-    if (Error Err = X.capture())
-      return Fail(std::move(Err));
-    auto Compute = [&](const plan::Compute &C, uint32_t) -> Error {
-      for (uint32_t T : C.Outputs) {
-        if (!Touched[T])
-          continue;
-        Expected<MutableArrayRef<char>> Mem = X.tensor(P.Tensors[T].Name);
-        if (!Mem)
-          return Mem.takeError();
-        rt::fillSynthetic(P, T, R, *Mem);
-      }
-      return Error::success();
-    };
-    for (unsigned S = 0; S != Steps; ++S) {
-      if (Opts.Trace)
-        X.clearTrace();
-      auto Start = std::chrono::steady_clock::now();
-      if (Error Err = X.replay(Compute))
-        return Fail(std::move(Err));
-      Res.StepUs.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - Start)
-              .count());
-    }
-  };
-  std::vector<std::thread> Threads;
-  std::string NoThread;
-  for (int64_t R = 0; R != World && NoThread.empty(); ++R) {
-    try {
-      Threads.emplace_back(RankMain, R);
-    } catch (const std::system_error &E) {
-      // The ranks already started wait for this one until their timeout,
-      // then fail naming it; the run reports why it is missing.
-      NoThread = formatv("cannot start the thread of rank {0} of {1}: {2}", R, World, E.what());
-      Results[R].Error = NoThread;
-    }
-  }
-  for (std::thread &T : Threads)
-    T.join();
-
+  LocalRun Run = runOnLocalRanks(P, Opts, Steps);
   bool Failed = false;
   for (int64_t R = 0; R != World; ++R)
-    if (!Results[R].Error.empty()) {
-      WithColor::error(errs(), "collc run") << "rank " << R << ": " << Results[R].Error << '\n';
+    if (!Run.Ranks[R].Error.empty()) {
+      WithColor::error(errs(), "collc run") << "rank " << R << ": " << Run.Ranks[R].Error << '\n';
       Failed = true;
     }
   if (Failed)
     return ExitUserError;
+  const std::vector<std::unique_ptr<rt::Executor>> &Execs = Run.Execs;
+  const std::vector<LocalRun::Rank> &Results = Run.Ranks;
 
   uint64_t Moved = Results[0].BytesMoved;
   double LastStepUs = 0;
   for (unsigned S = 0; S != Steps; ++S) {
     double Us = 0;
-    for (const RankResult &Res : Results)
+    for (const LocalRun::Rank &Res : Results)
       Us = std::max(Us, Res.StepUs[S]);
     LastStepUs = Us;
     outs() << formatv("step {0}: {1,9:f3} ms, {2,8:f2} GB/s ({3:f1} MB communicated by rank 0)\n",
@@ -372,15 +301,7 @@ int run_runCommand() {
   Error TraceError = TraceOut.empty() ? Error::success()
                                       : writeTrace(TraceOut, P, Execs, LastStepUs);
 
-  Expected<rt::CheckSummary> Check =
-      rt::checkPlanResults(P, [&](int64_t R, uint32_t T) -> ArrayRef<char> {
-        Expected<MutableArrayRef<char>> M = Execs[R]->tensor(P.Tensors[T].Name);
-        if (!M) {
-          consumeError(M.takeError());
-          return {};
-        }
-        return *M;
-      });
+  Expected<rt::CheckSummary> Check = checkLocalRun(P, Run);
   if (!Check) {
     consumeError(std::move(TraceError));
     return reportError("run", Check.takeError());

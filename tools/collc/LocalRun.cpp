@@ -1,0 +1,100 @@
+//===- tools/collc/LocalRun.cpp - A plan run on local ranks, checked -------===//
+
+#include "tools/collc/LocalRun.h"
+
+#include "runtime/local/LocalExecutor.h"
+#include "runtime/verify/SyntheticData.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <system_error>
+#include <thread>
+
+using namespace llvm;
+
+namespace collc::tool {
+
+LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, unsigned Steps) {
+  int64_t World = P.World;
+  LocalRun Run;
+  Run.Ranks.resize(World);
+  Run.Execs.resize(World);
+  Run.Storage.resize(World);
+  auto RankMain = [&](int64_t R) {
+    LocalRun::Rank &Res = Run.Ranks[R];
+    auto Fail = [&](Error E) { Res.Error = toString(std::move(E)); };
+    Expected<std::unique_ptr<rt::Executor>> E = rt::createLocalExecutor(P, R, Opts);
+    if (!E)
+      return Fail(E.takeError());
+    Run.Execs[R] = std::move(*E);
+    rt::Executor &X = *Run.Execs[R];
+    // The model's own memory for tensors that are not views.
+    for (const std::string &Name : X.unboundTensors()) {
+      uint32_t T = 0;
+      while (P.Tensors[T].Name != Name)
+        ++T;
+      Run.Storage[R].emplace_back(P.Tensors[T].Type.bytes(), 0);
+      if (Error Err = X.bind(Name, Run.Storage[R].back().data(), Run.Storage[R].back().size()))
+        return Fail(std::move(Err));
+    }
+    std::vector<uint8_t> Touched(P.Tensors.size(), 0);
+    for (uint32_t T : X.touchedTensors())
+      Touched[T] = 1;
+    for (const plan::Comm &C : P.Comms)
+      if (C.Ranks.contains(R))
+        Res.BytesMoved +=
+            C.Kind == plan::CommKind::Recv ? C.outputBytes(P.Tensors) : C.inputBytes(P.Tensors);
+    if (Error Err = X.capture())
+      return Fail(std::move(Err));
+    auto Compute = [&](const plan::Compute &C, uint32_t) -> Error {
+      for (uint32_t T : C.Outputs) {
+        if (!Touched[T])
+          continue;
+        Expected<MutableArrayRef<char>> Mem = X.tensor(P.Tensors[T].Name);
+        if (!Mem)
+          return Mem.takeError();
+        rt::fillSynthetic(P, T, R, *Mem);
+      }
+      return Error::success();
+    };
+    for (unsigned S = 0; S != Steps; ++S) {
+      if (Opts.Trace)
+        X.clearTrace();
+      auto Start = std::chrono::steady_clock::now();
+      if (Error Err = X.replay(Compute))
+        return Fail(std::move(Err));
+      Res.StepUs.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - Start)
+              .count());
+    }
+  };
+  std::vector<std::thread> Threads;
+  std::string NoThread;
+  for (int64_t R = 0; R != World && NoThread.empty(); ++R) {
+    try {
+      Threads.emplace_back(RankMain, R);
+    } catch (const std::system_error &E) {
+      // The ranks already started wait for this one until their timeout,
+      // then fail naming it; the run reports why it is missing.
+      NoThread = formatv("cannot start the thread of rank {0} of {1}: {2}", R, World, E.what());
+      Run.Ranks[R].Error = NoThread;
+    }
+  }
+  for (std::thread &T : Threads)
+    T.join();
+  return Run;
+}
+
+Expected<rt::CheckSummary> checkLocalRun(const plan::Plan &P, const LocalRun &Run) {
+  return rt::checkPlanResults(P, [&](int64_t R, uint32_t T) -> ArrayRef<char> {
+    Expected<MutableArrayRef<char>> M = Run.Execs[R]->tensor(P.Tensors[T].Name);
+    if (!M) {
+      consumeError(M.takeError());
+      return {};
+    }
+    return *M;
+  });
+}
+
+} // namespace collc::tool

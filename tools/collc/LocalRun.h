@@ -1,0 +1,46 @@
+//===- tools/collc/LocalRun.h - A plan run on local ranks, checked -*- C++ -*-===//
+//
+// What `collc run` does with a plan, for it and for the fuzzers: every rank
+// a thread of this process with its own local executor; tensors that are not
+// views in memory of the run's own; each compute writes the deterministic
+// synthetic data of its outputs (runtime/verify/SyntheticData.h); the steps
+// are replayed and timed; afterwards every result of every rank can be
+// checked against the independent reference (runtime/verify/PlanChecker.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_TOOLS_COLLC_LOCALRUN_H
+#define COLLC_TOOLS_COLLC_LOCALRUN_H
+
+#include "compiler/plan/Plan.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/verify/PlanChecker.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace collc::tool {
+
+struct LocalRun {
+  struct Rank {
+    std::vector<double> StepUs; ///< per replayed step
+    uint64_t BytesMoved = 0;    ///< what this rank's comms send (recv: receive)
+    std::string Error;          ///< empty: the rank ran every step
+  };
+  std::vector<Rank> Ranks;
+  std::vector<std::unique_ptr<rt::Executor>> Execs;     ///< per rank (null if not created)
+  std::vector<std::vector<std::vector<char>>> Storage; ///< per rank: its bound tensors
+};
+
+/// Runs \p P for \p Steps steps, a thread per rank (the plan's world must
+/// not exceed the local backend's), and returns what each rank measured or
+/// why it stopped. Never throws: a thread that cannot start is a rank error.
+LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, unsigned Steps);
+
+/// Compares every result of every rank of a run that succeeded with the
+/// reference; an error names the first tensor and rank that differ.
+llvm::Expected<rt::CheckSummary> checkLocalRun(const plan::Plan &P, const LocalRun &Run);
+
+} // namespace collc::tool
+
+#endif
