@@ -1,0 +1,110 @@
+//===- tests/fuzz/PlanFuzzer.cpp - libFuzzer target for plan files --------===//
+//
+// A plan file is untrusted input: feeds arbitrary bytes (seeded with the
+// compiled plans of the examples and the golden inputs) through everything
+// that consumes a plan. Invariants checked on every input:
+//  - no crash, hang or sanitizer report in the reader and validator, the
+//    NCCL lowering of every rank, every dump, and a dry run of the local
+//    executor on every rank (create, bind every tensor, capture: every
+//    instruction resolved, nothing issued);
+//  - a plan that reads writes back to text that reads again into an equal
+//    plan with the same digest.
+// Long run: see docs/testing.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/plan/Plan.h"
+#include "runtime/local/LocalExecutor.h"
+#include "runtime/nccl/NcclLowering.h"
+#include "tools/collc/dump/Dump.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace collc;
+
+namespace {
+
+/// Executors and listings per rank cost time per input: the fuzzer looks at
+/// the first ranks of wide plans (the reader and validator see them all).
+constexpr int64_t MaxRanksExamined = 16;
+/// A dry run allocates the plan's buffers and tensors; beyond this the run
+/// is skipped (the reader has already checked the sizes).
+constexpr uint64_t MaxDryRunBytes = uint64_t(64) << 20;
+
+[[noreturn]] void fail(const char *What, const std::string &Detail) {
+  fprintf(stderr, "%s\n%s\n", What, Detail.c_str());
+  abort();
+}
+
+uint64_t bytesToAllocate(const plan::Plan &P) {
+  uint64_t Sum = 0;
+  for (const plan::Buffer &B : P.Buffers)
+    Sum += B.Bytes;
+  for (const plan::Tensor &T : P.Tensors)
+    Sum += T.Type.bytes();
+  return Sum;
+}
+
+void dryRun(const plan::Plan &P) {
+  static std::atomic<unsigned> Runs{0};
+  std::string Prefix = llvm::formatv("fuzz{0}", Runs++).str();
+  for (int64_t R = 0; R != std::min(P.World, MaxRanksExamined); ++R) {
+    rt::ExecutorOptions Opts;
+    Opts.CommPrefix = Prefix;
+    Opts.DigestHandshake = false; // one rank alone: no peer to shake hands with
+    llvm::Expected<std::unique_ptr<rt::Executor>> X = rt::createLocalExecutor(P, R, Opts);
+    if (!X) {
+      llvm::consumeError(X.takeError());
+      continue;
+    }
+    std::vector<std::vector<char>> Memory;
+    for (const std::string &Name : (*X)->unboundTensors()) {
+      uint32_t T = 0;
+      while (P.Tensors[T].Name != Name)
+        ++T;
+      Memory.emplace_back(std::max<uint64_t>(P.Tensors[T].Type.bytes(), 1));
+      llvm::consumeError((*X)->bind(Name, Memory.back().data(), P.Tensors[T].Type.bytes()));
+    }
+    llvm::consumeError((*X)->capture());
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
+  llvm::StringRef Text(reinterpret_cast<const char *>(Data), Size);
+  llvm::Expected<plan::Plan> P = plan::readPlan(Text, "fuzz.plan");
+  if (!P) {
+    llvm::consumeError(P.takeError());
+    return 0;
+  }
+  std::string Written = plan::writePlan(*P);
+  llvm::Expected<plan::Plan> Again = plan::readPlan(Written, "written.plan");
+  if (!Again)
+    fail("a plan that read does not read back after writing:", llvm::toString(Again.takeError()));
+  if (!(*Again == *P) || Again->Digest != P->Digest)
+    fail("a plan written and read back differs from the one written:", Written);
+
+  for (int64_t R = 0; R != std::min(P->World, MaxRanksExamined); ++R) {
+    llvm::Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(*P, R);
+    if (!L) {
+      llvm::consumeError(L.takeError());
+      continue;
+    }
+    rt::nccl::printLowering(*P, *L, llvm::nulls());
+  }
+  DumpOptions Opts;
+  Opts.Explain = true;
+  dumpText(*P, Opts, llvm::nulls());
+  dumpJSON(*P, Opts, llvm::nulls());
+  llvm::consumeError(dumpDot(*P, Opts, llvm::nulls()));
+  llvm::consumeError(dumpTrace(*P, Opts, llvm::nulls()));
+  if (bytesToAllocate(*P) <= MaxDryRunBytes)
+    dryRun(*P);
+  return 0;
+}
