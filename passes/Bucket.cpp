@@ -28,7 +28,7 @@
 
 #include "passes/Passes.h"
 
-#include "passes/analysis/StepSimulator.h"
+#include "passes/analysis/ProgramStepModel.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "passes/Combine.h"
