@@ -62,6 +62,9 @@ SimModel planStepModel(const plan::Plan &P) {
       const plan::Comm &C = P.Comms[St.Index];
       T.Kind = opKindOf(C.Kind);
       T.Inputs.assign(C.Inputs.begin(), C.Inputs.end());
+      // Runtime split sizes must be ready too, as in ProgramStepModel.
+      if (C.Counts >= 0)
+        T.Inputs.push_back(uint32_t(C.Counts));
       T.Outputs.assign(C.Outputs.begin(), C.Outputs.end());
       T.Group = C.Group;
       T.Async = C.Async;
