@@ -28,7 +28,7 @@ GroupId RankSimulation::groupOfFlat(uint32_t Flat) const {
   return GroupId(It - FlatBase.begin() - 1);
 }
 
-int64_t RankSimulation::peerOf(const Op &O, int64_t R) const {
+int64_t peerRankOf(const Program &P, const Op &O, int64_t R) {
   Expected<int64_t> V = O.Peer->evaluate(R, P.worldSize());
   if (!V) {
     consumeError(V.takeError());
@@ -39,6 +39,8 @@ int64_t RankSimulation::peerOf(const Op &O, int64_t R) const {
   ArrayRef<int32_t> Members = P.group(O.Group).membersOf(R);
   return *V >= 0 && *V < int64_t(Members.size()) ? Members[*V] : -1;
 }
+
+int64_t RankSimulation::peerOf(const Op &O, int64_t R) const { return peerRankOf(P, O, R); }
 
 bool RankSimulation::complete(uint32_t Flat, RankSimulationVisitor &V) {
   std::vector<int32_t> &Here = Arrived[Flat];

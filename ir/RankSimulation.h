@@ -7,7 +7,9 @@
 // Each rank otherwise walks its ops in program order.
 //
 // Clients observe the run through a visitor: the cross-rank checker compares
-// what the members of a rendezvous issued; the step simulator assigns times.
+// what the members of a rendezvous issued. (The step simulator walks the
+// same rules over its own model, passes/analysis/StepSimulator.h, so that a
+// plan can be timed as well as a program.)
 // When ranks stay blocked the run stops and reports who waits where, so the
 // client can look for a cycle.
 //
@@ -27,6 +29,10 @@
 #include <vector>
 
 namespace collc {
+
+/// The world rank send/recv \p O of \p P talks to on \p Rank, or -1 when
+/// its peer expression fails or falls outside the world or group.
+int64_t peerRankOf(const Program &P, const Op &O, int64_t Rank);
 
 class RankSimulationVisitor {
 public:

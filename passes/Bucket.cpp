@@ -29,7 +29,7 @@
 #include "passes/Passes.h"
 
 #include "passes/Combine.h"
-#include "passes/analysis/StepSimulator.h"
+#include "passes/analysis/ProgramStepModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -67,24 +67,16 @@ double collectiveTimeUs(OpKind K, double Bytes, int64_t N, const LinkClass &Link
   return Link.AlphaUs + Bytes * busBandwidthFactor(K, N) / (Link.BusGBps * 1e3);
 }
 
-double reportedBytes(const Program &P, const Op &O, int64_t GroupSize) {
-  double In = 0, Out = 0;
-  for (ValueId V : O.dataOperands())
-    In += double(P.value(V).Type.bytes());
-  for (ValueId V : O.Results)
-    Out += double(P.value(V).Type.bytes());
-  switch (O.Kind) {
+double reportedBytes(OpKind K, double InBytes, double OutBytes) {
+  switch (K) {
   case OpKind::AllGather:
-    return Out;
   case OpKind::Recv:
-    return Out;
-  case OpKind::AllToAllV:
-    // Runtime split sizes: assume the sender fills its input.
-    return In;
+    return OutBytes;
   default:
-    return In;
+    // all_to_all_v with runtime split sizes: assume the sender fills its
+    // input.
+    return InBytes;
   }
-  (void)GroupSize;
 }
 
 } // namespace collc

@@ -42,8 +42,10 @@ double busBandwidthFactor(OpKind K, int64_t N);
 /// them) among \p N ranks on \p Link.
 double collectiveTimeUs(OpKind K, double Bytes, int64_t N, const LinkClass &Link);
 
-/// The size nccl-tests would report for op \p O of \p P, in bytes.
-double reportedBytes(const Program &P, const Op &O, int64_t GroupSize);
+/// The size nccl-tests would report for \p K with \p InBytes of data in and
+/// \p OutBytes out per rank: the gathered size for all_gather, what arrives
+/// for recv, the input otherwise.
+double reportedBytes(OpKind K, double InBytes, double OutBytes);
 
 } // namespace collc
 

@@ -2,7 +2,7 @@
 
 #include "passes/analysis/StepSimulator.h"
 
-#include "ir/RankSimulation.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 
@@ -12,66 +12,34 @@ namespace collc {
 
 namespace {
 
-class TimingVisitor : public RankSimulationVisitor {
+/// One walk of every rank through the tasks, with rendezvous semantics for
+/// communication. Ranks are advanced from a queue until they block; a
+/// rendezvous that completes queues its members in rank order, so the
+/// events come out in one deterministic order.
+class Run {
 public:
-  TimingVisitor(const Program &P, const SimOptions &Opts, bool FreeComm)
-      : P(P), Opts(Opts), FreeComm(FreeComm), NumValues(P.numValues()) {
-    Ready.assign(size_t(P.worldSize()) * NumValues, 0.0);
-    Ranks.resize(P.worldSize());
-  }
-
-  bool local(int64_t R, OpId I) override {
-    const Op &O = P.ops()[I];
-    if (O.Kind != OpKind::Compute)
-      return true; // `wait` costs nothing; consumers wait on data
-    RankTime &T = Ranks[R];
-    double &Free = T.stream(O.Stream);
-    double Start = std::max({Free, T.Fence, inputsReady(R, O)});
-    double End = Start + double(O.CostNs) / 1000.0;
-    Free = End;
-    for (ValueId V : O.Results)
-      ready(R, V) = End;
-    record(R, I, false, O.Stream, Start, End - Start);
-    return true;
-  }
-
-  bool collective(GroupId G, ArrayRef<int32_t> Members, ArrayRef<OpId> Ops, uint64_t) override {
-    double Start = 0;
-    for (size_t K = 0; K != Members.size(); ++K)
-      Start = std::max(Start, arrival(Members[K], P.ops()[Ops[K]]));
-    const Op &O = P.ops()[Ops.front()];
-    double Dur = cost(O, int64_t(Members.size()));
-    for (size_t K = 0; K != Members.size(); ++K)
-      finish(Members[K], Ops[K], Start, Dur);
-    return true;
-  }
-
-  bool pointToPoint(int64_t S, OpId SendI, int64_t R, OpId RecvI) override {
-    double Start = std::max(arrival(S, P.ops()[SendI]), arrival(R, P.ops()[RecvI]));
-    double Dur = cost(P.ops()[SendI], 2);
-    finish(S, SendI, Start, Dur);
-    finish(R, RecvI, Start, Dur);
-    return true;
-  }
-
-  SimResult result() const {
-    SimResult Out;
-    for (int64_t R = 0; R != int64_t(Ranks.size()); ++R) {
-      double End = Ranks[R].end();
-      if (End > Out.StepUs) {
-        Out.StepUs = End;
-        Out.SlowestRank = R;
-      }
+  Run(const SimModel &M, const SimOptions &Opts, bool FreeComm)
+      : M(M), Opts(Opts), FreeComm(FreeComm) {
+    Ready.assign(size_t(M.World) * M.NumValues, 0.0);
+    Ranks.resize(M.World);
+    uint32_t Total = 0;
+    for (const SimGroup &G : M.Groups) {
+      FlatBase.push_back(Total);
+      Total += G.Subgroups.size();
     }
-    Out.CommBusyUs = Ranks.empty() ? 0 : Ranks[Out.SlowestRank].CommBusy;
-    Out.Events = Events;
-    return Out;
+    Arrived.assign(Total, {});
   }
+
+  /// False when ranks stall.
+  bool run();
+  SimResult result();
 
 private:
-  struct RankTime {
+  struct RankState {
+    size_t PC = 0;
+    bool Blocked = false, Done = false;
     SmallVector<double, 4> Streams;
-    double Comm = 0, Fence = 0, CommBusy = 0;
+    double Comm = 0, Fence = 0, Busy = 0;
     double &stream(uint32_t S) {
       if (S >= Streams.size())
         Streams.resize(S + 1, 0.0);
@@ -85,77 +53,185 @@ private:
     }
   };
 
-  double &ready(int64_t R, ValueId V) { return Ready[size_t(R) * NumValues + V]; }
-  double inputsReady(int64_t R, const Op &O) {
-    double T = 0;
-    for (ValueId V : O.Operands)
-      T = std::max(T, ready(R, V));
-    return T;
+  double &ready(int64_t R, uint32_t V) { return Ready[size_t(R) * M.NumValues + V]; }
+  double inputsReady(int64_t R, const SimTask &T) {
+    double Time = 0;
+    for (uint32_t V : T.Inputs)
+      Time = std::max(Time, ready(R, V));
+    return Time;
   }
-  double arrival(int64_t R, const Op &O) { return std::max(Ranks[R].Comm, inputsReady(R, O)); }
-  double cost(const Op &O, int64_t N) const {
+  double arrival(int64_t R, const SimTask &T) { return std::max(Ranks[R].Comm, inputsReady(R, T)); }
+  double cost(const SimTask &T, int64_t N) const {
     if (FreeComm)
       return 0;
-    return collectiveTimeUs(O.Kind, reportedBytes(P, O, N), N, Opts.Link);
+    return collectiveTimeUs(T.Kind, reportedBytes(T.Kind, T.InBytes, T.OutBytes), N, Opts.Link);
   }
-  void finish(int64_t R, OpId I, double Start, double Dur) {
-    const Op &O = P.ops()[I];
-    RankTime &T = Ranks[R];
-    double End = Start + Dur;
-    T.Comm = End;
-    T.CommBusy += Dur;
-    for (ValueId V : O.Results)
-      ready(R, V) = End;
-    // Eager semantics: the compute streams wait for a blocking collective.
-    if (!O.Async)
-      T.Fence = std::max(T.Fence, End);
-    record(R, I, true, 0, Start, Dur);
+  void compute(int64_t R, const SimTask &T);
+  void finish(int64_t R, const SimTask &T, double Start, double Dur);
+  void unblock(int64_t R) {
+    Ranks[R].Blocked = false;
+    Ranks[R].PC++;
+    Queue.push_back(R);
   }
-  void record(int64_t R, OpId I, bool Comm, uint32_t Stream, double Start, double Dur) {
-    if (Opts.RecordEvents)
-      Events.push_back({R, I, Comm, Stream, Start, Dur});
-  }
+  bool advance(int64_t R);
+  bool pointToPoint(int64_t R, const SimTask &T);
+  bool collective(int64_t R, const SimTask &T);
 
-  const Program &P;
+  const SimModel &M;
   const SimOptions &Opts;
   bool FreeComm;
-  size_t NumValues;
   std::vector<double> Ready; // rank-major: ready time of each value on each rank
-  std::vector<RankTime> Ranks;
+  std::vector<RankState> Ranks;
+  std::vector<uint32_t> FlatBase;            // per group
+  std::vector<std::vector<int32_t>> Arrived; // per flat subgroup
+  std::vector<int64_t> Queue;
+  size_t Head = 0;
   std::vector<SimEvent> Events;
 };
 
-Expected<SimResult> runOnce(const Program &P, const RankMasks &Masks, const SimOptions &Opts,
-                            bool FreeComm) {
-  TimingVisitor V(P, Opts, FreeComm);
-  RankSimulation Sim(P, Masks);
-  if (Sim.run(V) != RankSimulation::Outcome::Finished)
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot simulate @%s: its ranks do not agree or deadlock (run "
-                             "check-cross-rank for details)",
-                             P.name().str().c_str());
-  return V.result();
+void Run::compute(int64_t R, const SimTask &T) {
+  RankState &S = Ranks[R];
+  double &Free = S.stream(T.Stream);
+  double Start = std::max({Free, S.Fence, inputsReady(R, T)});
+  double End = Start + double(T.CostNs) / 1000.0;
+  Free = End;
+  for (uint32_t V : T.Outputs)
+    ready(R, V) = End;
+  if (Opts.RecordEvents)
+    Events.push_back({R, T.Source, false, T.Stream, Start, End - Start});
+}
+
+void Run::finish(int64_t R, const SimTask &T, double Start, double Dur) {
+  RankState &S = Ranks[R];
+  double End = Start + Dur;
+  S.Comm = End;
+  S.Busy += Dur;
+  for (uint32_t V : T.Outputs)
+    ready(R, V) = End;
+  // Eager semantics: the compute streams wait for a blocking collective.
+  if (!T.Async)
+    S.Fence = std::max(S.Fence, End);
+  if (Opts.RecordEvents)
+    Events.push_back({R, T.Source, true, 0, Start, Dur});
+}
+
+bool Run::pointToPoint(int64_t R, const SimTask &T) {
+  int64_t Peer = T.Peers[R];
+  if (Peer < 0 || Peer >= M.World)
+    return false;
+  RankState &O = Ranks[Peer];
+  if (!O.Blocked)
+    return true; // the peer completes the pair when it arrives
+  const SimTask &OT = M.Tasks[O.PC];
+  bool IsSend = T.Kind == OpKind::Send;
+  if (OT.Kind != (IsSend ? OpKind::Recv : OpKind::Send) || OT.Peers[Peer] != R)
+    return true;
+  double Start = std::max(arrival(R, T), arrival(Peer, OT));
+  double Dur = cost(IsSend ? T : OT, 2); // the sender's bytes
+  finish(R, T, Start, Dur);
+  finish(Peer, OT, Start, Dur);
+  unblock(R);
+  unblock(Peer);
+  return true;
+}
+
+bool Run::collective(int64_t R, const SimTask &T) {
+  const SimGroup &G = M.Groups[T.Group];
+  int32_t Sub = G.SubgroupOf[R];
+  if (Sub < 0)
+    return false;
+  std::vector<int32_t> &Here = Arrived[FlatBase[T.Group] + Sub];
+  Here.push_back(R);
+  if (Here.size() != G.Subgroups[Sub].size())
+    return true;
+  // Members in rank order, so nothing depends on arrival order; the lowest
+  // rank's task (they are all the same one in an agreeing program) sets
+  // the cost.
+  std::vector<int32_t> Members = std::move(Here);
+  Here.clear();
+  llvm::sort(Members);
+  double Start = 0;
+  for (int32_t X : Members)
+    Start = std::max(Start, arrival(X, M.Tasks[Ranks[X].PC]));
+  double Dur = cost(M.Tasks[Ranks[Members.front()].PC], int64_t(Members.size()));
+  for (int32_t X : Members) {
+    finish(X, M.Tasks[Ranks[X].PC], Start, Dur);
+    unblock(X);
+  }
+  return true;
+}
+
+bool Run::advance(int64_t R) {
+  RankState &S = Ranks[R];
+  while (S.PC < M.Tasks.size()) {
+    const SimTask &T = M.Tasks[S.PC];
+    if (!T.runsOn(R)) {
+      ++S.PC;
+      continue;
+    }
+    if (T.Kind == OpKind::Compute) {
+      compute(R, T);
+      ++S.PC;
+      continue;
+    }
+    S.Blocked = true;
+    if (T.Kind == OpKind::Send || T.Kind == OpKind::Recv)
+      return pointToPoint(R, T);
+    return collective(R, T);
+  }
+  S.Done = true;
+  return true;
+}
+
+bool Run::run() {
+  for (int64_t R = 0; R != M.World; ++R)
+    Queue.push_back(R);
+  while (Head != Queue.size()) {
+    if (!advance(Queue[Head++]))
+      return false;
+    // Keep the queue from growing without bound on long runs.
+    if (Head > 4096 && Head * 2 > Queue.size()) {
+      Queue.erase(Queue.begin(), Queue.begin() + Head);
+      Head = 0;
+    }
+  }
+  return llvm::all_of(Ranks, [](const RankState &S) { return S.Done; });
+}
+
+SimResult Run::result() {
+  SimResult Out;
+  for (int64_t R = 0; R != M.World; ++R) {
+    double End = Ranks[R].end();
+    if (End > Out.StepUs) {
+      Out.StepUs = End;
+      Out.SlowestRank = R;
+    }
+  }
+  Out.CommBusyUs = Ranks.empty() ? 0 : Ranks[Out.SlowestRank].Busy;
+  Out.Events = std::move(Events);
+  return Out;
 }
 
 } // namespace
 
-Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts) {
-  if (double(P.worldSize()) * double(P.numValues()) > double(1 << 27))
-    return createStringError(inconvertibleErrorCode(),
-                             "@%s is too large to simulate (world %lld x %zu values)",
-                             P.name().str().c_str(), (long long)P.worldSize(), P.numValues());
-  RankMasks Masks(P);
-  Expected<SimResult> Full = runOnce(P, Masks, Opts, false);
-  if (!Full)
-    return Full.takeError();
+bool fitsStepSimulation(int64_t World, size_t NumValues) {
+  return double(World) * double(NumValues) <= double(1 << 27);
+}
+
+std::optional<SimResult> simulateModel(const SimModel &M, const SimOptions &Opts) {
+  Run Full(M, Opts, /*FreeComm=*/false);
+  if (!Full.run())
+    return std::nullopt;
   SimOptions Quiet = Opts;
   Quiet.RecordEvents = false;
-  Expected<SimResult> Free = runOnce(P, Masks, Quiet, true);
-  if (!Free)
-    return Free.takeError();
-  Full->ComputeOnlyStepUs = Free->StepUs;
-  Full->ExposedCommUs = std::max(0.0, Full->StepUs - Free->StepUs);
-  return Full;
+  // Free communication walks the same rendezvous, so it cannot stall here.
+  Run Free(M, Quiet, /*FreeComm=*/true);
+  if (!Free.run())
+    return std::nullopt;
+  SimResult Out = Full.result();
+  Out.ComputeOnlyStepUs = Free.result().StepUs;
+  Out.ExposedCommUs = std::max(0.0, Out.StepUs - Out.ComputeOnlyStepUs);
+  return Out;
 }
 
 } // namespace collc

@@ -1,34 +1,75 @@
 //===- passes/analysis/StepSimulator.h - One training step, simulated -*- C++ -*-===//
 //
-// Simulates one step of a program on every rank: each compute op runs on its
-// compute stream in program order, starting when its stream is free and its
-// inputs are ready; each collective runs on the rank's one comm stream and
-// starts when every member has issued it (and its inputs are ready); a
-// send/recv pair starts when both sides have. A collective that is not
-// `async` makes the rank's compute streams wait for it (eager semantics);
-// an `async` one overlaps until its results are used.
+// The one step simulator. It runs a small neutral model of a step, which a
+// program (ProgramStepModel.h, for the passes) and a plan
+// (compiler/PlanStepModel.h, for plan files) are translated into, so both
+// are timed by the same rules:
+//
+// Every rank walks the tasks in order, skipping those not on it. A compute
+// runs on its compute stream when the stream is free, its inputs are ready
+// and no blocking collective holds the rank. A collective runs on the
+// rank's one comm stream and starts when every member of its subgroup has
+// issued it and their inputs are ready; a send/recv pair starts when both
+// sides have. Communication costs the cost model's time for its kind, bytes
+// and group size. A collective that is not async fences the rank's compute
+// streams (eager semantics); an async one overlaps until its results are
+// used.
 //
 // The step time is the latest finish over all ranks; exposed communication
 // is the step time minus the step time with free communication.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_COST_STEPSIMULATOR_H
-#define COLLC_COMPILER_COST_STEPSIMULATOR_H
+#ifndef COLLC_PASSES_ANALYSIS_STEPSIMULATOR_H
+#define COLLC_PASSES_ANALYSIS_STEPSIMULATOR_H
 
 #include "passes/analysis/CostModel.h"
 
-#include "llvm/Support/Error.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SmallVector.h"
 
-#include <string>
+#include <optional>
 #include <vector>
 
 namespace collc {
 
+/// One thing ranks do in a step: a compute, a collective, a send or a recv.
+struct SimTask {
+  OpKind Kind = OpKind::Compute; ///< never wait: waits cost nothing here
+  uint32_t Source = 0;           ///< the adapter's index, echoed in events
+  llvm::BitVector Ranks;         ///< the ranks it runs on; empty: every rank
+  /// The values it waits for and the values it makes.
+  llvm::SmallVector<uint32_t, 2> Inputs, Outputs;
+  // A compute:
+  uint32_t Stream = 0;
+  int64_t CostNs = 0;
+  // Communication:
+  int32_t Group = -1; ///< a collective's, into SimModel::Groups
+  bool Async = false;
+  double InBytes = 0, OutBytes = 0; ///< per rank, of data (not split sizes)
+  std::vector<int32_t> Peers;       ///< send/recv: per world rank its peer, or -1
+
+  bool runsOn(int64_t Rank) const { return Ranks.empty() || Ranks.test(Rank); }
+};
+
+/// A group's membership, borrowed from the program or plan it describes.
+struct SimGroup {
+  llvm::ArrayRef<std::vector<int32_t>> Subgroups; ///< world ranks
+  llvm::ArrayRef<int32_t> SubgroupOf;             ///< per world rank; -1 outside
+};
+
+struct SimModel {
+  int64_t World = 1;
+  size_t NumValues = 0;
+  std::vector<SimGroup> Groups;
+  std::vector<SimTask> Tasks; ///< in the order every rank issues them
+};
+
 struct SimEvent {
   int64_t Rank;
-  OpId Op;
+  uint32_t Source; ///< SimTask::Source
   bool IsComm;
-  uint32_t Stream; ///< compute stream; unused for comm
+  uint32_t Stream; ///< compute stream; 0 for comm
   double StartUs;
   double DurUs;
 };
@@ -39,7 +80,7 @@ struct SimResult {
   double ExposedCommUs = 0;
   double CommBusyUs = 0; ///< on the slowest rank
   int64_t SlowestRank = 0;
-  std::vector<SimEvent> Events; ///< when requested
+  std::vector<SimEvent> Events; ///< when requested, in simulation order
 };
 
 struct SimOptions {
@@ -47,9 +88,14 @@ struct SimOptions {
   bool RecordEvents = false;
 };
 
-/// Fails when the program stalls (run check-cross-rank) or is too large to
-/// simulate (world x values over 2^27).
-llvm::Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts);
+/// Whether a world of \p World ranks with \p NumValues values is small enough
+/// to simulate (the ready times take world x values doubles).
+bool fitsStepSimulation(int64_t World, size_t NumValues);
+
+/// Simulates \p M (which must fit); none when its ranks stall: a collective
+/// some member never issues, a send without its recv, a rank outside the
+/// group of a collective it runs.
+std::optional<SimResult> simulateModel(const SimModel &M, const SimOptions &Opts);
 
 } // namespace collc
 

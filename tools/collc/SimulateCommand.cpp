@@ -9,8 +9,8 @@
 #include "Commands.h"
 #include "ToolSupport.h"
 
-#include "compiler/PlanSimulator.h"
-#include "passes/analysis/StepSimulator.h"
+#include "compiler/PlanStepModel.h"
+#include "passes/analysis/ProgramStepModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
@@ -45,13 +45,15 @@ int run_simulateCommand() {
     WithColor::error(errs(), "collc simulate") << toString(L.takeError()) << '\n';
     return ExitUsage;
   }
+  SimOptions Opts;
+  Opts.Link = *L;
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
     return reportError("simulate", In.takeError());
   Expected<plan::Plan> P = loadOrCompilePlan(*In, Bucket);
   if (!P)
     return reportError("simulate", P.takeError());
-  Expected<PlanSimResult> R = simulatePlan(*P, *L, false);
+  Expected<SimResult> R = simulatePlan(*P, Opts);
   if (!R)
     return reportError("simulate", R.takeError());
   auto Ms = [](double Us) { return Us / 1000.0; };
@@ -67,8 +69,6 @@ int run_simulateCommand() {
     Expected<ParsedProgram> Eager = parseProgramText(In->text(), In->Name);
     if (!Eager)
       return reportError("simulate", Eager.takeError());
-    SimOptions Opts;
-    Opts.Link = *L;
     Expected<SimResult> E = simulateStep(*Eager->Prog, Opts);
     if (!E)
       return reportError("simulate", E.takeError());

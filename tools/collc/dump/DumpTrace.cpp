@@ -8,7 +8,7 @@
 
 #include "tools/collc/dump/Dump.h"
 
-#include "compiler/PlanSimulator.h"
+#include "compiler/PlanStepModel.h"
 
 #include "tools/collc/JSONWriter.h"
 
@@ -23,7 +23,10 @@ namespace collc {
 static constexpr int64_t CommThread = 1000;
 
 Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
-  Expected<PlanSimResult> Sim = simulatePlan(P, Opts.Link, /*RecordEvents=*/true);
+  SimOptions SimOpts;
+  SimOpts.Link = Opts.Link;
+  SimOpts.RecordEvents = true;
+  Expected<SimResult> Sim = simulatePlan(P, SimOpts);
   if (!Sim)
     return Sim.takeError();
   JSONWriter J(OS, 1);
@@ -39,7 +42,7 @@ Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
   });
   J.attributeArray("traceEvents", [&] {
     std::set<std::pair<int64_t, int64_t>> Threads;
-    for (const PlanSimEvent &E : Sim->Events)
+    for (const SimEvent &E : Sim->Events)
       Threads.insert({E.Rank, E.IsComm ? CommThread : int64_t(E.Stream)});
     for (int64_t R = 0; R != P.World; ++R)
       J.object([&] {
@@ -61,12 +64,12 @@ Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
                                               : llvm::formatv("compute stream {0}", T).str());
         });
       });
-    for (const PlanSimEvent &E : Sim->Events)
+    for (const SimEvent &E : Sim->Events)
       J.object([&] {
         J.attribute("ph", "X");
         if (E.IsComm) {
-          const plan::Comm &C = P.Comms[E.Index];
-          J.attribute("name", llvm::formatv("#{0} {1}", E.Index, commKindName(C.Kind)).str());
+          const plan::Comm &C = P.Comms[E.Source];
+          J.attribute("name", llvm::formatv("#{0} {1}", E.Source, commKindName(C.Kind)).str());
           J.attribute("cat", "comm");
           J.attribute("tid", CommThread);
           J.attributeObject("args", [&] {
@@ -76,7 +79,7 @@ Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
               J.attribute("bucket", C.Bucket);
           });
         } else {
-          J.attribute("name", "@" + P.Computes[E.Index].Name);
+          J.attribute("name", "@" + P.Computes[E.Source].Name);
           J.attribute("cat", "compute");
           J.attribute("tid", int64_t(E.Stream));
         }

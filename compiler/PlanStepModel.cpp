@@ -1,0 +1,73 @@
+//===- compiler/PlanStepModel.cpp - A plan, for the simulator -------------===//
+
+#include "compiler/PlanStepModel.h"
+
+#include "compiler/CommKind.h"
+
+using namespace llvm;
+
+namespace collc {
+
+static BitVector ranksOf(const plan::RankSet &S, int64_t World) {
+  BitVector Out;
+  if (S.All)
+    return Out;
+  Out.resize(World);
+  for (int32_t R : S.Ranks)
+    Out.set(R);
+  return Out;
+}
+
+SimModel planStepModel(const plan::Plan &P) {
+  SimModel M;
+  M.World = P.World;
+  M.NumValues = P.Tensors.size();
+  for (const plan::Group &G : P.Groups)
+    M.Groups.push_back({G.Subgroups, G.SubgroupOf});
+  for (const plan::Step &St : P.Steps) {
+    if (St.Kind == plan::StepKind::Wait)
+      continue;
+    SimTask T;
+    T.Source = St.Index;
+    T.Ranks = ranksOf(P.ranksOf(St), P.World);
+    if (St.Kind == plan::StepKind::Compute) {
+      const plan::Compute &C = P.Computes[St.Index];
+      T.Inputs.assign(C.Inputs.begin(), C.Inputs.end());
+      T.Outputs.assign(C.Outputs.begin(), C.Outputs.end());
+      T.Stream = C.Stream;
+      T.CostNs = C.CostNs;
+    } else {
+      const plan::Comm &C = P.Comms[St.Index];
+      T.Kind = opKindOf(C.Kind);
+      T.Inputs.assign(C.Inputs.begin(), C.Inputs.end());
+      // Runtime split sizes must be ready too, as in ProgramStepModel.
+      if (C.Counts >= 0)
+        T.Inputs.push_back(uint32_t(C.Counts));
+      T.Outputs.assign(C.Outputs.begin(), C.Outputs.end());
+      T.Group = C.Group;
+      T.Async = C.Async;
+      T.InBytes = double(C.inputBytes(P.Tensors));
+      T.OutBytes = double(C.outputBytes(P.Tensors));
+      if (C.Kind == plan::CommKind::Send || C.Kind == plan::CommKind::Recv)
+        T.Peers = C.Peers;
+    }
+    M.Tasks.push_back(std::move(T));
+  }
+  return M;
+}
+
+Expected<SimResult> simulatePlan(const plan::Plan &P, const SimOptions &Opts) {
+  if (!fitsStepSimulation(P.World, P.Tensors.size()))
+    return createStringError(inconvertibleErrorCode(),
+                             "plan @%s is too large to simulate (world %lld x %zu tensors)",
+                             P.Program.c_str(), (long long)P.World, P.Tensors.size());
+  std::optional<SimResult> R = simulateModel(planStepModel(P), Opts);
+  if (!R)
+    return createStringError(inconvertibleErrorCode(),
+                             "plan @%s stalls: its ranks' steps do not match up (was it "
+                             "compiled with check-cross-rank?)",
+                             P.Program.c_str());
+  return std::move(*R);
+}
+
+} // namespace collc

@@ -1,0 +1,64 @@
+//===- passes/analysis/ProgramStepModel.cpp - A program, for the simulator -===//
+
+#include "passes/analysis/ProgramStepModel.h"
+
+#include "ir/RankSimulation.h"
+
+using namespace llvm;
+
+namespace collc {
+
+SimModel programStepModel(const Program &P, const RankMasks &Masks) {
+  SimModel M;
+  M.World = P.worldSize();
+  M.NumValues = P.numValues();
+  for (const Group &G : P.groups())
+    M.Groups.push_back({G.Subgroups, G.SubgroupOf});
+  for (OpId I = 0; I != P.ops().size(); ++I) {
+    const Op &O = P.ops()[I];
+    if (O.Kind != OpKind::Compute && !isCommunication(O.Kind))
+      continue;
+    SimTask T;
+    T.Kind = O.Kind;
+    T.Source = I;
+    if (const BitVector *Mask = Masks.mask(I))
+      T.Ranks = *Mask;
+    // Every operand, split sizes included: they must be ready too.
+    T.Inputs.assign(O.Operands.begin(), O.Operands.end());
+    T.Outputs.assign(O.Results.begin(), O.Results.end());
+    T.Stream = O.Stream;
+    T.CostNs = O.CostNs;
+    T.Async = O.Async;
+    if (isCollective(O.Kind))
+      T.Group = int32_t(O.Group);
+    for (ValueId V : O.dataOperands())
+      T.InBytes += double(P.value(V).Type.bytes());
+    for (ValueId V : O.Results)
+      T.OutBytes += double(P.value(V).Type.bytes());
+    if (O.Kind == OpKind::Send || O.Kind == OpKind::Recv) {
+      T.Peers.assign(M.World, -1);
+      for (int64_t R = 0; R != M.World; ++R)
+        if (T.runsOn(R))
+          T.Peers[R] = int32_t(peerRankOf(P, O, R));
+    }
+    M.Tasks.push_back(std::move(T));
+  }
+  return M;
+}
+
+Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts) {
+  if (!fitsStepSimulation(P.worldSize(), P.numValues()))
+    return createStringError(inconvertibleErrorCode(),
+                             "@%s is too large to simulate (world %lld x %zu values)",
+                             P.name().str().c_str(), (long long)P.worldSize(), P.numValues());
+  RankMasks Masks(P);
+  std::optional<SimResult> R = simulateModel(programStepModel(P, Masks), Opts);
+  if (!R)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot simulate @%s: its ranks do not agree or deadlock (run "
+                             "check-cross-rank for details)",
+                             P.name().str().c_str());
+  return std::move(*R);
+}
+
+} // namespace collc
