@@ -18,7 +18,7 @@
 
 #include "compiler/Compile.h"
 #include "tools/collc/Shrink.h"
-#include "tools/collc/JSONWriter.h"
+#include "tools/collc/ChromeTrace.h"
 #include "runtime/local/LocalDriver.h"
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/verify/PlanChecker.h"
@@ -169,19 +169,15 @@ Error writeTrace(StringRef Path, const plan::Plan &P,
   if (!Out)
     return Out.takeError();
   JSONWriter J((*Out)->os(), 1);
-  J.objectBegin();
-  J.attribute("displayTimeUnit", "ms");
-  J.attributeObject("otherData", [&] {
-    J.attribute("program", P.Program);
-    J.attribute("digest", P.Digest);
-    J.attribute("backend", "local");
-    J.attribute("step_us", StepUs);
-  });
   double Origin = std::numeric_limits<double>::max();
   for (const auto &X : Execs)
     for (const rt::TraceEvent &E : X->trace())
       Origin = std::min(Origin, E.StartUs);
-  J.attributeArray("traceEvents", [&] {
+  auto OtherData = [&] {
+    J.attribute("backend", "local");
+    J.attribute("step_us", StepUs);
+  };
+  writeChromeTrace(J, P, OtherData, [&] {
     for (size_t R = 0; R != Execs.size(); ++R) {
       J.object([&] {
         J.attribute("ph", "M");
@@ -201,7 +197,6 @@ Error writeTrace(StringRef Path, const plan::Plan &P,
         });
     }
   });
-  J.objectEnd();
   return (*Out)->commit();
 }
 

@@ -12,6 +12,8 @@
 
 #include "tools/collc/JSONWriter.h"
 
+#include "tools/collc/ChromeTrace.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <set>
@@ -30,17 +32,13 @@ Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
   if (!Sim)
     return Sim.takeError();
   JSONWriter J(OS, 1);
-  J.objectBegin();
-  J.attribute("displayTimeUnit", "ms");
-  J.attributeObject("otherData", [&] {
-    J.attribute("program", P.Program);
-    J.attribute("digest", P.Digest);
+  auto OtherData = [&] {
     J.attribute("link", Opts.Link.Name);
     J.attribute("step_us", Sim->StepUs);
     J.attribute("compute_only_step_us", Sim->ComputeOnlyStepUs);
     J.attribute("exposed_comm_us", Sim->ExposedCommUs);
-  });
-  J.attributeArray("traceEvents", [&] {
+  };
+  writeChromeTrace(J, P, OtherData, [&] {
     std::set<std::pair<int64_t, int64_t>> Threads;
     for (const SimEvent &E : Sim->Events)
       Threads.insert({E.Rank, E.IsComm ? CommThread : int64_t(E.Stream)});
@@ -88,7 +86,6 @@ Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
         J.attribute("dur", E.DurUs);
       });
   });
-  J.objectEnd();
   OS << "\n";
   return Error::success();
 }
