@@ -3,6 +3,7 @@
 #include "compiler/Lowering.h"
 
 #include "compiler/CommKind.h"
+#include "compiler/plan/PlanValidator.h"
 #include "ir/RankMasks.h"
 #include "passes/analysis/BufferLayout.h"
 #include "llvm/Support/SourceMgr.h"
@@ -46,6 +47,23 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
   };
   if (Buffer)
     Out.Source = SM->getMemoryBuffer(Buffer)->getBufferIdentifier().str();
+  // The format's limits, refused here rather than written into a plan that
+  // its reader would refuse.
+  if (Out.Alignment > uint64_t(plan::MaxAlignment))
+    return createStringError(inconvertibleErrorCode(),
+                             "alignment %llu is beyond the plan format's limit of %lld bytes "
+                             "(plan-memory{align=N}, collc compile --align)",
+                             (unsigned long long)Out.Alignment, (long long)plan::MaxAlignment);
+  for (const Op &O : P.ops())
+    for (ValueId V : O.Results)
+      for (int64_t D : P.value(V).Type.Shape)
+        if (D > plan::MaxDimension)
+          return createStringError(inconvertibleErrorCode(),
+                                   "%s:%s: %%%s : %s has dimension %lld, beyond the plan "
+                                   "format's limit of 2^48",
+                                   Out.Source.c_str(), Loc(O.Loc).c_str(),
+                                   P.value(V).Name.str().c_str(),
+                                   P.value(V).Type.str().c_str(), (long long)D);
 
   for (const Group &G : P.groups()) {
     plan::Group PG;
@@ -177,6 +195,9 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     Out.Comms.push_back(std::move(C));
   }
   Out.finalize();
+  // What the compiler writes, its reader takes: the same checks, here.
+  if (Error E = plan::validatePlan(Out, Out.Source.empty() ? "<lowered plan>" : Out.Source))
+    return E;
   // Every plan carries its digest from birth: writing it, reading it back
   // and handing it to an executor see the same value.
   Out.Digest = plan::computeDigest(Out);

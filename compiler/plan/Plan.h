@@ -29,6 +29,12 @@
 namespace collc::plan {
 
 constexpr int FormatVersion = 1;
+/// Limits of the format, shared by the reader, the validator and the
+/// lowering (which refuses a program beyond them rather than write a plan
+/// its own reader would refuse).
+constexpr int64_t MaxWorld = int64_t(1) << 20;
+constexpr int64_t MaxAlignment = int64_t(1) << 20;
+constexpr int64_t MaxDimension = int64_t(1) << 48;
 
 /// The ranks a step or op runs on: every rank, or a sorted list.
 struct RankSet {
@@ -187,7 +193,8 @@ std::string digestOfText(llvm::StringRef Text);
 
 /// Reads a plan; rejects a wrong format version, a malformed or truncated
 /// file, dangling references and a digest that does not match the content,
-/// each with the line and what was expected.
+/// each with the line and what was expected; then validates it
+/// (PlanValidator.h), so what it returns may be trusted.
 llvm::Expected<Plan> readPlan(llvm::StringRef Text, llvm::StringRef Name = "<plan>");
 llvm::Expected<Plan> readPlanFile(llvm::StringRef Path);
 

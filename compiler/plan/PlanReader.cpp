@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/plan/Plan.h"
+#include "compiler/plan/PlanValidator.h"
 #include "ir/Quoting.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -243,7 +244,7 @@ Expected<TensorType> Reader::type() {
     return T;
   --Pos; // re-read the dims as a list
   Words[Pos].erase(0, Bracket);
-  Expected<std::vector<int64_t>> Dims = list("dimensions", 0, int64_t(1) << 48);
+  Expected<std::vector<int64_t>> Dims = list("dimensions", 0, MaxDimension);
   if (!Dims)
     return Dims.takeError();
   T.Shape.assign(Dims->begin(), Dims->end());
@@ -282,13 +283,13 @@ Error Reader::header() {
   P.Program = *N;
   if (Error E = keyword("world"))
     return E;
-  Expected<int64_t> W = integer("world size", 1, 1 << 20);
+  Expected<int64_t> W = integer("world size", 1, MaxWorld);
   if (!W)
     return W.takeError();
   P.World = *W;
   if (Error E = keyword("align"))
     return E;
-  Expected<int64_t> A = integer("alignment", 1, 1 << 20);
+  Expected<int64_t> A = integer("alignment", 1, MaxAlignment);
   if (!A)
     return A.takeError();
   if (*A & (*A - 1))
@@ -319,8 +320,9 @@ Error Reader::group() {
     }
     G.Subgroups.emplace_back(Members->begin(), Members->end());
   }
-  if (G.Subgroups.empty())
-    return err("group @" + G.Name + " has no subgroups");
+  // No subgroups is a group nobody is in (a split whose colors exclude
+  // every rank): the writer writes it, so the reader takes it; a comm on it
+  // is refused by the validator, since none of its ranks is a member.
   GroupIndex[G.Name] = P.Groups.size();
   P.Groups.push_back(std::move(G));
   return Error::success();
@@ -685,8 +687,9 @@ Expected<Plan> Reader::run() {
         return D.takeError();
       std::string Want = digestOfText(Above);
       if (*D != Want)
-        return err("digest mismatch: the plan says " + *D + " but its content hashes to " + Want +
-                   "; the file was modified or corrupted (compile it again)");
+        return err("digest mismatch: the digest " + *D +
+                   " does not match the plan's content; the file was edited or corrupted, and an "
+                   "edited plan must be recompiled from its program (collc compile)");
       P.Digest = D->str();
       if (Error EE = endOfLine())
         return EE;
@@ -713,7 +716,15 @@ Expected<Plan> Reader::run() {
 
 } // namespace
 
-Expected<Plan> readPlan(StringRef Text, StringRef Name) { return Reader(Text, Name).run(); }
+Expected<Plan> readPlan(StringRef Text, StringRef Name) {
+  Expected<Plan> P = Reader(Text, Name).run();
+  if (!P)
+    return P.takeError();
+  // A digest is no seal: everything the file says is checked before use.
+  if (Error E = validatePlan(*P, Name))
+    return E;
+  return P;
+}
 
 Expected<Plan> readPlanFile(StringRef Path) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path);

@@ -56,7 +56,10 @@ Error TensorBindings::bind(StringRef Name, void *Data, uint64_t Bytes) {
                              P.Tensors[*T].Type.str(), Want, Bytes));
   if (!Data && Want)
     return makeError(ErrorKind::InvalidArgument, formatv("%{0} was bound to null", Name));
-  Home[*T] = static_cast<char *>(Data);
+  // An empty tensor may be bound to null (an empty vector's data()); a
+  // null home means "unbound", so it gets an address that is never read.
+  static char EmptyTensor;
+  Home[*T] = Data ? static_cast<char *>(Data) : &EmptyTensor;
   return Error::success();
 }
 

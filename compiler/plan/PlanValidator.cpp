@@ -1,0 +1,517 @@
+//===- compiler/plan/PlanValidator.cpp - A plan is input: check it ---------===//
+//
+// One pass over the plan in the file's order: header, groups, tensors,
+// buffers, computes, comms, steps. Each part may rely on the ones checked
+// before it (a comm's tensors have checked byte sizes, its group has
+// disjoint subgroups). The first failure is returned; membership is
+// computed here rather than read from Plan::finalize's derived fields, so a
+// plan edited in memory is judged by what it says.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/plan/PlanValidator.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace collc::plan {
+
+namespace {
+
+class Validator {
+public:
+  Validator(const Plan &P, StringRef Name) : P(P), Name(Name) {}
+  Error run();
+
+private:
+  Error fail(const Twine &Entity, const Twine &Msg) const {
+    return createStringError(inconvertibleErrorCode(), "%s: %s: %s", Name.str().c_str(),
+                             Entity.str().c_str(), Msg.str().c_str());
+  }
+  std::string commName(size_t I) const {
+    return formatv("comm {0} ({1})", I, commKindName(P.Comms[I].Kind)).str();
+  }
+  Error header();
+  Error groups();
+  Error tensors();
+  Error buffers();
+  Error rankSet(const Twine &Entity, const RankSet &S) const;
+  Error tensorList(const Twine &Entity, StringRef What, ArrayRef<uint32_t> Ts) const;
+  Error computes();
+  Error comm(size_t I);
+  Error commShape(size_t I, int64_t N);
+  Error allToAllV(size_t I, int64_t N);
+  Error bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts) const;
+  Error steps();
+
+  /// Calls \p F on every rank of \p S (the world when All), until it fails.
+  template <typename F> Error forRanks(const RankSet &S, F Fn) const {
+    if (S.All) {
+      for (int64_t R = 0; R != P.World; ++R)
+        if (Error E = Fn(R))
+          return E;
+      return Error::success();
+    }
+    for (int32_t R : S.Ranks)
+      if (Error E = Fn(R))
+        return E;
+    return Error::success();
+  }
+  /// The subgroup of world rank \p R in group \p G, or -1.
+  int32_t subgroupOf(int32_t G, int64_t R) const { return SubgroupOf[G][R]; }
+
+  const Plan &P;
+  StringRef Name;
+  std::vector<std::vector<int32_t>> SubgroupOf; ///< per group, per world rank
+  std::vector<uint64_t> Bytes;                  ///< per tensor, checked
+};
+
+Error Validator::header() {
+  if (P.World < 1 || P.World > MaxWorld)
+    return fail("program @" + P.Program,
+                formatv("world {0} is not in 1..{1}", P.World, MaxWorld).str());
+  if (P.Alignment == 0 || P.Alignment > uint64_t(MaxAlignment) ||
+      (P.Alignment & (P.Alignment - 1)))
+    return fail("program @" + P.Program,
+                formatv("alignment {0}: expected a power of two in 1..{1}", P.Alignment,
+                        MaxAlignment)
+                    .str());
+  return Error::success();
+}
+
+Error Validator::groups() {
+  SubgroupOf.reserve(P.Groups.size());
+  for (const Group &G : P.Groups) {
+    std::vector<int32_t> Of(P.World, -1);
+    for (size_t S = 0; S != G.Subgroups.size(); ++S) {
+      if (G.Subgroups[S].empty())
+        return fail("group @" + G.Name, formatv("subgroup {0} is empty", S).str());
+      for (int32_t R : G.Subgroups[S]) {
+        if (R < 0 || R >= P.World)
+          return fail("group @" + G.Name,
+                      formatv("rank {0} is not in 0..{1}", R, P.World - 1).str());
+        if (Of[R] >= 0)
+          return fail("group @" + G.Name,
+                      formatv("rank {0} is in subgroups {1} and {2}; subgroups must be disjoint",
+                              R, Of[R], S)
+                          .str());
+        Of[R] = int32_t(S);
+      }
+    }
+    SubgroupOf.push_back(std::move(Of));
+  }
+  return Error::success();
+}
+
+Error Validator::tensors() {
+  Bytes.reserve(P.Tensors.size());
+  for (size_t I = 0; I != P.Tensors.size(); ++I) {
+    const Tensor &T = P.Tensors[I];
+    std::string Entity = formatv("tensor {0} %{1}", I, T.Name);
+    int64_t N = 1;
+    for (int64_t D : T.Type.Shape) {
+      if (D < 0 || D > MaxDimension)
+        return fail(Entity, formatv("dimension {0} is not in 0..2^48", D).str());
+      Optional<int64_t> M = checkedMul(N, D);
+      if (!M)
+        return fail(Entity, T.Type.str() + " has more than 2^63-1 elements");
+      N = *M;
+    }
+    Optional<int64_t> B = checkedMul(N, int64_t(elemTypeBytes(T.Type.Elem)));
+    if (!B)
+      return fail(Entity, T.Type.str() + " has more than 2^63-1 bytes");
+    Bytes.push_back(uint64_t(*B));
+  }
+  return Error::success();
+}
+
+Error Validator::buffers() {
+  for (size_t I = 0; I != P.Buffers.size(); ++I) {
+    const Buffer &B = P.Buffers[I];
+    std::string Entity = formatv("buffer {0}", I);
+    if (B.Segments < 1 || B.Segments > P.World)
+      return fail(Entity, formatv("segments {0} is not in 1..{1}", B.Segments, P.World).str());
+    if (B.Bytes > uint64_t(INT64_MAX) || B.Bytes % uint64_t(B.Segments))
+      return fail(Entity, formatv("{0} bytes do not split into {1} equal segments", B.Bytes,
+                                  B.Segments)
+                              .str());
+    uint64_t Segment = B.Bytes / uint64_t(B.Segments);
+    for (const Slot &S : B.Slots) {
+      if (S.Tensor >= P.Tensors.size())
+        return fail(Entity, formatv("slot of tensor {0}: there are {1} tensors", S.Tensor,
+                                    P.Tensors.size())
+                                .str());
+      std::string SlotName = formatv("slot of %{0}", P.Tensors[S.Tensor].Name);
+      if (S.Bytes != Bytes[S.Tensor])
+        return fail(Entity, formatv("{0} has {1} bytes; the tensor has {2}", SlotName, S.Bytes,
+                                    Bytes[S.Tensor])
+                                .str());
+      if (S.Bytes % uint64_t(B.Segments))
+        return fail(Entity, formatv("{0}: {1} bytes do not split into {2} segments", SlotName,
+                                    S.Bytes, B.Segments)
+                                .str());
+      Optional<uint64_t> End = checkedAddUnsigned(S.Offset, S.Bytes / uint64_t(B.Segments));
+      if (!End || *End > Segment)
+        return fail(Entity, formatv("{0} at offset {1} ({2} bytes per segment) does not fit a "
+                                    "segment of {3} bytes",
+                                    SlotName, S.Offset, S.Bytes / uint64_t(B.Segments), Segment)
+                                .str());
+    }
+  }
+  return Error::success();
+}
+
+Error Validator::rankSet(const Twine &Entity, const RankSet &S) const {
+  if (S.All)
+    return Error::success();
+  for (size_t I = 0; I != S.Ranks.size(); ++I) {
+    if (S.Ranks[I] < 0 || S.Ranks[I] >= P.World)
+      return fail(Entity, formatv("rank {0} is not in 0..{1}", S.Ranks[I], P.World - 1).str());
+    if (I && S.Ranks[I] <= S.Ranks[I - 1])
+      return fail(Entity, "ranks must increase");
+  }
+  return Error::success();
+}
+
+Error Validator::tensorList(const Twine &Entity, StringRef What, ArrayRef<uint32_t> Ts) const {
+  for (uint32_t T : Ts)
+    if (T >= P.Tensors.size())
+      return fail(Entity, formatv("{0} tensor {1} is not in 0..{2}", What, T,
+                                  int64_t(P.Tensors.size()) - 1)
+                              .str());
+  return Error::success();
+}
+
+Error Validator::computes() {
+  for (size_t I = 0; I != P.Computes.size(); ++I) {
+    const Compute &C = P.Computes[I];
+    std::string Entity = formatv("compute {0} @{1}", I, C.Name);
+    if (Error E = rankSet(Entity, C.Ranks))
+      return E;
+    if (Error E = tensorList(Entity, "input", C.Inputs))
+      return E;
+    if (Error E = tensorList(Entity, "output", C.Outputs))
+      return E;
+  }
+  return Error::success();
+}
+
+/// A fused comm works on its buffers: every tensor must have a slot there.
+Error Validator::bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts) const {
+  if (B < 0)
+    return Error::success();
+  for (uint32_t T : Ts) {
+    bool Found = false;
+    for (const Slot &S : P.Buffers[B].Slots)
+      Found |= S.Tensor == T;
+    if (!Found)
+      return fail(commName(I), formatv("{0} tensor %{1} has no slot in its {0} buffer {2}", What,
+                                       P.Tensors[T].Name, B)
+                                   .str());
+  }
+  return Error::success();
+}
+
+Error Validator::comm(size_t I) {
+  const Comm &C = P.Comms[I];
+  std::string Entity = commName(I);
+  if (Error E = rankSet(Entity, C.Ranks))
+    return E;
+  if (Error E = tensorList(Entity, "input", C.Inputs))
+    return E;
+  if (Error E = tensorList(Entity, "output", C.Outputs))
+    return E;
+  if (C.Group < -1 || C.Group >= int32_t(P.Groups.size()))
+    return fail(Entity, formatv("group {0} is not in 0..{1}", C.Group,
+                                int64_t(P.Groups.size()) - 1)
+                            .str());
+  if (isCollective(C.Kind) && C.Group < 0)
+    return fail(Entity, "a collective needs a group");
+  for (int32_t B : {C.InBuffer, C.OutBuffer})
+    if (B < -1 || B >= int32_t(P.Buffers.size()))
+      return fail(Entity, formatv("buffer {0} is not in -1..{1}", B,
+                                  int64_t(P.Buffers.size()) - 1)
+                              .str());
+  if (C.Counts < -1 || C.Counts >= int32_t(P.Tensors.size()))
+    return fail(Entity, formatv("counts tensor {0} is not in 0..{1}", C.Counts,
+                                int64_t(P.Tensors.size()) - 1)
+                            .str());
+  // The dtype is how the runtime reads the bytes: it must be the tensors'.
+  for (const std::vector<uint32_t> *Ts : {&C.Inputs, &C.Outputs})
+    for (uint32_t T : *Ts)
+      if (P.Tensors[T].Type.Elem != C.Elem)
+        return fail(Entity, formatv("dtype {0}, but tensor {1} %{2} is {3}", elemTypeName(C.Elem),
+                                    T, P.Tensors[T].Name, P.Tensors[T].Type.str())
+                                .str());
+  // Every issuing rank is in the group; a group size the same for all of
+  // them where the shape depends on it.
+  int64_t N = -1;
+  if (C.Group >= 0) {
+    const Group &G = P.Groups[C.Group];
+    if (Error E = forRanks(C.Ranks, [&](int64_t R) -> Error {
+          int32_t S = subgroupOf(C.Group, R);
+          if (S < 0)
+            return fail(Entity, formatv("rank {0} issues it, but is not a member of group @{1}",
+                                        R, G.Name)
+                                    .str());
+          int64_t Size = int64_t(G.Subgroups[S].size());
+          if (N >= 0 && Size != N && isCollective(C.Kind) && C.Kind != CommKind::Barrier &&
+              C.Kind != CommKind::AllReduce && C.Kind != CommKind::Broadcast)
+            return fail(Entity, formatv("its ranks are in subgroups of @{0} of sizes {1} and {2}; "
+                                        "its shape needs one size",
+                                        G.Name, N, Size)
+                                    .str());
+          N = std::max(N, Size);
+          return Error::success();
+        }))
+      return E;
+  }
+  if (N < 0)
+    N = P.World;
+  if (Error E = bufferOf(I, C.InBuffer, "input", C.Inputs))
+    return E;
+  if (Error E = bufferOf(I, C.OutBuffer, "output", C.Outputs))
+    return E;
+  return commShape(I, N);
+}
+
+Error Validator::commShape(size_t I, int64_t N) {
+  const Comm &C = P.Comms[I];
+  std::string Entity = commName(I);
+  if (C.Kind != CommKind::AllToAllV && (C.Counts >= 0 || !C.Splits.empty()))
+    return fail(Entity, "only all_to_all_v takes split sizes");
+  bool P2P = !isCollective(C.Kind);
+  if (P2P || hasRoot(C.Kind)) {
+    StringRef Word = P2P ? "peer" : "root";
+    if (int64_t(C.Peers.size()) != P.World)
+      return fail(Entity, formatv("has {0} {1}s; expected one per rank of the world ({2})",
+                                  C.Peers.size(), Word, P.World)
+                              .str());
+    if (Error E = forRanks(C.Ranks, [&](int64_t R) -> Error {
+          int64_t V = C.Peers[R];
+          if (P2P) {
+            if (V < 0 || V >= P.World || V == R)
+              return fail(Entity, formatv("peer {0} of rank {1} is not a rank of 0..{2} other "
+                                          "than itself",
+                                          V, R, P.World - 1)
+                                      .str());
+            if (C.Group >= 0 && subgroupOf(C.Group, V) != subgroupOf(C.Group, R))
+              return fail(Entity, formatv("peer {0} of rank {1} is not in its subgroup of @{2}", V,
+                                          R, P.Groups[C.Group].Name)
+                                      .str());
+            return Error::success();
+          }
+          int64_t Size = int64_t(P.Groups[C.Group].Subgroups[subgroupOf(C.Group, R)].size());
+          if (V < 0 || V >= Size)
+            return fail(Entity, formatv("root {0} of rank {1} is not in 0..{2}, the local ranks "
+                                        "of its subgroup of @{3}",
+                                        V, R, Size - 1, P.Groups[C.Group].Name)
+                                    .str());
+          return Error::success();
+        }))
+      return E;
+  }
+  if (C.Kind == CommKind::AllToAllV)
+    return allToAllV(I, N);
+  auto Sum = [&](ArrayRef<uint32_t> Ts) {
+    uint64_t S = 0; // each at most 2^63-1: a sum of two fits, more is checked
+    for (uint32_t T : Ts) {
+      Optional<uint64_t> X = checkedAddUnsigned(S, Bytes[T]);
+      S = X ? *X : UINT64_MAX;
+    }
+    return S;
+  };
+  if (C.Kind == CommKind::Send || C.Kind == CommKind::Recv) {
+    bool Send = C.Kind == CommKind::Send;
+    if (C.Inputs.size() != (Send ? 1u : 0u) || C.Outputs.size() != (Send ? 0u : 1u))
+      return fail(Entity, formatv("has {0} input and {1} output tensors; a {2} {3}s exactly one",
+                                  C.Inputs.size(), C.Outputs.size(), commKindName(C.Kind),
+                                  commKindName(C.Kind))
+                              .str());
+    return Error::success();
+  }
+  if (C.Kind == CommKind::Barrier) {
+    if (!C.Inputs.empty() || !C.Outputs.empty())
+      return fail(Entity, "a barrier moves no tensors");
+    return Error::success();
+  }
+  // The runtime moves the fused buffers, or else the one tensor each way.
+  bool Fused = C.InBuffer >= 0;
+  if (Fused != (C.OutBuffer >= 0))
+    return fail(Entity, formatv("inbuf {0} and outbuf {1}: a fused comm has both, an unfused "
+                                "one neither",
+                                C.InBuffer, C.OutBuffer)
+                            .str());
+  if (!Fused && (C.Inputs.size() != 1 || C.Outputs.size() != 1))
+    return fail(Entity, formatv("has {0} input and {1} output tensors and no buffers; expected "
+                                "one of each",
+                                C.Inputs.size(), C.Outputs.size())
+                            .str());
+  uint64_t In = Fused ? P.Buffers[C.InBuffer].Bytes : Sum(C.Inputs);
+  uint64_t Out = Fused ? P.Buffers[C.OutBuffer].Bytes : Sum(C.Outputs);
+  if (!Fused && (Sum(C.Inputs) > In || Sum(C.Outputs) > Out))
+    return fail(Entity, "its tensors do not fit its buffers");
+  uint64_t ES = elemTypeBytes(C.Elem);
+  uint64_t Want = In;
+  StringRef Rule = "as many bytes as its input";
+  switch (C.Kind) {
+  case CommKind::AllReduce:
+  case CommKind::Broadcast:
+  case CommKind::AllToAll:
+    break;
+  case CommKind::AllGather:
+    Rule = "group size times its input";
+    Want = checkedMulUnsigned(In, uint64_t(N)).getValueOr(UINT64_MAX);
+    break;
+  case CommKind::ReduceScatter:
+    Rule = "its input divided by the group size";
+    Want = In % uint64_t(N) ? UINT64_MAX : In / uint64_t(N);
+    break;
+  default:
+    llvm_unreachable("handled above");
+  }
+  if (Out != Want)
+    return fail(Entity, formatv("its output has {0} bytes; expected {1} ({2} of {3} bytes, "
+                                "group size {4})",
+                                Out, Rule, Want == UINT64_MAX ? "none" : std::to_string(Want), In,
+                                N)
+                            .str());
+  uint64_t Unit = C.Kind == CommKind::AllToAll ? ES * uint64_t(N) : ES;
+  if (In % Unit)
+    return fail(Entity, formatv("its input of {0} bytes is not a whole number of {1}-byte units",
+                                In, Unit)
+                            .str());
+  return Error::success();
+}
+
+Error Validator::allToAllV(size_t I, int64_t N) {
+  const Comm &C = P.Comms[I];
+  std::string Entity = commName(I);
+  if (C.Inputs.empty() || C.Inputs.size() != C.Outputs.size())
+    return fail(Entity, formatv("has {0} inputs and {1} outputs; expected one output per input",
+                                C.Inputs.size(), C.Outputs.size())
+                            .str());
+  const TensorType &In0 = P.Tensors[C.Inputs[0]].Type, &Out0 = P.Tensors[C.Outputs[0]].Type;
+  for (size_t K = 0; K != C.Inputs.size(); ++K) {
+    const TensorType &In = P.Tensors[C.Inputs[K]].Type, &Out = P.Tensors[C.Outputs[K]].Type;
+    if (In.Shape.empty() || Out.Shape.empty() ||
+        ArrayRef<int64_t>(In.Shape).drop_front() != ArrayRef<int64_t>(Out.Shape).drop_front() ||
+        In.Shape[0] != In0.Shape[0] || Out.Shape[0] != Out0.Shape[0])
+      return fail(Entity, formatv("moves rows: {0} -> {1} must have the trailing dimensions of "
+                                  "each other and the rows of {2} -> {3}",
+                                  In.str(), Out.str(), In0.str(), Out0.str())
+                              .str());
+  }
+  if (C.Counts >= 0) {
+    const TensorType &T = P.Tensors[C.Counts].Type;
+    if (isFloatType(T.Elem) || T.Elem == ElemType::F8E4M3 || T.Elem == ElemType::F8E5M2)
+      return fail(Entity, "counts tensor %" + P.Tensors[C.Counts].Name + " is " + T.str() +
+                              "; expected an integer type");
+    if (T.numElements() < N) // its bytes were checked, so this cannot wrap
+      return fail(Entity, formatv("counts tensor %{0} is {1}; expected at least {2} entries, one "
+                                  "per rank of its group",
+                                  P.Tensors[C.Counts].Name, T.str(), N)
+                              .str());
+    if (!C.Splits.empty())
+      return fail(Entity, "has both a counts tensor and static split sizes");
+    return Error::success();
+  }
+  if (int64_t(C.Splits.size()) != N * N) // N <= 2^20: no overflow
+    return fail(Entity, formatv("has {0} split sizes; its group has {1} ranks, so it needs "
+                                "{1} x {1} = {2}",
+                                C.Splits.size(), N, N * N)
+                            .str());
+  int64_t InRows = In0.Shape[0], OutRows = Out0.Shape[0];
+  for (int64_t From = 0; From != N; ++From) {
+    int64_t Sent = 0, Received = 0;
+    for (int64_t To = 0; To != N; ++To) {
+      int64_t S = C.Splits[From * N + To], R = C.Splits[To * N + From];
+      if (S < 0)
+        return fail(Entity, formatv("split size {0} (row {1}, column {2}) is negative", S, From,
+                                    To)
+                                .str());
+      Optional<int64_t> A = checkedAdd(Sent, S), B = checkedAdd(Received, R);
+      Sent = A ? *A : INT64_MAX;
+      Received = B ? *B : INT64_MAX;
+    }
+    if (Sent > InRows)
+      return fail(Entity, formatv("local rank {0} sends {1} rows in all, more than the {2} of its "
+                                  "input",
+                                  From, Sent == INT64_MAX ? "over 2^63-1" : std::to_string(Sent),
+                                  InRows)
+                              .str());
+    if (Received > OutRows)
+      return fail(Entity, formatv("local rank {0} receives {1} rows in all, more than the {2} of "
+                                  "its output",
+                                  From,
+                                  Received == INT64_MAX ? "over 2^63-1" : std::to_string(Received),
+                                  OutRows)
+                              .str());
+  }
+  return Error::success();
+}
+
+Error Validator::steps() {
+  std::vector<uint8_t> ComputeSeen(P.Computes.size(), 0);
+  enum : uint8_t { NotLaunched, Launched, Waited };
+  std::vector<uint8_t> State(P.Comms.size(), NotLaunched);
+  for (size_t I = 0; I != P.Steps.size(); ++I) {
+    const Step &S = P.Steps[I];
+    std::string Entity = formatv("step {0} ({1} {2})", I, stepKindName(S.Kind), S.Index);
+    if (S.Kind == StepKind::Compute) {
+      if (S.Index >= P.Computes.size())
+        return fail(Entity, formatv("compute {0} is not in 0..{1}", S.Index,
+                                    int64_t(P.Computes.size()) - 1)
+                                .str());
+      if (ComputeSeen[S.Index]++)
+        return fail(Entity, "runs its compute a second time");
+      continue;
+    }
+    if (S.Index >= P.Comms.size())
+      return fail(Entity, formatv("comm {0} is not in 0..{1}", S.Index,
+                                  int64_t(P.Comms.size()) - 1)
+                              .str());
+    uint8_t &St = State[S.Index];
+    if (S.Kind == StepKind::Launch && St != NotLaunched)
+      return fail(Entity, "launches its comm a second time");
+    // A comm whose results are waited for in two `wait` ops has two wait
+    // steps; the second finds it complete.
+    if (S.Kind == StepKind::Wait && St == NotLaunched)
+      return fail(Entity, "waits for its comm before it is launched");
+    St = S.Kind == StepKind::Launch ? Launched : Waited;
+  }
+  for (size_t I = 0; I != P.Computes.size(); ++I)
+    if (!ComputeSeen[I])
+      return fail(formatv("compute {0} @{1}", I, P.Computes[I].Name), "no step runs it");
+  for (size_t I = 0; I != P.Comms.size(); ++I)
+    if (State[I] != Waited)
+      return fail(commName(I), State[I] == NotLaunched ? "no step launches it"
+                                                       : "it is launched but never waited for");
+  return Error::success();
+}
+
+Error Validator::run() {
+  if (Error E = header())
+    return E;
+  if (Error E = groups())
+    return E;
+  if (Error E = tensors())
+    return E;
+  if (Error E = buffers())
+    return E;
+  if (Error E = computes())
+    return E;
+  for (size_t I = 0; I != P.Comms.size(); ++I)
+    if (Error E = comm(I))
+      return E;
+  return steps();
+}
+
+} // namespace
+
+Error validatePlan(const Plan &P, StringRef Name) { return Validator(P, Name).run(); }
+
+} // namespace collc::plan
