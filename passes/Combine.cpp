@@ -132,4 +132,70 @@ void applyCombinations(Program &P, ArrayRef<Combination> Cs) {
   P.recomputeDefs();
 }
 
+std::vector<ClosedGroup> groupByKey(const Program &P, const GroupingRules &Rules) {
+  const auto &Ops = P.ops();
+  std::vector<OpenGroup> Slots;                  // one per key and type, first-seen order
+  std::vector<uint8_t> IsOpen;                   // per slot
+  std::vector<int32_t> Owner(P.numValues(), -1); // value -> slot of the open group making it
+  std::vector<ClosedGroup> Closed;
+
+  auto Close = [&](size_t S, std::string Why) {
+    if (!IsOpen[S])
+      return;
+    OpenGroup &G = Slots[S];
+    for (OpId I : G.Members)
+      for (ValueId V : Ops[I].Results)
+        Owner[V] = -1;
+    Closed.push_back({G.Key, std::move(G.Members), G.Bytes, std::move(Why)});
+    G.Members.clear();
+    G.Bytes = 0;
+    IsOpen[S] = 0;
+  };
+
+  for (OpId I = 0; I != Ops.size(); ++I) {
+    const Op &O = Ops[I];
+    for (ValueId V : O.Operands)
+      if (int32_t S = Owner[V]; S >= 0)
+        Close(S, Rules.AtUse(V, O));
+    if (isOrderBarrier(O.Kind)) {
+      std::string Why;
+      for (size_t S = 0; S != Slots.size(); ++S)
+        if (IsOpen[S]) {
+          if (Why.empty())
+            Why = Rules.AtBarrier(O);
+          Close(S, Why);
+        }
+      continue;
+    }
+    if (!Rules.Joins(O))
+      continue;
+    CombineKey Key = CombineKey::of(O);
+    ElemType Elem = P.value(O.dataOperands().front()).Type.Elem;
+    uint64_t Bytes = 0;
+    for (ValueId V : O.dataOperands())
+      Bytes += P.value(V).Type.bytes();
+    size_t S = 0;
+    while (S != Slots.size() && !(Slots[S].Key == Key && Slots[S].Elem == Elem))
+      ++S;
+    if (S == Slots.size()) {
+      Slots.push_back(OpenGroup{Key, Elem, {}, 0, 0});
+      IsOpen.push_back(0);
+    } else if (IsOpen[S]) {
+      if (std::string Why = Rules.CloseBefore(Slots[S], O, Bytes); !Why.empty())
+        Close(S, std::move(Why));
+    }
+    OpenGroup &G = Slots[S];
+    IsOpen[S] = 1;
+    G.Members.push_back(I);
+    G.Bytes += Bytes;
+    for (ValueId V : O.Results)
+      Owner[V] = int32_t(S);
+    if (std::string Why = Rules.CloseAfter(G); !Why.empty())
+      Close(S, std::move(Why));
+  }
+  for (size_t S = 0; S != Slots.size(); ++S)
+    Close(S, Rules.AtEnd.str());
+  return Closed;
+}
+
 } // namespace collc
