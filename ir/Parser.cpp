@@ -15,6 +15,7 @@
 #include "ir/Quoting.h"
 #include "ir/TypeInference.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -90,6 +91,13 @@ private:
   bool parseString(std::string &Out);
   const RankExpr *parseExpr(unsigned MinPrec = 1);
   const RankExpr *parseUnary();
+  /// Counts the parser's own nesting in rank expressions (parentheses,
+  /// unary operators, right operands) and refuses past RankExpr::MaxDepth.
+  bool enterExpr(SMLoc Loc);
+  /// Refuses a tree deeper than RankExpr::MaxDepth (a long left-leaning
+  /// chain `rank + 0 + 0 ...` is built by a loop, not by nesting).
+  const RankExpr *checkDepth(const RankExpr *E, SMLoc Loc);
+  unsigned ExprNesting = 0;
   const RankExpr *parsePrimary();
 
   Lexer Lex;
@@ -165,7 +173,7 @@ bool Parser::parseType(TensorType &Out) {
     if (!parseInteger(D, "a dimension size"))
       return false;
     // Keep the total byte size representable so later arithmetic is safe.
-    if (D != 0 && Elements > (int64_t(1) << 48) / D)
+    if (D != 0 && Elements > MaxTensorElements / D)
       return error(Loc, "tensor has more than 2^48 elements");
     Elements *= D;
     Out.Shape.push_back(D);
@@ -388,7 +396,28 @@ static Optional<RankExpr::Kind> binaryOp(Token::Kind K) {
   }
 }
 
+bool Parser::enterExpr(SMLoc Loc) {
+  if (ExprNesting < RankExpr::MaxDepth)
+    return true;
+  error(Loc, formatv("rank expression nests deeper than {0} levels here (parentheses, unary "
+                     "operators and operands); the limit is {0}",
+                     RankExpr::MaxDepth));
+  return false;
+}
+
+const RankExpr *Parser::checkDepth(const RankExpr *E, SMLoc Loc) {
+  if (!E || E->depth() <= RankExpr::MaxDepth)
+    return E;
+  error(Loc, formatv("rank expression is {0} operators deep at this operator; the limit is {1}",
+                     E->depth(), RankExpr::MaxDepth));
+  return nullptr;
+}
+
 const RankExpr *Parser::parseExpr(unsigned MinPrec) {
+  if (!enterExpr(Tok.loc()))
+    return nullptr;
+  ++ExprNesting;
+  auto Leave = llvm::make_scope_exit([&] { --ExprNesting; });
   const RankExpr *LHS = parseUnary();
   if (!LHS)
     return nullptr;
@@ -407,19 +436,25 @@ const RankExpr *Parser::parseExpr(unsigned MinPrec) {
     const RankExpr *RHS = parseExpr(RankExpr::precedence(*K) + 1);
     if (!RHS)
       return nullptr;
-    LHS = Prog->makeExpr(*K, OpLoc, 0, LHS, RHS);
+    LHS = checkDepth(Prog->makeExpr(*K, OpLoc, 0, LHS, RHS), OpLoc);
+    if (!LHS)
+      return nullptr;
   }
 }
 
 const RankExpr *Parser::parseUnary() {
   SMLoc Loc = Tok.loc();
+  if (!enterExpr(Loc))
+    return nullptr;
+  ++ExprNesting;
+  auto Leave = llvm::make_scope_exit([&] { --ExprNesting; });
   if (consumeIf(Token::Minus)) {
     const RankExpr *E = parseUnary();
-    return E ? Prog->makeExpr(RankExpr::Neg, Loc, 0, E) : nullptr;
+    return E ? checkDepth(Prog->makeExpr(RankExpr::Neg, Loc, 0, E), Loc) : nullptr;
   }
   if (consumeIf(Token::Bang)) {
     const RankExpr *E = parseUnary();
-    return E ? Prog->makeExpr(RankExpr::Not, Loc, 0, E) : nullptr;
+    return E ? checkDepth(Prog->makeExpr(RankExpr::Not, Loc, 0, E), Loc) : nullptr;
   }
   return parsePrimary();
 }

@@ -17,6 +17,7 @@
 #include "llvm/Support/SMLoc.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -53,7 +54,14 @@ public:
 
   RankExpr(Kind K, llvm::SMLoc Loc, int64_t Value, const RankExpr *L, const RankExpr *R)
       : K(K), DependsOnRank(K == Rank || (L && L->DependsOnRank) || (R && R->DependsOnRank)),
-        Loc(Loc), Value(Value), LHS(L), RHS(R) {}
+        Depth(1 + std::max(L ? L->Depth : 0, R ? R->Depth : 0)), Loc(Loc), Value(Value), LHS(L),
+        RHS(R) {}
+
+  /// The deepest a parsed expression may be (operators on the longest path
+  /// from the root to a leaf), and the deepest the parser nests parentheses
+  /// and unary operators: evaluation, printing and comparison recurse on the
+  /// tree, so input cannot make them overflow the stack.
+  static constexpr unsigned MaxDepth = 512;
 
   Kind kind() const { return K; }
   llvm::SMLoc loc() const { return Loc; }
@@ -64,6 +72,8 @@ public:
   /// False when the expression has the same value on every rank.
   bool dependsOnRank() const { return DependsOnRank; }
   bool isConst() const { return K == Const; }
+  /// Operators on the longest path to a leaf, this one included.
+  unsigned depth() const { return Depth; }
 
   /// Evaluates the expression on \p Rank of a world of \p WorldSize.
   /// Division by zero and signed overflow are errors located at the
@@ -86,6 +96,7 @@ private:
 
   Kind K;
   bool DependsOnRank;
+  unsigned Depth;
   llvm::SMLoc Loc;
   int64_t Value;
   const RankExpr *LHS;

@@ -47,6 +47,12 @@ Expected<TensorType> inferResultType(const Program &P, const Op &O, unsigned Ind
   StringRef Name = P.value(O.Operands[Index]).Name;
   switch (O.Kind) {
   case OpKind::AllGather: {
+    // Gathers of gathers multiply: keep the result within the limit every
+    // tensor has, instead of wrapping (a chain once came out as f32[0]).
+    if (In.numElements() > MaxTensorElements / N)
+      return typeError(formatv("all_gather of %{0} ({1}) over the {2} ranks of @{3} would hold "
+                               "{1} x {2} elements, more than 2^48",
+                               Name, In.str(), N, G.Name));
     TensorType Out = In;
     if (Out.Shape.empty())
       Out.Shape.push_back(N);

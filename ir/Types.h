@@ -47,6 +47,10 @@ llvm::StringRef allElemTypeNames();
 
 /// A dense, row-major tensor type: element type and static shape.
 /// A shape of rank 0 is a scalar.
+/// Most elements a tensor may hold: every later size computation (bytes,
+/// buffers, offsets) stays far inside int64.
+constexpr int64_t MaxTensorElements = int64_t(1) << 48;
+
 struct TensorType {
   ElemType Elem = ElemType::F32;
   llvm::SmallVector<int64_t, 4> Shape;

@@ -12,6 +12,7 @@
 #include "ir/TypeInference.h"
 
 #include "llvm/ADT/BitVector.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -124,10 +125,12 @@ void Verifier::verifyAllToAllV(const Op &O) {
     return;
   }
   for (int64_t S = 0; S != N; ++S) {
+    // Entries come from the file: sums that would pass 2^63-1 saturate
+    // there, which is past any tensor's rows, instead of wrapping negative.
     int64_t Sent = 0, Received = 0;
     for (int64_t D = 0; D != N; ++D) {
-      Sent += O.Splits[S * N + D];
-      Received += O.Splits[D * N + S];
+      Sent = checkedAdd(Sent, O.Splits[S * N + D]).getValueOr(INT64_MAX);
+      Received = checkedAdd(Received, O.Splits[D * N + S]).getValueOr(INT64_MAX);
     }
     if (Sent > InRows)
       errorAt(O.Loc, formatv("rank {0} of @{1} sends {2} rows in all, more than the {3} rows of "
