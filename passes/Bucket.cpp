@@ -61,30 +61,76 @@ std::string bytesText(uint64_t B) {
 /// The DDP assignment with early closing, as combinations (not yet applied).
 std::vector<Combination> assignBuckets(const Program &P, ArrayRef<uint64_t> Limits) {
   const auto &Ops = P.ops();
-  // The key, the dependencies and the barriers are the shared loop's
-  // (Combine.h); bucket's own are DDP's limits and its words. A group's
-  // KeyState is the index of the limit its key and type use next: it moves
-  // on only when a bucket closes at its limit, as in DDP.
-  auto Joins = [](const Op &O) { return isBucketable(O); };
-  auto CloseBefore = [](const OpenGroup &, const Op &, uint64_t) { return std::string(); };
-  auto CloseAfter = [&](OpenGroup &G) -> std::string {
-    uint64_t Limit = Limits[G.KeyState];
-    if (G.Bytes < Limit)
-      return "";
-    G.KeyState = std::min(G.KeyState + 1, Limits.size() - 1);
-    return formatv("closed at {0} bytes, reaching the {1} limit", G.Bytes, bytesText(Limit));
+  struct Acc {
+    CombineKey Key;
+    ElemType Elem;
+    std::vector<OpId> Members;
+    uint64_t Bytes = 0;
+    size_t LimitIndex = 0; // per (key, type), survives the buckets it closes
+    bool Open = false;
   };
-  auto AtUse = [&](ValueId V, const Op &User) -> std::string {
-    return formatv("closed early: %{0} is used by {1}", P.value(V).Name, describeOp(P, User));
+  struct Closed {
+    std::vector<OpId> Members;
+    std::string Why;
+    uint64_t Bytes;
   };
-  auto AtBarrier = [&](const Op &O) -> std::string {
-    return formatv("closed early at {0}", describeOp(P, O));
+  std::vector<Acc> Accs; // one per (key, type), in first-seen order
+  std::vector<Closed> Buckets;
+  std::vector<int32_t> Owner(P.numValues(), -1);
+
+  auto Close = [&](Acc &A, const std::string &Why) {
+    if (!A.Open)
+      return;
+    for (OpId I : A.Members)
+      for (ValueId V : Ops[I].Results)
+        Owner[V] = -1;
+    Buckets.push_back({std::move(A.Members), Why, A.Bytes});
+    A.Members.clear();
+    A.Bytes = 0;
+    A.Open = false;
   };
-  std::vector<ClosedGroup> Buckets = groupByKey(
-      P, {Joins, CloseBefore, CloseAfter, AtUse, AtBarrier, "closed at the end of the program"});
+
+  for (OpId I = 0; I != Ops.size(); ++I) {
+    const Op &O = Ops[I];
+    for (ValueId V : O.Operands)
+      if (Owner[V] >= 0)
+        Close(Accs[Owner[V]],
+              formatv("closed early: %{0} is used by {1}", P.value(V).Name, describeOp(P, O)));
+    if (isOrderBarrier(O.Kind)) {
+      for (Acc &A : Accs)
+        Close(A, formatv("closed early at {0}", describeOp(P, O)));
+      continue;
+    }
+    if (!isBucketable(O))
+      continue;
+    CombineKey Key = CombineKey::of(O);
+    ElemType Elem = P.value(O.dataOperands().front()).Type.Elem;
+    int32_t Index = -1;
+    for (size_t K = 0; K != Accs.size(); ++K)
+      if (Accs[K].Key == Key && Accs[K].Elem == Elem)
+        Index = K;
+    if (Index < 0) {
+      Index = Accs.size();
+      Accs.push_back(Acc{Key, Elem, {}, 0, 0, false});
+    }
+    Acc &A = Accs[Index];
+    A.Open = true;
+    A.Members.push_back(I);
+    for (ValueId V : O.dataOperands())
+      A.Bytes += P.value(V).Type.bytes();
+    for (ValueId V : O.Results)
+      Owner[V] = Index;
+    uint64_t Limit = Limits[A.LimitIndex];
+    if (A.Bytes >= Limit) {
+      Close(A, formatv("closed at {0} bytes, reaching the {1} limit", A.Bytes, bytesText(Limit)));
+      A.LimitIndex = std::min(A.LimitIndex + 1, Limits.size() - 1);
+    }
+  }
+  for (Acc &A : Accs)
+    Close(A, "closed at the end of the program");
 
   // Number buckets by the position of their first tensor.
-  llvm::stable_sort(Buckets, [](const ClosedGroup &A, const ClosedGroup &B) {
+  llvm::stable_sort(Buckets, [](const Closed &A, const Closed &B) {
     return A.Members.front() < B.Members.front();
   });
 
@@ -97,7 +143,7 @@ std::vector<Combination> assignBuckets(const Program &P, ArrayRef<uint64_t> Limi
   OpId Previous = 0;
   bool HavePrevious = false;
   for (size_t B = 0; B != Buckets.size(); ++B) {
-    ClosedGroup &Bk = Buckets[B];
+    Closed &Bk = Buckets[B];
     OpId Last = Bk.Members.back();
     OpId Earliest = InvalidId;
     for (OpId I : Bk.Members)

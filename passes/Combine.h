@@ -2,9 +2,8 @@
 //
 // Shared by fuse and bucket: what may merge (an explicit key, as XLA's
 // combiners use), which ops stop a merge (a use of a member's result, or an
-// op that fixes the order of communication), the one loop that groups ops
-// by key (each pass supplies its size policy and the words of its reasons),
-// and the rewrite that replaces the members by one op.
+// op that fixes the order of communication), and the rewrite that replaces
+// the members by one op.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_PASSES_COMBINE_H
@@ -13,8 +12,6 @@
 #include "ir/Program.h"
 
 #include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
-#include "llvm/ADT/StringRef.h"
 
 #include <string>
 #include <vector>
@@ -62,52 +59,6 @@ struct Combination {
 /// member order) and keeps everything else in order. A combination with one
 /// member keeps its op and only gains the attributes.
 void applyCombinations(Program &P, llvm::ArrayRef<Combination> Cs);
-
-/// A group of collectives while it is open in groupByKey.
-struct OpenGroup {
-  CombineKey Key;
-  ElemType Elem;
-  std::vector<OpId> Members; ///< in program order
-  uint64_t Bytes = 0;        ///< of the members' data operands
-  /// The pass's own state for this key and element type, kept across the
-  /// groups it closes (bucket: which of its limits applies next).
-  size_t KeyState = 0;
-};
-
-/// A group as groupByKey closed it, and why.
-struct ClosedGroup {
-  CombineKey Key;
-  std::vector<OpId> Members;
-  uint64_t Bytes;
-  std::string Why;
-};
-
-/// What fuse and bucket each supply to the one grouping loop: which ops
-/// join, when a group closes by size, and the words of each close reason.
-struct GroupingRules {
-  /// Whether \p O joins the open group of its key and element type.
-  llvm::function_ref<bool(const Op &O)> Joins;
-  /// Why \p G must close before \p O (of \p Bytes) joins it; empty: it may.
-  llvm::function_ref<std::string(const OpenGroup &G, const Op &O, uint64_t Bytes)> CloseBefore;
-  /// Why \p G must close now that its newest member joined; empty: it stays
-  /// open.
-  llvm::function_ref<std::string(OpenGroup &G)> CloseAfter;
-  /// Why a group closes before \p User reads its member's result \p V.
-  llvm::function_ref<std::string(ValueId V, const Op &User)> AtUse;
-  /// Why every open group closes at the order barrier \p O.
-  llvm::function_ref<std::string(const Op &O)> AtBarrier;
-  /// Why the groups still open at the end close.
-  llvm::StringRef AtEnd;
-};
-
-/// The one group-by-key loop (as XLA's combiners share theirs). Walks \p P
-/// in program order. An op that joins goes to the open group of its key and
-/// element type (at most one per key and type; keys kept in first-seen
-/// order, never pointer or hash order). A group closes before an op that
-/// reads one of its results (the merge would delay that result past its
-/// use), at an order barrier (all groups), when the rules say so, and at
-/// the end. Returns every closed group, singles included, in closing order.
-std::vector<ClosedGroup> groupByKey(const Program &P, const GroupingRules &Rules);
 
 } // namespace collc
 

@@ -36,52 +36,100 @@ public:
   Expected<bool> run(Program &P, PassContext &Ctx) override;
 
 private:
+  struct Open {
+    CombineKey Key;
+    ElemType Elem;
+    std::vector<OpId> Members;
+    uint64_t Bytes = 0;
+    bool Closed = false;
+  };
+
   uint64_t MaxBytes, MaxCount;
 };
 
 Expected<bool> FusePass::run(Program &P, PassContext &Ctx) {
-  // The key, the dependencies and the barriers are the shared loop's
-  // (Combine.h); fuse's own are its size policy and its words.
-  auto Joins = [&](const Op &O) {
+  const auto &Ops = P.ops();
+  std::vector<Open> Groups;                      // in the order they opened
+  std::vector<int32_t> Owner(P.numValues(), -1); // value -> open group producing it
+  std::vector<size_t> OpenList;                  // indices of open groups
+  std::vector<Combination> Done;
+  int64_t Merged = 0;
+
+  auto Close = [&](size_t G, const std::string &Why) {
+    Open &Grp = Groups[G];
+    Grp.Closed = true;
+    for (OpId I : Grp.Members)
+      for (ValueId V : Ops[I].Results)
+        Owner[V] = -1;
+    if (Grp.Members.size() < 2)
+      return;
+    Combination C;
+    C.Members = Grp.Members;
+    C.StringAttrs.push_back({"fused_why", formatv("{0} {1} ops, {2} bytes; {3}", Grp.Members.size(),
+                                                  opKindName(Grp.Key.Kind), Grp.Bytes, Why)
+                                              .str()});
+    Merged += Grp.Members.size();
+    Done.push_back(std::move(C));
+  };
+  auto CloseAll = [&](const std::string &Why) {
+    for (size_t G : OpenList)
+      Close(G, Why);
+    OpenList.clear();
+  };
+
+  for (OpId I = 0; I != Ops.size(); ++I) {
+    const Op &O = Ops[I];
+    // A use of a member's result: that group must be issued before here.
+    for (ValueId V : O.Operands) {
+      int32_t G = Owner[V];
+      if (G < 0 || Groups[G].Closed)
+        continue;
+      Close(G, formatv("stopped at a dependency: %{0} is used by {1}", P.value(V).Name,
+                       describeOp(P, O)));
+      llvm::erase_value(OpenList, size_t(G));
+    }
+    if (isOrderBarrier(O.Kind)) {
+      CloseAll(formatv("stopped at {0}", describeOp(P, O)));
+      continue;
+    }
     // A bucket is final: its size was chosen on purpose.
     if (!isCombinable(O) || O.getAttr("bucket"))
-      return false;
+      continue;
+    CombineKey Key = CombineKey::of(O);
+    ElemType Elem = P.value(O.dataOperands().front()).Type.Elem;
     uint64_t Bytes = 0;
     for (ValueId V : O.dataOperands())
       Bytes += P.value(V).Type.bytes();
-    return Bytes <= MaxBytes; // larger: shares a buffer with nothing
-  };
-  auto CloseBefore = [&](const OpenGroup &G, const Op &O, uint64_t Bytes) -> std::string {
-    if (G.Bytes + Bytes > MaxBytes)
-      return formatv("closed: adding {0} would pass max-bytes {1}", describeOp(P, O), MaxBytes);
-    if (G.Members.size() + 1 > MaxCount)
-      return formatv("closed at max-count {0}", MaxCount);
-    return "";
-  };
-  auto CloseAfter = [](OpenGroup &) { return std::string(); };
-  auto AtUse = [&](ValueId V, const Op &User) -> std::string {
-    return formatv("stopped at a dependency: %{0} is used by {1}", P.value(V).Name,
-                   describeOp(P, User));
-  };
-  auto AtBarrier = [&](const Op &O) -> std::string {
-    return formatv("stopped at {0}", describeOp(P, O));
-  };
-  std::vector<ClosedGroup> Groups =
-      groupByKey(P, {Joins, CloseBefore, CloseAfter, AtUse, AtBarrier, "end of program"});
-
-  std::vector<Combination> Done;
-  int64_t Merged = 0;
-  for (ClosedGroup &G : Groups) {
-    if (G.Members.size() < 2)
-      continue;
-    Combination C;
-    C.StringAttrs.push_back({"fused_why", formatv("{0} {1} ops, {2} bytes; {3}", G.Members.size(),
-                                                  opKindName(G.Key.Kind), G.Bytes, G.Why)
-                                              .str()});
-    Merged += G.Members.size();
-    C.Members = std::move(G.Members);
-    Done.push_back(std::move(C));
+    if (Bytes > MaxBytes)
+      continue; // too large to share a buffer with anything
+    int64_t Found = -1;
+    for (size_t G : OpenList)
+      if (Groups[G].Key == Key && Groups[G].Elem == Elem)
+        Found = G;
+    if (Found >= 0) {
+      Open &Grp = Groups[Found];
+      std::string Why;
+      if (Grp.Bytes + Bytes > MaxBytes)
+        Why = formatv("closed: adding {0} would pass max-bytes {1}", describeOp(P, O), MaxBytes);
+      else if (Grp.Members.size() + 1 > MaxCount)
+        Why = formatv("closed at max-count {0}", MaxCount);
+      if (!Why.empty()) {
+        Close(Found, Why);
+        llvm::erase_value(OpenList, size_t(Found));
+        Found = -1;
+      }
+    }
+    if (Found < 0) {
+      Found = Groups.size();
+      Groups.push_back(Open{Key, Elem, {}, 0, false});
+      OpenList.push_back(Found);
+    }
+    Groups[Found].Members.push_back(I);
+    Groups[Found].Bytes += Bytes;
+    for (ValueId V : O.Results)
+      Owner[V] = Found;
   }
+  CloseAll("end of program");
   if (Done.empty())
     return false;
   Ctx.addStat("fuse", "ops-merged", Merged);
