@@ -22,13 +22,15 @@
 // tensor is ready before an earlier bucket's waits for it, unless one of
 // its results is needed sooner.
 // Across ranks: one rewrite of the one program; every rank gets the same
-// buckets.
+// buckets. The grouping loop is fuse's too (GroupByKey.h); bucket supplies
+// DDP's size rule and its words.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 
 #include "passes/Combine.h"
+#include "passes/GroupByKey.h"
 #include "passes/analysis/ProgramStepModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -58,81 +60,31 @@ std::string bytesText(uint64_t B) {
   return formatv("{0} B", B);
 }
 
+/// DDP's size rule: a bucket closes once it reaches its key's current
+/// limit; each bucket so closed moves that key to the next (the last repeats).
+class BucketRules : public GroupRules {
+public:
+  explicit BucketRules(ArrayRef<uint64_t> Limits) : Limits(Limits) {}
+  bool joins(const Op &O, uint64_t) const override { return isBucketable(O); }
+  std::string fullAfter(const OpenGroup &G) const override {
+    uint64_t Limit = Limits[std::min<size_t>(G.FullBefore, Limits.size() - 1)];
+    if (G.Bytes < Limit)
+      return {};
+    return formatv("closed at {0} bytes, reaching the {1} limit", G.Bytes, bytesText(Limit));
+  }
+
+private:
+  ArrayRef<uint64_t> Limits;
+};
+
+const CloseWords BucketWords = {"closed early: %{0} is used by {1}", "closed early at {0}",
+                                "closed at the end of the program"};
+
 /// The DDP assignment with early closing, as combinations (not yet applied).
 std::vector<Combination> assignBuckets(const Program &P, ArrayRef<uint64_t> Limits) {
   const auto &Ops = P.ops();
-  struct Acc {
-    CombineKey Key;
-    ElemType Elem;
-    std::vector<OpId> Members;
-    uint64_t Bytes = 0;
-    size_t LimitIndex = 0; // per (key, type), survives the buckets it closes
-    bool Open = false;
-  };
-  struct Closed {
-    std::vector<OpId> Members;
-    std::string Why;
-    uint64_t Bytes;
-  };
-  std::vector<Acc> Accs; // one per (key, type), in first-seen order
-  std::vector<Closed> Buckets;
-  std::vector<int32_t> Owner(P.numValues(), -1);
-
-  auto Close = [&](Acc &A, const std::string &Why) {
-    if (!A.Open)
-      return;
-    for (OpId I : A.Members)
-      for (ValueId V : Ops[I].Results)
-        Owner[V] = -1;
-    Buckets.push_back({std::move(A.Members), Why, A.Bytes});
-    A.Members.clear();
-    A.Bytes = 0;
-    A.Open = false;
-  };
-
-  for (OpId I = 0; I != Ops.size(); ++I) {
-    const Op &O = Ops[I];
-    for (ValueId V : O.Operands)
-      if (Owner[V] >= 0)
-        Close(Accs[Owner[V]],
-              formatv("closed early: %{0} is used by {1}", P.value(V).Name, describeOp(P, O)));
-    if (isOrderBarrier(O.Kind)) {
-      for (Acc &A : Accs)
-        Close(A, formatv("closed early at {0}", describeOp(P, O)));
-      continue;
-    }
-    if (!isBucketable(O))
-      continue;
-    CombineKey Key = CombineKey::of(O);
-    ElemType Elem = P.value(O.dataOperands().front()).Type.Elem;
-    int32_t Index = -1;
-    for (size_t K = 0; K != Accs.size(); ++K)
-      if (Accs[K].Key == Key && Accs[K].Elem == Elem)
-        Index = K;
-    if (Index < 0) {
-      Index = Accs.size();
-      Accs.push_back(Acc{Key, Elem, {}, 0, 0, false});
-    }
-    Acc &A = Accs[Index];
-    A.Open = true;
-    A.Members.push_back(I);
-    for (ValueId V : O.dataOperands())
-      A.Bytes += P.value(V).Type.bytes();
-    for (ValueId V : O.Results)
-      Owner[V] = Index;
-    uint64_t Limit = Limits[A.LimitIndex];
-    if (A.Bytes >= Limit) {
-      Close(A, formatv("closed at {0} bytes, reaching the {1} limit", A.Bytes, bytesText(Limit)));
-      A.LimitIndex = std::min(A.LimitIndex + 1, Limits.size() - 1);
-    }
-  }
-  for (Acc &A : Accs)
-    Close(A, "closed at the end of the program");
-
-  // Number buckets by the position of their first tensor.
-  llvm::stable_sort(Buckets, [](const Closed &A, const Closed &B) {
-    return A.Members.front() < B.Members.front();
-  });
+  // Numbered by the position of their first tensor, as groupByKey returns them.
+  std::vector<ClosedGroup> Buckets = groupByKey(P, BucketRules(Limits), BucketWords);
 
   // Launch in index order where no result is needed earlier.
   std::vector<OpId> UseOf(P.numValues(), InvalidId);
@@ -143,7 +95,7 @@ std::vector<Combination> assignBuckets(const Program &P, ArrayRef<uint64_t> Limi
   OpId Previous = 0;
   bool HavePrevious = false;
   for (size_t B = 0; B != Buckets.size(); ++B) {
-    Closed &Bk = Buckets[B];
+    ClosedGroup &Bk = Buckets[B];
     OpId Last = Bk.Members.back();
     OpId Earliest = InvalidId;
     for (OpId I : Bk.Members)

@@ -32,6 +32,16 @@ bool CombineKey::operator==(const CombineKey &K) const {
   return true;
 }
 
+hash_code CombineKey::hash() const {
+  // Only what operator== compares exactly; the rank expressions are left out.
+  hash_code H = hash_combine(Kind, Group, Async);
+  if (Kind != OpKind::AllToAllV)
+    return H;
+  const Op &A = *SplitsOf;
+  return A.HasCountsOperand ? hash_combine(H, A.countsOperand())
+                            : hash_combine(H, hash_combine_range(A.Splits.begin(), A.Splits.end()));
+}
+
 bool isCombinable(const Op &O) {
   switch (O.Kind) {
   case OpKind::AllReduce:

@@ -12,6 +12,7 @@
 #include "ir/Program.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Hashing.h"
 
 #include <string>
 #include <vector>
@@ -33,6 +34,8 @@ struct CombineKey {
 
   static CombineKey of(const Op &O);
   bool operator==(const CombineKey &K) const;
+  /// Equal keys hash equal (for lookup only: nothing is ordered by it).
+  llvm::hash_code hash() const;
 };
 
 /// Ops that may be merged by fuse: every collective that moves tensors.

@@ -13,13 +13,15 @@
 //
 // Ops already placed in a bucket (`bucket = N`) are left alone: their size
 // was chosen on purpose. Each merged op records why its group closed:
-// `fused_why`.
+// `fused_why`. The grouping loop is the one bucket uses (GroupByKey.h);
+// fuse supplies its size rule and its words.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 
 #include "passes/Combine.h"
+#include "passes/GroupByKey.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -29,6 +31,32 @@ namespace collc {
 
 namespace {
 
+/// Fuse's size rule: a member may not take the group past max-bytes or
+/// max-count; an op larger than max-bytes alone stays as it is. Ops already
+/// in a bucket stay too: their size was chosen on purpose.
+class FuseRules : public GroupRules {
+public:
+  FuseRules(const Program &P, uint64_t MaxBytes, uint64_t MaxCount)
+      : P(P), MaxBytes(MaxBytes), MaxCount(MaxCount) {}
+  bool joins(const Op &O, uint64_t Bytes) const override {
+    return !O.getAttr("bucket") && Bytes <= MaxBytes;
+  }
+  std::string fullBefore(const OpenGroup &G, const Op &O, uint64_t Bytes) const override {
+    if (G.Bytes + Bytes > MaxBytes)
+      return formatv("closed: adding {0} would pass max-bytes {1}", describeOp(P, O), MaxBytes);
+    if (G.Members.size() + 1 > MaxCount)
+      return formatv("closed at max-count {0}", MaxCount);
+    return {};
+  }
+
+private:
+  const Program &P;
+  uint64_t MaxBytes, MaxCount;
+};
+
+const CloseWords FuseWords = {"stopped at a dependency: %{0} is used by {1}", "stopped at {0}",
+                              "end of program"};
+
 class FusePass : public Pass {
 public:
   FusePass(uint64_t MaxBytes, uint64_t MaxCount) : MaxBytes(MaxBytes), MaxCount(MaxCount) {}
@@ -36,100 +64,24 @@ public:
   Expected<bool> run(Program &P, PassContext &Ctx) override;
 
 private:
-  struct Open {
-    CombineKey Key;
-    ElemType Elem;
-    std::vector<OpId> Members;
-    uint64_t Bytes = 0;
-    bool Closed = false;
-  };
-
   uint64_t MaxBytes, MaxCount;
 };
 
 Expected<bool> FusePass::run(Program &P, PassContext &Ctx) {
-  const auto &Ops = P.ops();
-  std::vector<Open> Groups;                      // in the order they opened
-  std::vector<int32_t> Owner(P.numValues(), -1); // value -> open group producing it
-  std::vector<size_t> OpenList;                  // indices of open groups
   std::vector<Combination> Done;
   int64_t Merged = 0;
-
-  auto Close = [&](size_t G, const std::string &Why) {
-    Open &Grp = Groups[G];
-    Grp.Closed = true;
-    for (OpId I : Grp.Members)
-      for (ValueId V : Ops[I].Results)
-        Owner[V] = -1;
-    if (Grp.Members.size() < 2)
-      return;
+  for (ClosedGroup &G : groupByKey(P, FuseRules(P, MaxBytes, MaxCount), FuseWords)) {
+    if (G.Members.size() < 2)
+      continue;
     Combination C;
-    C.Members = Grp.Members;
-    C.StringAttrs.push_back({"fused_why", formatv("{0} {1} ops, {2} bytes; {3}", Grp.Members.size(),
-                                                  opKindName(Grp.Key.Kind), Grp.Bytes, Why)
+    C.StringAttrs.push_back({"fused_why", formatv("{0} {1} ops, {2} bytes; {3}", G.Members.size(),
+                                                  opKindName(P.ops()[G.Members.front()].Kind),
+                                                  G.Bytes, G.Why)
                                               .str()});
-    Merged += Grp.Members.size();
+    Merged += G.Members.size();
+    C.Members = std::move(G.Members);
     Done.push_back(std::move(C));
-  };
-  auto CloseAll = [&](const std::string &Why) {
-    for (size_t G : OpenList)
-      Close(G, Why);
-    OpenList.clear();
-  };
-
-  for (OpId I = 0; I != Ops.size(); ++I) {
-    const Op &O = Ops[I];
-    // A use of a member's result: that group must be issued before here.
-    for (ValueId V : O.Operands) {
-      int32_t G = Owner[V];
-      if (G < 0 || Groups[G].Closed)
-        continue;
-      Close(G, formatv("stopped at a dependency: %{0} is used by {1}", P.value(V).Name,
-                       describeOp(P, O)));
-      llvm::erase_value(OpenList, size_t(G));
-    }
-    if (isOrderBarrier(O.Kind)) {
-      CloseAll(formatv("stopped at {0}", describeOp(P, O)));
-      continue;
-    }
-    // A bucket is final: its size was chosen on purpose.
-    if (!isCombinable(O) || O.getAttr("bucket"))
-      continue;
-    CombineKey Key = CombineKey::of(O);
-    ElemType Elem = P.value(O.dataOperands().front()).Type.Elem;
-    uint64_t Bytes = 0;
-    for (ValueId V : O.dataOperands())
-      Bytes += P.value(V).Type.bytes();
-    if (Bytes > MaxBytes)
-      continue; // too large to share a buffer with anything
-    int64_t Found = -1;
-    for (size_t G : OpenList)
-      if (Groups[G].Key == Key && Groups[G].Elem == Elem)
-        Found = G;
-    if (Found >= 0) {
-      Open &Grp = Groups[Found];
-      std::string Why;
-      if (Grp.Bytes + Bytes > MaxBytes)
-        Why = formatv("closed: adding {0} would pass max-bytes {1}", describeOp(P, O), MaxBytes);
-      else if (Grp.Members.size() + 1 > MaxCount)
-        Why = formatv("closed at max-count {0}", MaxCount);
-      if (!Why.empty()) {
-        Close(Found, Why);
-        llvm::erase_value(OpenList, size_t(Found));
-        Found = -1;
-      }
-    }
-    if (Found < 0) {
-      Found = Groups.size();
-      Groups.push_back(Open{Key, Elem, {}, 0, false});
-      OpenList.push_back(Found);
-    }
-    Groups[Found].Members.push_back(I);
-    Groups[Found].Bytes += Bytes;
-    for (ValueId V : O.Results)
-      Owner[V] = Found;
   }
-  CloseAll("end of program");
   if (Done.empty())
     return false;
   Ctx.addStat("fuse", "ops-merged", Merged);
