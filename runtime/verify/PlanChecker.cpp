@@ -184,8 +184,8 @@ void Checker::expect(int64_t R, uint32_t T, std::vector<char> Want) {
   if (Got.size() != Want.size()) {
     Mismatches.push_back(formatv("rank {0}: %{1} has {2} bytes, expected {3}", R, P.Tensors[T].Name,
                                  Got.size(), Want.size()));
-  } else if (!Want.empty() && std::memcmp(Got.data(), Want.data(), Want.size()) != 0) {
-    // (A zero-byte tensor may have no address at all: memcmp must not see it.)
+  } else if (!Want.empty() && // a zero-byte tensor may have no address at all
+             std::memcmp(Got.data(), Want.data(), Want.size()) != 0) {
     ElemType ET = P.Tensors[T].Type.Elem;
     unsigned Size = elemTypeBytes(ET);
     uint64_t I = 0;
