@@ -2,6 +2,8 @@
 
 #include "ir/Diagnostics.h"
 
+#include "ir/Quoting.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -10,7 +12,8 @@ using namespace llvm;
 namespace collc {
 
 void DiagnosticEngine::report(Severity S, SMLoc Loc, const Twine &Msg) {
-  Diags.push_back({S, Loc, Msg.str()});
+  // Messages quote input (names, tokens); never pass its raw bytes on.
+  Diags.push_back({S, Loc, escapeForMessage(Msg.str())});
   if (S == Severity::Error)
     ++NumErrors;
   if (Stream)
@@ -60,7 +63,22 @@ std::string DiagnosticEngine::locationString(SMLoc Loc) const {
 
 void DiagnosticEngine::render(raw_ostream &OS, const Diagnostic &D) const {
   if (SM && D.Loc.isValid() && SM->FindBufferContainingLoc(D.Loc)) {
-    SM->PrintMessage(OS, D.Loc, toDiagKind(D.Kind), D.Message);
+    SMDiagnostic Raw = SM->GetMessage(D.Loc, toDiagKind(D.Kind), D.Message);
+    // The quoted source line and the file name are input too: escape them,
+    // and move the caret to where its byte lands in the escaped line.
+    StringRef Line = Raw.getLineContents();
+    std::string SafeLine = escapeForMessage(Line, /*KeepNewlines=*/false);
+    std::string SafeFile = escapeForMessage(Raw.getFilename(), false);
+    if (SafeLine == Line && SafeFile == Raw.getFilename()) {
+      SM->PrintMessage(OS, Raw);
+      return;
+    }
+    int Col = Raw.getColumnNo();
+    if (Col >= 0 && size_t(Col) <= Line.size())
+      Col = int(escapeForMessage(Line.take_front(Col), false).size());
+    SMDiagnostic Safe(*SM, Raw.getLoc(), SafeFile, Raw.getLineNo(), Col, Raw.getKind(),
+                      Raw.getMessage(), SafeLine, {});
+    SM->PrintMessage(OS, Safe);
     return;
   }
   OS << severityName(D.Kind) << ": " << D.Message << '\n';

@@ -15,7 +15,6 @@
 #include "ir/Quoting.h"
 #include "ir/TypeInference.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -91,14 +90,10 @@ private:
   bool parseString(std::string &Out);
   const RankExpr *parseExpr(unsigned MinPrec = 1);
   const RankExpr *parseUnary();
-  /// Counts the parser's own nesting in rank expressions (parentheses,
-  /// unary operators, right operands) and refuses past RankExpr::MaxDepth.
-  bool enterExpr(SMLoc Loc);
-  /// Refuses a tree deeper than RankExpr::MaxDepth (a long left-leaning
-  /// chain `rank + 0 + 0 ...` is built by a loop, not by nesting).
-  const RankExpr *checkDepth(const RankExpr *E, SMLoc Loc);
-  unsigned ExprNesting = 0;
   const RankExpr *parsePrimary();
+  /// Enters one level of nesting (a parenthesis, a unary operator, a
+  /// min/max argument list) at \p Loc; false with an error past the limit.
+  bool enterNesting(SMLoc Loc);
 
   Lexer Lex;
   Token Tok;
@@ -109,6 +104,14 @@ private:
   StringSet<> Poisoned;
   /// Set when a use named a poisoned value: the op fails without a message.
   bool SilentFailure = false;
+  /// Current nesting of the rank expression being parsed (see enterNesting).
+  unsigned ExprDepth = 0;
+};
+
+/// Leaves a nesting level entered by Parser::enterNesting.
+struct NestingExit {
+  unsigned &Depth;
+  ~NestingExit() { --Depth; }
 };
 
 std::string Parser::describe(const Token &T) const {
@@ -151,6 +154,7 @@ bool Parser::parseInteger(int64_t &Out, StringRef What) {
 }
 
 bool Parser::parseType(TensorType &Out) {
+  SMLoc TypeLoc = Tok.loc();
   if (!Tok.is(Token::Identifier))
     return errorExpected("an element type (" + allElemTypeNames() + ")");
   Optional<ElemType> E = parseElemType(Tok.Text);
@@ -164,21 +168,20 @@ bool Parser::parseType(TensorType &Out) {
     return true; // a scalar
   if (consumeIf(Token::RSquare))
     return true;
-  int64_t Elements = 1;
   do {
-    SMLoc Loc = Tok.loc();
     if (Tok.is(Token::Minus))
-      return error(Loc, "dimension sizes must be non-negative");
+      return error(Tok.loc(), "dimension sizes must be non-negative");
     int64_t D;
     if (!parseInteger(D, "a dimension size"))
       return false;
-    // Keep the total byte size representable so later arithmetic is safe.
-    if (D != 0 && Elements > MaxTensorElements / D)
-      return error(Loc, "tensor has more than 2^48 elements");
-    Elements *= D;
     Out.Shape.push_back(D);
   } while (consumeIf(Token::Comma));
-  return expect(Token::RSquare, "',' or ']' in a shape");
+  if (!expect(Token::RSquare, "',' or ']' in a shape"))
+    return false;
+  // Keep every byte size representable so later arithmetic is safe.
+  if (Error Err = checkTensorSize(Out))
+    return error(TypeLoc, "tensor type " + Out.str() + ": " + toString(std::move(Err)));
+  return true;
 }
 
 bool Parser::parseValueUse(ValueId &Out) {
@@ -396,28 +399,21 @@ static Optional<RankExpr::Kind> binaryOp(Token::Kind K) {
   }
 }
 
-bool Parser::enterExpr(SMLoc Loc) {
-  if (ExprNesting < RankExpr::MaxDepth)
+bool Parser::enterNesting(SMLoc Loc) {
+  if (ExprDepth < RankExpr::MaxNesting) {
+    ++ExprDepth;
     return true;
-  error(Loc, formatv("rank expression nests deeper than {0} levels here (parentheses, unary "
-                     "operators and operands); the limit is {0}",
-                     RankExpr::MaxDepth));
-  return false;
+  }
+  return error(Loc, formatv("rank expression nests {0} levels deep here (parentheses, unary "
+                            "operators, min/max); the limit is {1}",
+                            ExprDepth + 1, RankExpr::MaxNesting));
 }
 
-const RankExpr *Parser::checkDepth(const RankExpr *E, SMLoc Loc) {
-  if (!E || E->depth() <= RankExpr::MaxDepth)
-    return E;
-  error(Loc, formatv("rank expression is {0} operators deep at this operator; the limit is {1}",
-                     E->depth(), RankExpr::MaxDepth));
-  return nullptr;
-}
-
+// Binary operators by precedence climbing: a chain of one precedence
+// (`0 + 0 + ... + 0`) is a loop, and only a tighter-binding operator
+// recurses, so the call depth is bounded by the precedence levels times the
+// nesting that enterNesting limits.
 const RankExpr *Parser::parseExpr(unsigned MinPrec) {
-  if (!enterExpr(Tok.loc()))
-    return nullptr;
-  ++ExprNesting;
-  auto Leave = llvm::make_scope_exit([&] { --ExprNesting; });
   const RankExpr *LHS = parseUnary();
   if (!LHS)
     return nullptr;
@@ -436,25 +432,20 @@ const RankExpr *Parser::parseExpr(unsigned MinPrec) {
     const RankExpr *RHS = parseExpr(RankExpr::precedence(*K) + 1);
     if (!RHS)
       return nullptr;
-    LHS = checkDepth(Prog->makeExpr(*K, OpLoc, 0, LHS, RHS), OpLoc);
-    if (!LHS)
-      return nullptr;
+    LHS = Prog->makeExpr(*K, OpLoc, 0, LHS, RHS);
   }
 }
 
 const RankExpr *Parser::parseUnary() {
   SMLoc Loc = Tok.loc();
-  if (!enterExpr(Loc))
-    return nullptr;
-  ++ExprNesting;
-  auto Leave = llvm::make_scope_exit([&] { --ExprNesting; });
-  if (consumeIf(Token::Minus)) {
+  if (Tok.is(Token::Minus) || Tok.is(Token::Bang)) {
+    RankExpr::Kind K = Tok.is(Token::Minus) ? RankExpr::Neg : RankExpr::Not;
+    if (!enterNesting(Loc))
+      return nullptr;
+    NestingExit Exit{ExprDepth};
+    consume();
     const RankExpr *E = parseUnary();
-    return E ? checkDepth(Prog->makeExpr(RankExpr::Neg, Loc, 0, E), Loc) : nullptr;
-  }
-  if (consumeIf(Token::Bang)) {
-    const RankExpr *E = parseUnary();
-    return E ? checkDepth(Prog->makeExpr(RankExpr::Not, Loc, 0, E), Loc) : nullptr;
+    return E ? Prog->makeExpr(K, Loc, 0, E) : nullptr;
   }
   return parsePrimary();
 }
@@ -467,7 +458,11 @@ const RankExpr *Parser::parsePrimary() {
       return nullptr;
     return Prog->makeConst(V, Loc);
   }
-  if (consumeIf(Token::LParen)) {
+  if (Tok.is(Token::LParen)) {
+    if (!enterNesting(Loc))
+      return nullptr;
+    NestingExit Exit{ExprDepth};
+    consume();
     const RankExpr *E = parseExpr();
     if (!E || !expect(Token::RParen, "')'"))
       return nullptr;
@@ -479,6 +474,9 @@ const RankExpr *Parser::parsePrimary() {
     return Prog->makeExpr(RankExpr::World, Loc);
   if (Tok.isKeyword("min") || Tok.isKeyword("max")) {
     RankExpr::Kind K = Tok.isKeyword("min") ? RankExpr::Min : RankExpr::Max;
+    if (!enterNesting(Loc))
+      return nullptr;
+    NestingExit Exit{ExprDepth};
     consume();
     if (!expect(Token::LParen, "'('"))
       return nullptr;

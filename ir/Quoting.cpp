@@ -3,6 +3,7 @@
 #include "ir/Quoting.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -42,6 +43,38 @@ void writeQuoted(raw_ostream &OS, StringRef S) {
     Start = I + 1;
   }
   OS << S.drop_front(Start) << '"';
+}
+
+std::string escapeForMessage(StringRef S, bool KeepNewlines) {
+  std::string Out;
+  Out.reserve(S.size());
+  auto Hex = [&](unsigned char C) {
+    Out += "\\x";
+    Out += hexdigit(C >> 4, /*LowerCase=*/true);
+    Out += hexdigit(C & 15, true);
+  };
+  for (size_t I = 0; I < S.size();) {
+    unsigned char C = S[I];
+    if (C >= 0x80) {
+      // Well-formed UTF-8 stays readable; any other high byte is escaped.
+      unsigned Len = getNumBytesForUTF8(C);
+      const UTF8 *Seq = reinterpret_cast<const UTF8 *>(S.data() + I);
+      if (I + Len <= S.size() && isLegalUTF8Sequence(Seq, Seq + Len)) {
+        Out.append(S.data() + I, Len);
+        I += Len;
+      } else {
+        Hex(C);
+        ++I;
+      }
+      continue;
+    }
+    if ((C < 0x20 && C != '\t' && !(KeepNewlines && C == '\n')) || C == 0x7f)
+      Hex(C);
+    else
+      Out += char(C);
+    ++I;
+  }
+  return Out;
 }
 
 std::string quoteString(StringRef S) {

@@ -30,6 +30,13 @@ namespace collc {
 void writeQuoted(llvm::raw_ostream &OS, llvm::StringRef S);
 std::string quoteString(llvm::StringRef S);
 
+/// \p S made safe to print in a diagnostic: control bytes (but tab, and
+/// newline when \p KeepNewlines), 0x7f and bytes that are not part of
+/// well-formed UTF-8 become \xHH; everything else is kept, so names and
+/// valid UTF-8 stay readable. Hostile input must not put raw NULs or broken
+/// UTF-8 on a user's terminal or in a log.
+std::string escapeForMessage(llvm::StringRef S, bool KeepNewlines = true);
+
 /// In \p Rest, the text just after an opening quote: the index of the
 /// closing quote, or StringRef::npos when a newline or the end of \p Rest
 /// comes first (an unterminated string). An escaped byte never closes.

@@ -2,6 +2,7 @@
 
 #include "ir/RankExpr.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace llvm;
@@ -90,134 +91,201 @@ unsigned RankExpr::precedence(Kind K) {
   llvm_unreachable("bad rank expression kind");
 }
 
-Expected<int64_t> RankExpr::evaluate(int64_t RankV, int64_t WorldV) const {
-  switch (K) {
-  case Const:
-    return Value;
-  case Rank:
-    return RankV;
-  case World:
-    return WorldV;
-  default:
-    break;
-  }
-  Expected<int64_t> L = LHS->evaluate(RankV, WorldV);
-  if (!L)
-    return L.takeError();
-  if (K == Neg || K == Not) {
-    if (K == Not)
-      return int64_t(*L == 0);
-    if (*L == INT64_MIN)
-      return make_error<RankExprError>(Loc, "integer overflow in negation");
-    return -*L;
-  }
-  // Short-circuit the logical operators so `rank > 0 && 8 / rank > 2` works.
-  if (K == And && *L == 0)
-    return int64_t(0);
-  if (K == Or && *L != 0)
-    return int64_t(1);
-  Expected<int64_t> R = RHS->evaluate(RankV, WorldV);
-  if (!R)
-    return R.takeError();
-  int64_t A = *L, B = *R, Out = 0;
-  switch (K) {
-  case Add:
+/// Applies a unary or binary operator to already evaluated operands.
+static Expected<int64_t> apply(const RankExpr &E, int64_t A, int64_t B) {
+  int64_t Out = 0;
+  switch (E.kind()) {
+  case RankExpr::Not:
+    return int64_t(A == 0);
+  case RankExpr::Neg:
+    if (A == INT64_MIN)
+      return make_error<RankExprError>(E.loc(), "integer overflow in negation");
+    return -A;
+  case RankExpr::Add:
     if (__builtin_add_overflow(A, B, &Out))
-      return make_error<RankExprError>(Loc, "integer overflow in '+'");
+      return make_error<RankExprError>(E.loc(), "integer overflow in '+'");
     return Out;
-  case Sub:
+  case RankExpr::Sub:
     if (__builtin_sub_overflow(A, B, &Out))
-      return make_error<RankExprError>(Loc, "integer overflow in '-'");
+      return make_error<RankExprError>(E.loc(), "integer overflow in '-'");
     return Out;
-  case Mul:
+  case RankExpr::Mul:
     if (__builtin_mul_overflow(A, B, &Out))
-      return make_error<RankExprError>(Loc, "integer overflow in '*'");
+      return make_error<RankExprError>(E.loc(), "integer overflow in '*'");
     return Out;
-  case Div:
-  case Mod:
+  case RankExpr::Div:
+  case RankExpr::Mod: {
+    bool IsDiv = E.kind() == RankExpr::Div;
     if (B == 0)
-      return make_error<RankExprError>(Loc, (K == Div ? "division by zero" : "remainder by zero") +
-                                                std::string(""));
+      return make_error<RankExprError>(E.loc(), IsDiv ? "division by zero" : "remainder by zero");
     if (A == INT64_MIN && B == -1)
-      return make_error<RankExprError>(Loc, "integer overflow in division");
+      return make_error<RankExprError>(E.loc(), IsDiv ? "integer overflow in division"
+                                                      : "integer overflow in remainder");
     // Floor semantics so that `(rank - 1) % world` wraps to world - 1 at
     // rank 0, which is what ring neighbours want.
-    if (K == Div) {
+    if (IsDiv) {
       int64_t Q = A / B;
       if ((A % B != 0) && ((A < 0) != (B < 0)))
         --Q;
       return Q;
-    } else {
-      int64_t M = A % B;
-      if (M != 0 && ((M < 0) != (B < 0)))
-        M += B;
-      return M;
     }
-  case Min:
+    int64_t M = A % B;
+    if (M != 0 && ((M < 0) != (B < 0)))
+      M += B;
+    return M;
+  }
+  case RankExpr::Min:
     return std::min(A, B);
-  case Max:
+  case RankExpr::Max:
     return std::max(A, B);
-  case Lt:
+  case RankExpr::Lt:
     return int64_t(A < B);
-  case Le:
+  case RankExpr::Le:
     return int64_t(A <= B);
-  case Gt:
+  case RankExpr::Gt:
     return int64_t(A > B);
-  case Ge:
+  case RankExpr::Ge:
     return int64_t(A >= B);
-  case Eq:
+  case RankExpr::Eq:
     return int64_t(A == B);
-  case Ne:
+  case RankExpr::Ne:
     return int64_t(A != B);
-  case And:
-  case Or:
+  case RankExpr::And:
+  case RankExpr::Or:
     return int64_t(B != 0);
   default:
-    llvm_unreachable("not a binary operator");
+    llvm_unreachable("not an operator");
   }
 }
 
-void RankExpr::printOperand(raw_ostream &OS, const RankExpr *E, unsigned MinPrec) const {
-  bool Paren = precedence(E->K) < MinPrec;
-  if (Paren)
-    OS << '(';
-  E->print(OS);
-  if (Paren)
-    OS << ')';
+Expected<int64_t> RankExpr::evaluate(int64_t RankV, int64_t WorldV) const {
+  // Post-order with an explicit stack: a predicate of 100k terms must not
+  // overflow the call stack. Each frame remembers which operand it waits
+  // for; `Last` carries the value of the frame just finished to its parent.
+  struct Frame {
+    const RankExpr *E;
+    int64_t L;
+    bool HaveL;
+  };
+  SmallVector<Frame, 16> Stack;
+  Stack.push_back({this, 0, false});
+  int64_t Last = 0;
+  bool Returning = false; // Last holds the value of the child just finished
+  while (!Stack.empty()) {
+    Frame &F = Stack.back();
+    const RankExpr &E = *F.E;
+    if (!Returning) {
+      switch (E.K) {
+      case Const:
+        Last = E.Value;
+        break;
+      case Rank:
+        Last = RankV;
+        break;
+      case World:
+        Last = WorldV;
+        break;
+      default:
+        Stack.push_back({E.LHS, 0, false});
+        continue;
+      }
+      Stack.pop_back();
+      Returning = true;
+      continue;
+    }
+    if (!F.HaveL) {
+      F.HaveL = true;
+      F.L = Last;
+      bool Done = true;
+      if (E.K == Neg || E.K == Not) {
+        Expected<int64_t> V = apply(E, Last, 0);
+        if (!V)
+          return V.takeError();
+        Last = *V;
+      } else if (E.K == And && Last == 0) {
+        // Short-circuit the logical operators so `rank > 0 && 8 / rank > 2` works.
+        Last = 0;
+      } else if (E.K == Or && Last != 0) {
+        Last = 1;
+      } else {
+        Done = false;
+      }
+      if (Done) {
+        Stack.pop_back();
+        continue;
+      }
+      Returning = false;
+      Stack.push_back({E.RHS, 0, false});
+      continue;
+    }
+    Expected<int64_t> V = apply(E, F.L, Last);
+    if (!V)
+      return V.takeError();
+    Last = *V;
+    Stack.pop_back();
+  }
+  return Last;
 }
 
 void RankExpr::print(raw_ostream &OS) const {
-  switch (K) {
-  case Const:
-    // A negative constant is printed as a negation so the text re-parses
-    // to the same tree (the parser never produces negative literals).
-    OS << Value;
-    return;
-  case Rank:
-  case World:
-    OS << spelling(K);
-    return;
-  case Neg:
-  case Not:
-    OS << spelling(K);
-    printOperand(OS, LHS, precedence(K));
-    return;
-  case Min:
-  case Max:
-    OS << spelling(K) << '(';
-    LHS->print(OS);
-    OS << ", ";
-    RHS->print(OS);
-    OS << ')';
-    return;
-  default:
-    break;
+  // Iterative, for the same reason as evaluate: a work list of pieces in
+  // reverse order, each an expression (parenthesized when it binds looser
+  // than its context requires) or literal text.
+  struct Piece {
+    const RankExpr *E; // null: Text
+    unsigned MinPrec;
+    StringRef Text;
+  };
+  SmallVector<Piece, 32> Work;
+  Work.push_back({this, 0, {}});
+  while (!Work.empty()) {
+    Piece P = Work.pop_back_val();
+    if (!P.E) {
+      OS << P.Text;
+      continue;
+    }
+    const RankExpr &E = *P.E;
+    switch (E.K) {
+    case Const:
+      OS << E.Value;
+      continue;
+    case Rank:
+    case World:
+      OS << spelling(E.K);
+      continue;
+    default:
+      break;
+    }
+    unsigned Prec = precedence(E.K);
+    bool Paren = Prec < P.MinPrec;
+    if (Paren) {
+      OS << '(';
+      Work.push_back({nullptr, 0, ")"});
+    }
+    switch (E.K) {
+    case Neg:
+    case Not:
+      OS << spelling(E.K);
+      Work.push_back({E.LHS, Prec, {}});
+      break;
+    case Min:
+    case Max:
+      OS << spelling(E.K) << '(';
+      Work.push_back({nullptr, 0, ")"});
+      Work.push_back({E.RHS, 0, {}});
+      Work.push_back({nullptr, 0, ", "});
+      Work.push_back({E.LHS, 0, {}});
+      break;
+    default:
+      // Left associative: an equal-precedence right operand needs parentheses.
+      Work.push_back({E.RHS, Prec + 1, {}});
+      Work.push_back({nullptr, 0, " "});
+      Work.push_back({nullptr, 0, spelling(E.K)});
+      Work.push_back({nullptr, 0, " "});
+      Work.push_back({E.LHS, Prec, {}});
+      break;
+    }
   }
-  unsigned P = precedence(K);
-  printOperand(OS, LHS, P);
-  OS << ' ' << spelling(K) << ' ';
-  // Left associative: an equal-precedence right operand needs parentheses.
-  printOperand(OS, RHS, P + 1);
 }
 
 std::string RankExpr::str() const {
@@ -228,11 +296,19 @@ std::string RankExpr::str() const {
 }
 
 bool RankExpr::equal(const RankExpr *A, const RankExpr *B) {
-  if (A == B)
-    return true;
-  if (!A || !B || A->K != B->K || A->Value != B->Value)
-    return false;
-  return equal(A->LHS, B->LHS) && equal(A->RHS, B->RHS);
+  // Pairs still to compare; iterative so deep expressions cannot overflow.
+  SmallVector<std::pair<const RankExpr *, const RankExpr *>, 16> Work;
+  Work.push_back({A, B});
+  while (!Work.empty()) {
+    auto [X, Y] = Work.pop_back_val();
+    if (X == Y)
+      continue;
+    if (!X || !Y || X->K != Y->K || X->Value != Y->Value)
+      return false;
+    Work.push_back({X->RHS, Y->RHS});
+    Work.push_back({X->LHS, Y->LHS});
+  }
+  return true;
 }
 
 } // namespace collc

@@ -17,7 +17,6 @@
 #include "llvm/Support/SMLoc.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -54,14 +53,13 @@ public:
 
   RankExpr(Kind K, llvm::SMLoc Loc, int64_t Value, const RankExpr *L, const RankExpr *R)
       : K(K), DependsOnRank(K == Rank || (L && L->DependsOnRank) || (R && R->DependsOnRank)),
-        Depth(1 + std::max(L ? L->Depth : 0, R ? R->Depth : 0)), Loc(Loc), Value(Value), LHS(L),
-        RHS(R) {}
+        Loc(Loc), Value(Value), LHS(L), RHS(R) {}
 
-  /// The deepest a parsed expression may be (operators on the longest path
-  /// from the root to a leaf), and the deepest the parser nests parentheses
-  /// and unary operators: evaluation, printing and comparison recurse on the
-  /// tree, so input cannot make them overflow the stack.
-  static constexpr unsigned MaxDepth = 512;
+  /// How deeply the parser lets parentheses, unary operators and min/max
+  /// nest in one expression, so its recursion is bounded. Chains of binary
+  /// operators are not limited: they parse in a loop, and evaluation,
+  /// printing and comparison walk the tree with explicit stacks.
+  static constexpr unsigned MaxNesting = 256;
 
   Kind kind() const { return K; }
   llvm::SMLoc loc() const { return Loc; }
@@ -72,12 +70,11 @@ public:
   /// False when the expression has the same value on every rank.
   bool dependsOnRank() const { return DependsOnRank; }
   bool isConst() const { return K == Const; }
-  /// Operators on the longest path to a leaf, this one included.
-  unsigned depth() const { return Depth; }
 
   /// Evaluates the expression on \p Rank of a world of \p WorldSize.
   /// Division by zero and signed overflow are errors located at the
-  /// offending operator.
+  /// offending operator. Evaluation, printing and comparison use explicit
+  /// stacks, never recursion, so any depth the parser accepts is safe.
   llvm::Expected<int64_t> evaluate(int64_t Rank, int64_t WorldSize) const;
 
   /// Prints with the fewest parentheses that parse back to the same tree.
@@ -92,11 +89,8 @@ public:
   static unsigned precedence(Kind K);
 
 private:
-  void printOperand(llvm::raw_ostream &OS, const RankExpr *E, unsigned MinPrec) const;
-
   Kind K;
   bool DependsOnRank;
-  unsigned Depth;
   llvm::SMLoc Loc;
   int64_t Value;
   const RankExpr *LHS;

@@ -2,6 +2,7 @@
 
 #include "ir/TypeInference.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -54,10 +55,19 @@ Expected<TensorType> inferResultType(const Program &P, const Op &O, unsigned Ind
                                "{1} x {2} elements, more than 2^48",
                                Name, In.str(), N, G.Name));
     TensorType Out = In;
-    if (Out.Shape.empty())
+    if (Out.Shape.empty()) {
       Out.Shape.push_back(N);
-    else
-      Out.Shape[0] *= N;
+    } else {
+      Optional<int64_t> D0 = checkedMul(In.Shape[0], N);
+      if (!D0)
+        return typeError(formatv("all_gather of %{0} : {1} in @{2} ({3} ranks) has a dimension 0 "
+                                 "of {4} x {3}, which overflows int64; the limit is 2^48 ({5})",
+                                 Name, In.str(), G.Name, N, In.Shape[0], MaxTensorElements));
+      Out.Shape[0] = *D0;
+    }
+    if (Error Err = checkTensorSize(Out))
+      return typeError(formatv("all_gather of %{0} : {1} in @{2} gives {3}: {4}", Name, In.str(),
+                               G.Name, Out.str(), toString(std::move(Err))));
     return Out;
   }
   case OpKind::ReduceScatter:

@@ -3,6 +3,8 @@
 #include "ir/Types.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <charconv>
@@ -42,9 +44,47 @@ StringRef allElemTypeNames() {
 
 int64_t TensorType::numElements() const {
   int64_t N = 1;
-  for (int64_t D : Shape)
-    N *= D;
+  for (int64_t D : Shape) {
+    Optional<int64_t> Next = checkedMul(N, D);
+    if (!Next)
+      return INT64_MAX;
+    N = *Next;
+  }
   return N;
+}
+
+int64_t TensorType::bytes() const {
+  return checkedMul(numElements(), int64_t(elemTypeBytes(Elem))).getValueOr(INT64_MAX);
+}
+
+Error checkTensorSize(const TensorType &T) {
+  auto Fail = [&](const Twine &Msg) {
+    return createStringError(inconvertibleErrorCode(), Msg.str());
+  };
+  bool HasZero = false;
+  for (size_t I = 0; I != T.Shape.size(); ++I) {
+    int64_t D = T.Shape[I];
+    if (D < 0)
+      return Fail(formatv("dimension {0} is {1}; sizes must be non-negative", I, D));
+    if (D > MaxTensorElements)
+      return Fail(formatv("dimension {0} is {1}, more than the limit 2^48 ({2})", I, D,
+                          MaxTensorElements));
+    HasZero |= D == 0;
+  }
+  if (HasZero)
+    return Error::success();
+  int64_t N = 1;
+  for (size_t I = 0; I != T.Shape.size(); ++I) {
+    Optional<int64_t> Next = checkedMul(N, T.Shape[I]);
+    if (!Next)
+      return Fail(formatv("the element count overflows int64 (dimensions 0..{0} multiply past "
+                          "{1}); the limit is 2^48 ({2})",
+                          I, INT64_MAX, MaxTensorElements));
+    N = *Next;
+  }
+  if (N > MaxTensorElements)
+    return Fail(formatv("{0} elements, more than the limit 2^48 ({1})", N, MaxTensorElements));
+  return Error::success();
 }
 
 std::string TensorType::str() const {

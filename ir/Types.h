@@ -12,6 +12,7 @@
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -45,12 +46,13 @@ bool isFloatType(ElemType T);
 /// A comma-separated list of every spelling, for "expected one of" messages.
 llvm::StringRef allElemTypeNames();
 
-/// A dense, row-major tensor type: element type and static shape.
-/// A shape of rank 0 is a scalar.
-/// Most elements a tensor may hold: every later size computation (bytes,
-/// buffers, offsets) stays far inside int64.
+/// The most elements (and so the largest dimension) a tensor may have:
+/// 2^48, so that byte sizes, offsets and sums of a few of them stay far
+/// inside int64 for every consumer (plan, executors, drivers).
 constexpr int64_t MaxTensorElements = int64_t(1) << 48;
 
+/// A dense, row-major tensor type: element type and static shape.
+/// A shape of rank 0 is a scalar.
 struct TensorType {
   ElemType Elem = ElemType::F32;
   llvm::SmallVector<int64_t, 4> Shape;
@@ -58,14 +60,22 @@ struct TensorType {
   TensorType() = default;
   TensorType(ElemType E, llvm::ArrayRef<int64_t> S) : Elem(E), Shape(S.begin(), S.end()) {}
 
+  /// Saturate at INT64_MAX instead of wrapping; checkTensorSize is the
+  /// check that rejects such a type at the input boundary.
   int64_t numElements() const;
-  int64_t bytes() const { return numElements() * elemTypeBytes(Elem); }
+  int64_t bytes() const;
   /// "f32[768, 3072]"
   std::string str() const;
 
   bool operator==(const TensorType &O) const { return Elem == O.Elem && Shape == O.Shape; }
   bool operator!=(const TensorType &O) const { return !(*this == O); }
 };
+
+/// Fails when a dimension or the element count of \p T is above
+/// MaxTensorElements (or overflows int64); the message names the value and
+/// the limit, and the caller names the type and the place.
+/// Types from input pass this before anything sizes a buffer from them.
+llvm::Error checkTensorSize(const TensorType &T);
 
 /// How a reduction combines the elements of every rank.
 enum class ReduceOp : uint8_t { Sum, Prod, Min, Max, Avg, PremulSum };

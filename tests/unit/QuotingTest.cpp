@@ -102,3 +102,20 @@ TEST(Quoting, IRAttributeStringsRoundTripEveryByte) {
   EXPECT_EQ(A->Str, All);
   EXPECT_EQ(printProgram(*Back.Prog), Text);
 }
+
+// Diagnostics quote input: control bytes and broken UTF-8 become \xHH,
+// tabs, newlines and well-formed UTF-8 (2, 3 and 4 bytes) stay as they are.
+TEST(Quoting, EscapeForMessage) {
+  using namespace std::string_literals;
+  EXPECT_EQ(escapeForMessage("plain %name @g"), "plain %name @g");
+  EXPECT_EQ(escapeForMessage("a\0b"s), "a\\x00b");
+  EXPECT_EQ(escapeForMessage("a\x7f\x1b[31m"), "a\\x7f\\x1b[31m");
+  EXPECT_EQ(escapeForMessage("tab\tline\n"), "tab\tline\n");
+  EXPECT_EQ(escapeForMessage("line\n", /*KeepNewlines=*/false), "line\\x0a");
+  EXPECT_EQ(escapeForMessage("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  // A lone continuation byte, a truncated sequence, an overlong encoding.
+  EXPECT_EQ(escapeForMessage("\x80"), "\\x80");
+  EXPECT_EQ(escapeForMessage("x\xc3"), "x\\xc3");
+  EXPECT_EQ(escapeForMessage("\xc0\xaf"), "\\xc0\\xaf");
+}
