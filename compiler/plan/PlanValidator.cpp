@@ -15,6 +15,8 @@
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+
 using namespace llvm;
 
 namespace collc::plan {
@@ -31,8 +33,10 @@ private:
     return createStringError(inconvertibleErrorCode(), "%s: %s: %s", Name.str().c_str(),
                              Entity.str().c_str(), Msg.str().c_str());
   }
+  // Named for every entity checked, failing or not: plain concatenation,
+  // not formatv, keeps validation a small part of compiling a large plan.
   std::string commName(size_t I) const {
-    return formatv("comm {0} ({1})", I, commKindName(P.Comms[I].Kind)).str();
+    return "comm " + std::to_string(I) + " (" + commKindName(P.Comms[I].Kind).str() + ")";
   }
   Error header();
   Error groups();
@@ -44,7 +48,8 @@ private:
   Error comm(size_t I);
   Error commShape(size_t I, int64_t N);
   Error allToAllV(size_t I, int64_t N);
-  Error bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts) const;
+  Error bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts);
+  std::vector<std::vector<uint32_t>> SlotTensors; ///< per buffer, sorted; see bufferOf
   Error steps();
 
   /// Calls \p F on every rank of \p S (the world when All), until it fails.
@@ -110,7 +115,7 @@ Error Validator::tensors() {
   Bytes.reserve(P.Tensors.size());
   for (size_t I = 0; I != P.Tensors.size(); ++I) {
     const Tensor &T = P.Tensors[I];
-    std::string Entity = formatv("tensor {0} %{1}", I, T.Name);
+    std::string Entity = "tensor " + std::to_string(I) + " %" + T.Name;
     int64_t N = 1;
     for (int64_t D : T.Type.Shape) {
       if (D < 0 || D > MaxDimension)
@@ -131,7 +136,7 @@ Error Validator::tensors() {
 Error Validator::buffers() {
   for (size_t I = 0; I != P.Buffers.size(); ++I) {
     const Buffer &B = P.Buffers[I];
-    std::string Entity = formatv("buffer {0}", I);
+    std::string Entity = "buffer " + std::to_string(I);
     if (B.Segments < 1 || B.Segments > P.World)
       return fail(Entity, formatv("segments {0} is not in 1..{1}", B.Segments, P.World).str());
     if (B.Bytes > uint64_t(INT64_MAX) || B.Bytes % uint64_t(B.Segments))
@@ -144,7 +149,7 @@ Error Validator::buffers() {
         return fail(Entity, formatv("slot of tensor {0}: there are {1} tensors", S.Tensor,
                                     P.Tensors.size())
                                 .str());
-      std::string SlotName = formatv("slot of %{0}", P.Tensors[S.Tensor].Name);
+      std::string SlotName = "slot of %" + P.Tensors[S.Tensor].Name;
       if (S.Bytes != Bytes[S.Tensor])
         return fail(Entity, formatv("{0} has {1} bytes; the tensor has {2}", SlotName, S.Bytes,
                                     Bytes[S.Tensor])
@@ -188,7 +193,7 @@ Error Validator::tensorList(const Twine &Entity, StringRef What, ArrayRef<uint32
 Error Validator::computes() {
   for (size_t I = 0; I != P.Computes.size(); ++I) {
     const Compute &C = P.Computes[I];
-    std::string Entity = formatv("compute {0} @{1}", I, C.Name);
+    std::string Entity = "compute " + std::to_string(I) + " @" + C.Name;
     if (Error E = rankSet(Entity, C.Ranks))
       return E;
     if (Error E = tensorList(Entity, "input", C.Inputs))
@@ -200,14 +205,21 @@ Error Validator::computes() {
 }
 
 /// A fused comm works on its buffers: every tensor must have a slot there.
-Error Validator::bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts) const {
+Error Validator::bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts) {
   if (B < 0)
     return Error::success();
+  // Sorted slot tensors of each buffer, made once: a scan of the slots per
+  // tensor was quadratic in bucket size (a 65k-tensor bucket took seconds).
+  if (SlotTensors.empty()) {
+    SlotTensors.resize(P.Buffers.size());
+    for (size_t K = 0; K != P.Buffers.size(); ++K) {
+      for (const Slot &S : P.Buffers[K].Slots)
+        SlotTensors[K].push_back(S.Tensor);
+      llvm::sort(SlotTensors[K]);
+    }
+  }
   for (uint32_t T : Ts) {
-    bool Found = false;
-    for (const Slot &S : P.Buffers[B].Slots)
-      Found |= S.Tensor == T;
-    if (!Found)
+    if (!std::binary_search(SlotTensors[B].begin(), SlotTensors[B].end(), T))
       return fail(commName(I), formatv("{0} tensor %{1} has no slot in its {0} buffer {2}", What,
                                        P.Tensors[T].Name, B)
                                    .str());
@@ -460,7 +472,8 @@ Error Validator::steps() {
   std::vector<uint8_t> State(P.Comms.size(), NotLaunched);
   for (size_t I = 0; I != P.Steps.size(); ++I) {
     const Step &S = P.Steps[I];
-    std::string Entity = formatv("step {0} ({1} {2})", I, stepKindName(S.Kind), S.Index);
+    std::string Entity = "step " + std::to_string(I) + " (" + stepKindName(S.Kind).str() + " " +
+                         std::to_string(S.Index) + ")";
     if (S.Kind == StepKind::Compute) {
       if (S.Index >= P.Computes.size())
         return fail(Entity, formatv("compute {0} is not in 0..{1}", S.Index,
