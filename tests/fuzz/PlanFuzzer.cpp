@@ -18,6 +18,7 @@
 
 #include "compiler/plan/Plan.h"
 #include "runtime/local/LocalExecutor.h"
+#include "tools/collc/LocalRun.h"
 #include "runtime/nccl/NcclLowering.h"
 #include "tools/collc/dump/Dump.h"
 
@@ -80,13 +81,7 @@ void dryRun(const plan::Plan &P) {
       continue;
     }
     std::vector<std::vector<char>> Memory;
-    for (const std::string &Name : (*X)->unboundTensors()) {
-      uint32_t T = 0;
-      while (P.Tensors[T].Name != Name)
-        ++T;
-      Memory.emplace_back(std::max<uint64_t>(P.Tensors[T].Type.bytes(), 1));
-      llvm::consumeError((*X)->bind(Name, Memory.back().data(), P.Tensors[T].Type.bytes()));
-    }
+    llvm::consumeError(tool::bindOwnMemory(P, **X, Memory));
     llvm::consumeError((*X)->capture());
   }
 }

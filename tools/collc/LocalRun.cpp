@@ -5,6 +5,7 @@
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/verify/SyntheticData.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
@@ -14,6 +15,19 @@
 using namespace llvm;
 
 namespace collc::tool {
+
+Error bindOwnMemory(const plan::Plan &P, rt::Executor &X, std::vector<std::vector<char>> &Storage,
+                    char Fill) {
+  StringMap<uint32_t> Index; // names to tensors once, not a scan per name
+  for (size_t T = 0; T != P.Tensors.size(); ++T)
+    Index[P.Tensors[T].Name] = uint32_t(T);
+  for (const std::string &Name : X.unboundTensors()) {
+    Storage.emplace_back(P.Tensors[Index.lookup(Name)].Type.bytes(), Fill);
+    if (Error E = X.bind(Name, Storage.back().data(), Storage.back().size()))
+      return E;
+  }
+  return Error::success();
+}
 
 LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, unsigned Steps) {
   int64_t World = P.World;
@@ -30,14 +44,8 @@ LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, u
     Run.Execs[R] = std::move(*E);
     rt::Executor &X = *Run.Execs[R];
     // The model's own memory for tensors that are not views.
-    for (const std::string &Name : X.unboundTensors()) {
-      uint32_t T = 0;
-      while (P.Tensors[T].Name != Name)
-        ++T;
-      Run.Storage[R].emplace_back(P.Tensors[T].Type.bytes(), 0);
-      if (Error Err = X.bind(Name, Run.Storage[R].back().data(), Run.Storage[R].back().size()))
-        return Fail(std::move(Err));
-    }
+    if (Error Err = bindOwnMemory(P, X, Run.Storage[R]))
+      return Fail(std::move(Err));
     std::vector<uint8_t> Touched(P.Tensors.size(), 0);
     for (uint32_t T : X.touchedTensors())
       Touched[T] = 1;

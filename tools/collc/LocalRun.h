@@ -32,6 +32,12 @@ struct LocalRun {
   std::vector<std::vector<std::vector<char>>> Storage; ///< per rank: its bound tensors
 };
 
+/// Binds every tensor \p X needs that no plan buffer holds to memory of the
+/// caller's own, appended to \p Storage and filled with \p Fill: what the
+/// run, the bench and the fuzzers give an executor in place of a model.
+llvm::Error bindOwnMemory(const plan::Plan &P, rt::Executor &X,
+                          std::vector<std::vector<char>> &Storage, char Fill = 0);
+
 /// Runs \p P for \p Steps steps, a thread per rank (the plan's world must
 /// not exceed the local backend's), and returns what each rank measured or
 /// why it stopped. Never throws: a thread that cannot start is a rank error.

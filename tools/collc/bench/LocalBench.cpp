@@ -5,6 +5,7 @@
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/local/LocalDriver.h"
 #include "runtime/verify/SyntheticData.h"
+#include "tools/collc/LocalRun.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -177,15 +178,9 @@ Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps) {
       Errors[R] = toString(X.takeError());
       return;
     }
-    for (const std::string &Name : (*X)->unboundTensors()) {
-      uint32_t T = 0;
-      while (P.Tensors[T].Name != Name)
-        ++T;
-      Storage[R].emplace_back(P.Tensors[T].Type.bytes(), 1);
-      if (Error E = (*X)->bind(Name, Storage[R].back().data(), Storage[R].back().size())) {
-        Errors[R] = toString(std::move(E));
-        return;
-      }
+    if (Error E = collc::tool::bindOwnMemory(P, **X, Storage[R], /*Fill=*/1)) {
+      Errors[R] = toString(std::move(E));
+      return;
     }
     if (Error E = (*X)->capture()) {
       Errors[R] = toString(std::move(E));
