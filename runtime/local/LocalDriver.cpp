@@ -310,7 +310,7 @@ Error runCollective(Membership &C, Post P) {
   return G.complete(C.rank(), Seq, C.Wait);
 }
 
-Error enqueue(const LocalDriver::Communicator &C, Stream *S, Post P) {
+Error enqueue(const LocalDriver::Communicator &C, HostStream *S, Post P) {
   if (!S)
     return invalid("no comm stream");
   // A plain pointer, not a second reference: the task stays trivially

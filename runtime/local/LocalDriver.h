@@ -16,7 +16,7 @@
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/local/Rendezvous.h"
-#include "runtime/local/Stream.h"
+#include "runtime/exec/HostStream.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -94,7 +94,7 @@ struct LocalDriver {
   using Communicator = std::shared_ptr<Membership>;
   using UniqueId = uint64_t;
   using DataType = ElemType;
-  using CommStream = Stream *;
+  using CommStream = HostStream *;
   struct Resource {
     char *Data = nullptr;
     uint64_t Bytes = 0;
@@ -158,9 +158,9 @@ struct LocalDriver {
   static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
 
   // --- streams ----------------------------------------------------------------
-  using StreamOwner = std::unique_ptr<Stream>;
+  using StreamOwner = std::unique_ptr<HostStream>;
   static StreamOwner createStream(llvm::StringRef Name) {
-    return std::make_unique<Stream>(Name.str());
+    return std::make_unique<HostStream>(Name.str());
   }
   static CommStream streamOf(const StreamOwner &S) { return S.get(); }
   /// A ticket for everything enqueued on \p S so far.

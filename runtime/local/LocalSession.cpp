@@ -18,7 +18,7 @@ namespace {
 /// until waited for.
 class LocalCompletion : public Completion<HostValue> {
 public:
-  LocalCompletion(local::Stream *S, uint64_t Ticket, HostValue Input, HostValue Result)
+  LocalCompletion(HostStream *S, uint64_t Ticket, HostValue Input, HostValue Result)
       : S(S), Ticket(Ticket), Input(std::move(Input)), Result(std::move(Result)) {}
   bool ready() const override { return S->done(Ticket); }
   Expected<HostValue> wait() override {
@@ -31,7 +31,7 @@ public:
   }
 
 private:
-  local::Stream *S;
+  HostStream *S;
   uint64_t Ticket;
   HostValue Input;
   HostValue Result;

@@ -49,7 +49,9 @@ template <> struct DriverHarness<rt::local::LocalDriver> {
     std::vector<char> Host;
   };
 
-  /// Runs \p Body(rank) for every rank at once and returns when all did.
+  /// Runs \p Body(rank) for every rank at once and returns when all did (a
+  /// harness with one process per rank runs its own and says which with
+  /// `static bool runsRank(int)`).
   static void runRanks(int World, llvm::function_ref<void(int)> Body) {
     std::vector<std::thread> Threads;
     for (int R = 0; R != World; ++R)

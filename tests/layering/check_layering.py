@@ -36,10 +36,19 @@ LAYERS = [
     ("runtime/exec", [*IR_VOCABULARY, "compiler/plan"]),
     ("runtime/verify", [*IR_VOCABULARY, "compiler/plan", "runtime/exec"]),
     ("runtime/seeds", [*IR_VOCABULARY, "runtime/exec"]),
+    # Where a process learns its rank and world and how to meet its peers
+    # (launcher environment, rendezvous address): shared by the process
+    # backends and the tool.
+    ("runtime/launch", [*IR_VOCABULARY, "runtime/exec"]),
     ("runtime/local", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds"]),
+    ("runtime/mpi", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds",
+                     "runtime/launch"]),
+    ("runtime/gloo", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds",
+                      "runtime/launch"]),
     ("runtime/nccl", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds"]),
     ("tools", ["ir", "passes", "passes/analysis", "compiler", "compiler/plan", "runtime/exec",
-               "runtime/verify", "runtime/seeds", "runtime/local", "runtime/nccl"]),
+               "runtime/verify", "runtime/seeds", "runtime/launch", "runtime/local",
+               "runtime/mpi", "runtime/gloo", "runtime/nccl"]),
 ]
 LIBRARY_ROOTS = ["ir", "passes", "compiler", "runtime", "tools"]
 SOURCE = re.compile(r"\.(h|cpp|cu|def)$")

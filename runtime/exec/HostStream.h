@@ -1,14 +1,14 @@
-//===- runtime/local/Stream.h - A comm stream on the host --------*- C++ -*-===//
+//===- runtime/exec/HostStream.h - A comm stream on the host --------*- C++ -*-===//
 //
-// The local driver's CommStream: a worker thread that runs enqueued
+// The host backends' CommStream (local, mpi, gloo): a worker thread that runs enqueued
 // communication in order, apart from the threads that compute. Like a CUDA
 // stream, work runs asynchronously; errors surface when the caller
 // synchronizes or waits for a ticket. A thread that waits while the worker
 // is idle runs the queue itself (same order, one runner at a time).
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_LOCAL_STREAM_H
-#define COLLC_RUNTIME_LOCAL_STREAM_H
+#ifndef COLLC_RUNTIME_EXEC_HOSTSTREAM_H
+#define COLLC_RUNTIME_EXEC_HOSTSTREAM_H
 
 #include "runtime/exec/RuntimeError.h"
 
@@ -27,15 +27,15 @@
 #include <type_traits>
 #include <vector>
 
-namespace collc::rt::local {
+namespace collc::rt {
 
-class Stream {
+class HostStream {
 public:
-  explicit Stream(std::string Name);
+  explicit HostStream(std::string Name);
   /// Runs what is queued, then stops.
-  ~Stream();
-  Stream(const Stream &) = delete;
-  Stream &operator=(const Stream &) = delete;
+  ~HostStream();
+  HostStream(const HostStream &) = delete;
+  HostStream &operator=(const HostStream &) = delete;
 
   /// A callable stored inline (no allocation per enqueue for the driver's
   /// closures), falling back to the heap when it does not fit.
@@ -175,6 +175,6 @@ private:
   std::thread Worker;
 };
 
-} // namespace collc::rt::local
+} // namespace collc::rt
 
 #endif

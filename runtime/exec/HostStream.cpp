@@ -1,4 +1,4 @@
-//===- runtime/local/Stream.cpp - A comm stream on the host ----------------===//
+//===- runtime/exec/HostStream.cpp - A comm stream on the host ----------------===//
 //
 // Tasks run in order, one at a time, by whoever holds the execution token:
 // the worker thread normally, or a thread that waits for a ticket while the
@@ -9,13 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/local/Stream.h"
+#include "runtime/exec/HostStream.h"
 
 #include <chrono>
 
 using namespace llvm;
 
-namespace collc::rt::local {
+namespace collc::rt {
 
 static void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,11 +23,11 @@ static void cpuRelax() {
 #endif
 }
 
-Stream::Stream(std::string N) : Name(std::move(N)) {
+HostStream::HostStream(std::string N) : Name(std::move(N)) {
   Worker = std::thread([this] { run(); });
 }
 
-Stream::~Stream() {
+HostStream::~HostStream() {
   {
     std::lock_guard<std::mutex> L(M);
     Stopping = true;
@@ -39,7 +39,7 @@ Stream::~Stream() {
     ;
 }
 
-uint64_t Stream::enqueue(Task T) {
+uint64_t HostStream::enqueue(Task T) {
   // No wake-up here (see run()): the worker naps; waiters and kick() start
   // the work.
   std::lock_guard<SpinLock> L(QueueLock);
@@ -49,7 +49,7 @@ uint64_t Stream::enqueue(Task T) {
   return Ticket;
 }
 
-void Stream::kick() {
+void HostStream::kick() {
   if (Completed.load(std::memory_order_acquire) == lastTicket())
     return; // nothing queued
   std::lock_guard<std::mutex> L(M);
@@ -58,9 +58,9 @@ void Stream::kick() {
     WorkCV.notify_one();
 }
 
-uint64_t Stream::lastTicket() const { return IssuedAtomic.load(std::memory_order_acquire); }
+uint64_t HostStream::lastTicket() const { return IssuedAtomic.load(std::memory_order_acquire); }
 
-bool Stream::drainOnce() {
+bool HostStream::drainOnce() {
   // The execution token: one locked exchange to take it, a plain store to
   // give it back (cheaper than a mutex on the eager path).
   if (Executing.load(std::memory_order_relaxed) ||
@@ -78,7 +78,7 @@ bool Stream::drainOnce() {
   return Ran;
 }
 
-void Stream::run() {
+void HostStream::run() {
   // Idle, the worker naps in timed waits rather than being woken by every
   // enqueue: a thread that enqueues a task and then waits runs it itself (no
   // wake-up system call, no second thread competing for its core). Naps
@@ -108,7 +108,7 @@ void Stream::run() {
   }
 }
 
-void Stream::runOne(std::pair<uint64_t, Task> &Item) {
+void HostStream::runOne(std::pair<uint64_t, Task> &Item) {
   if (Error E = Item.second()) {
     Failure F{Item.first, ErrorKind::Backend, "", -1};
     handleAllErrors(
@@ -130,7 +130,7 @@ void Stream::runOne(std::pair<uint64_t, Task> &Item) {
   }
 }
 
-Error Stream::takeError(uint64_t UpTo) {
+Error HostStream::takeError(uint64_t UpTo) {
   if (!HasFailures.load(std::memory_order_acquire))
     return Error::success();
   std::lock_guard<std::mutex> L(M);
@@ -144,7 +144,7 @@ Error Stream::takeError(uint64_t UpTo) {
   return makeError(First.Kind, First.Message, First.Peer);
 }
 
-Error Stream::waitFor(uint64_t Ticket) {
+Error HostStream::waitFor(uint64_t Ticket) {
   while (!done(Ticket)) {
     // Run the queue here if the worker is not already doing it.
     if (drainOnce())
@@ -167,6 +167,6 @@ Error Stream::waitFor(uint64_t Ticket) {
   return takeError(Ticket);
 }
 
-Error Stream::synchronize() { return waitFor(lastTicket()); }
+Error HostStream::synchronize() { return waitFor(lastTicket()); }
 
-} // namespace collc::rt::local
+} // namespace collc::rt

@@ -1,0 +1,99 @@
+//===- runtime/launch/ProcessPlace.cpp - This process's rank, from its launcher ===//
+
+#include "runtime/launch/ProcessPlace.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstdlib>
+
+using namespace llvm;
+
+namespace collc::rt {
+
+namespace {
+
+/// The variables one launcher sets.
+struct LauncherVariables {
+  const char *Launcher;
+  const char *Rank, *World, *LocalRank;
+};
+
+// Looked for in this order: mpirun and srun set their own variables even
+// when a torchrun-style RANK is also exported by a job script.
+constexpr LauncherVariables Launchers[] = {
+    {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+    {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
+};
+
+/// The number in \p Name, or an error naming it and its value.
+Expected<std::optional<int64_t>> readNumber(EnvironmentLookup Env, const char *Name) {
+  std::optional<std::string> Value = Env(Name);
+  if (!Value)
+    return std::optional<int64_t>();
+  int64_t N;
+  if (StringRef(*Value).trim().getAsInteger(10, N) || N < 0)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("{0}='{1}': expected a non-negative number", Name, *Value));
+  return std::optional<int64_t>(N);
+}
+
+} // namespace
+
+std::optional<std::string> processEnvironment(StringRef Name) {
+  if (const char *V = std::getenv(Name.str().c_str()))
+    return std::string(V);
+  return std::nullopt;
+}
+
+Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLookup Env) {
+  ProcessPlace Place;
+  bool Found = false;
+  for (const LauncherVariables &L : Launchers) {
+    Expected<std::optional<int64_t>> Rank = readNumber(Env, L.Rank);
+    if (!Rank)
+      return Rank.takeError();
+    Expected<std::optional<int64_t>> World = readNumber(Env, L.World);
+    if (!World)
+      return World.takeError();
+    if (!*Rank && !*World)
+      continue;
+    if (!*Rank || !*World)
+      return createStringError(inconvertibleErrorCode(),
+                               formatv("{0} is set but {1} is not: a {2} launch sets both",
+                                       *Rank ? L.Rank : L.World, *Rank ? L.World : L.Rank,
+                                       L.Launcher));
+    Expected<std::optional<int64_t>> Local = readNumber(Env, L.LocalRank);
+    if (!Local)
+      return Local.takeError();
+    Place.Rank = **Rank;
+    Place.World = **World;
+    Place.LocalRank = Local->value_or(0);
+    Place.Source = L.Launcher;
+    Found = true;
+    break;
+  }
+  if (Flags.Rank || Flags.World || Flags.LocalRank) {
+    if (!Found && !(Flags.Rank && Flags.World))
+      return createStringError(inconvertibleErrorCode(),
+                               "no launcher environment: give both --rank and --world");
+    Place.Rank = Flags.Rank.value_or(Place.Rank);
+    Place.World = Flags.World.value_or(Place.World);
+    Place.LocalRank = Flags.LocalRank.value_or(Found ? Place.LocalRank : 0);
+    Place.Source = "flags";
+    Found = true;
+  }
+  if (!Found)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "no launcher environment: expected OMPI_COMM_WORLD_RANK/SIZE (mpirun), "
+        "SLURM_PROCID/NTASKS (srun) or RANK/WORLD_SIZE (torchrun), or --rank and --world");
+  if (Place.World < 1 || Place.Rank >= Place.World)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("rank {0} of world {1} (from {2}): expected a rank in "
+                                     "0..world-1 and a world of at least 1",
+                                     Place.Rank, Place.World, Place.Source));
+  return Place;
+}
+
+} // namespace collc::rt

@@ -1,0 +1,60 @@
+//===- runtime/launch/RendezvousAddress.cpp - Where the processes of a run meet ===//
+
+#include "runtime/launch/RendezvousAddress.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace collc::rt {
+
+std::string RendezvousAddress::text() const {
+  switch (How) {
+  case Kind::File:
+    return "file:" + Directory;
+  case Kind::Redis:
+    return formatv("redis://{0}:{1}", Host, Port).str();
+  case Kind::Mpi:
+    return "mpi";
+  }
+  return "";
+}
+
+Expected<RendezvousAddress> parseRendezvous(StringRef Whole) {
+  StringRef Text = Whole; // consumed form by form; messages quote Whole
+  auto Bad = [&](StringRef Why) {
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("--rendezvous '{0}': {1}; expected file:DIR, "
+                                     "redis://HOST:PORT or mpi",
+                                     Whole, Why));
+  };
+  RendezvousAddress A;
+  if (Whole.empty())
+    return Bad("it is empty");
+  if (Text == "mpi") {
+    A.How = RendezvousAddress::Kind::Mpi;
+    return A;
+  }
+  if (Text.consume_front("file:")) {
+    if (Text.empty())
+      return Bad("the directory is empty");
+    A.How = RendezvousAddress::Kind::File;
+    A.Directory = Text.str();
+    return A;
+  }
+  if (Text.consume_front("redis://")) {
+    auto [Host, PortText] = Text.rsplit(':');
+    unsigned Port;
+    if (Host.empty() || PortText.empty() || Host == Text)
+      return Bad("expected a host and a port");
+    if (PortText.getAsInteger(10, Port) || Port == 0 || Port > 65535)
+      return Bad(formatv("port '{0}' is not in 1..65535", PortText).str());
+    A.How = RendezvousAddress::Kind::Redis;
+    A.Host = Host.str();
+    A.Port = uint16_t(Port);
+    return A;
+  }
+  return Bad("unknown form");
+}
+
+} // namespace collc::rt

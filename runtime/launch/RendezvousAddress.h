@@ -1,0 +1,36 @@
+//===- runtime/launch/RendezvousAddress.h - Where the processes of a run meet -*- C++ -*-===//
+//
+// The processes of one run find each other through a rendezvous: a shared
+// directory (file:DIR), a Redis server (redis://HOST:PORT, for many hosts),
+// or MPI itself (mpi: under mpirun, where MPI_COMM_WORLD already joins
+// them). The gloo backend builds its store from it, and the nccl backend
+// exchanges its unique ids through it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_LAUNCH_RENDEZVOUSADDRESS_H
+#define COLLC_RUNTIME_LAUNCH_RENDEZVOUSADDRESS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace collc::rt {
+
+struct RendezvousAddress {
+  enum class Kind { File, Redis, Mpi };
+  Kind How = Kind::File;
+  std::string Directory; ///< File
+  std::string Host;      ///< Redis
+  uint16_t Port = 0;     ///< Redis
+  /// As parsed: file:DIR, redis://HOST:PORT or mpi.
+  std::string text() const;
+};
+
+/// Parses \p Text; an error names it and the three accepted forms.
+llvm::Expected<RendezvousAddress> parseRendezvous(llvm::StringRef Text);
+
+} // namespace collc::rt
+
+#endif

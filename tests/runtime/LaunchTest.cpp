@@ -1,0 +1,120 @@
+//===- tests/runtime/LaunchTest.cpp - Rank from the launcher, rendezvous text ===//
+
+#include "runtime/launch/ProcessPlace.h"
+#include "runtime/launch/RendezvousAddress.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "gtest/gtest.h"
+
+using namespace collc;
+using namespace collc::rt;
+
+namespace {
+
+/// placeFromLauncher over a table instead of the process environment.
+llvm::Expected<ProcessPlace> placeIn(const llvm::StringMap<std::string> &Vars,
+                                     const PlaceFlags &Flags = {}) {
+  return placeFromLauncher(Flags, [&](llvm::StringRef Name) -> std::optional<std::string> {
+    auto It = Vars.find(Name);
+    if (It == Vars.end())
+      return std::nullopt;
+    return It->second;
+  });
+}
+
+std::string errorOf(llvm::Expected<ProcessPlace> P) {
+  return P ? "no error" : llvm::toString(P.takeError());
+}
+
+TEST(ProcessPlace, ReadsEachLauncher) {
+  llvm::Expected<ProcessPlace> Mpi = placeIn(
+      {{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
+  ASSERT_TRUE(bool(Mpi)) << llvm::toString(Mpi.takeError());
+  EXPECT_EQ(Mpi->Rank, 3);
+  EXPECT_EQ(Mpi->World, 4);
+  EXPECT_EQ(Mpi->LocalRank, 1);
+  EXPECT_EQ(Mpi->Source, "mpirun");
+
+  llvm::Expected<ProcessPlace> Slurm =
+      placeIn({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}});
+  ASSERT_TRUE(bool(Slurm)) << llvm::toString(Slurm.takeError());
+  EXPECT_EQ(Slurm->Rank, 5);
+  EXPECT_EQ(Slurm->Source, "srun");
+
+  llvm::Expected<ProcessPlace> Torch = placeIn({{"RANK", "1"}, {"WORLD_SIZE", "2"}});
+  ASSERT_TRUE(bool(Torch)) << llvm::toString(Torch.takeError());
+  EXPECT_EQ(Torch->Rank, 1);
+  EXPECT_EQ(Torch->World, 2);
+  EXPECT_EQ(Torch->LocalRank, 0);
+  EXPECT_EQ(Torch->Source, "torchrun");
+}
+
+TEST(ProcessPlace, MpirunWinsOverAJobScriptsRank) {
+  llvm::Expected<ProcessPlace> P = placeIn({{"OMPI_COMM_WORLD_RANK", "2"},
+                                           {"OMPI_COMM_WORLD_SIZE", "4"},
+                                           {"RANK", "0"},
+                                           {"WORLD_SIZE", "1"}});
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->Rank, 2);
+  EXPECT_EQ(P->World, 4);
+}
+
+TEST(ProcessPlace, FlagsOverrideTheEnvironment) {
+  PlaceFlags F;
+  F.Rank = 1;
+  llvm::Expected<ProcessPlace> P = placeIn({{"RANK", "0"}, {"WORLD_SIZE", "2"}}, F);
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->Rank, 1);
+  EXPECT_EQ(P->World, 2);
+  EXPECT_EQ(P->Source, "flags");
+  F.World = 3;
+  llvm::Expected<ProcessPlace> Q = placeIn({}, F);
+  ASSERT_TRUE(bool(Q));
+  EXPECT_EQ(Q->World, 3);
+}
+
+TEST(ProcessPlace, RefusesWhatIsNotAPlace) {
+  EXPECT_EQ(errorOf(placeIn({})),
+            "no launcher environment: expected OMPI_COMM_WORLD_RANK/SIZE (mpirun), "
+            "SLURM_PROCID/NTASKS (srun) or RANK/WORLD_SIZE (torchrun), or --rank and --world");
+  EXPECT_EQ(errorOf(placeIn({{"RANK", "x1"}, {"WORLD_SIZE", "2"}})),
+            "RANK='x1': expected a non-negative number");
+  EXPECT_EQ(errorOf(placeIn({{"RANK", "0"}})),
+            "RANK is set but WORLD_SIZE is not: a torchrun launch sets both");
+  EXPECT_EQ(errorOf(placeIn({{"RANK", "2"}, {"WORLD_SIZE", "2"}})),
+            "rank 2 of world 2 (from torchrun): expected a rank in 0..world-1 and a world of at "
+            "least 1");
+  PlaceFlags OnlyRank;
+  OnlyRank.Rank = 0;
+  EXPECT_EQ(errorOf(placeIn({}, OnlyRank)),
+            "no launcher environment: give both --rank and --world");
+}
+
+TEST(RendezvousAddress, ParsesTheThreeForms) {
+  llvm::Expected<RendezvousAddress> F = parseRendezvous("file:/tmp/rdv");
+  ASSERT_TRUE(bool(F));
+  EXPECT_EQ(F->How, RendezvousAddress::Kind::File);
+  EXPECT_EQ(F->Directory, "/tmp/rdv");
+  llvm::Expected<RendezvousAddress> R = parseRendezvous("redis://127.0.0.1:6379");
+  ASSERT_TRUE(bool(R));
+  EXPECT_EQ(R->How, RendezvousAddress::Kind::Redis);
+  EXPECT_EQ(R->Host, "127.0.0.1");
+  EXPECT_EQ(R->Port, 6379);
+  EXPECT_EQ(R->text(), "redis://127.0.0.1:6379");
+  llvm::Expected<RendezvousAddress> M = parseRendezvous("mpi");
+  ASSERT_TRUE(bool(M));
+  EXPECT_EQ(M->How, RendezvousAddress::Kind::Mpi);
+}
+
+TEST(RendezvousAddress, RefusesOtherForms) {
+  for (const char *Bad : {"", "file:", "redis://host", "redis://:80", "redis://h:0",
+                          "redis://h:70000", "tcp://h:1"}) {
+    llvm::Expected<RendezvousAddress> A = parseRendezvous(Bad);
+    ASSERT_FALSE(bool(A)) << Bad;
+    std::string Msg = llvm::toString(A.takeError());
+    EXPECT_NE(Msg.find(std::string("'") + Bad + "'"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("expected file:DIR, redis://HOST:PORT or mpi"), std::string::npos) << Msg;
+  }
+}
+
+} // namespace
