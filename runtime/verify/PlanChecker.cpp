@@ -198,8 +198,7 @@ void Checker::expect(int64_t R, uint32_t T, std::vector<char> Want,
     Mismatches.push_back(formatv("rank {0}: %{1} has {2} bytes, expected {3}", R, P.Tensors[T].Name,
                                  Got.size(), Want.size()));
   } else if (Reduction) {
-    if (Optional<UnacceptableElement> U =
-            firstUnacceptable(*Reduction, Got, Want, Opts.Reductions))
+    if (Optional<UnacceptableElement> U = firstUnacceptable(*Reduction, Got, Want, Opts.Reductions))
       Differs(U->Index, formatv(" (allowed: {0})", describeBound(U->Verdict)).str());
   } else if (!Want.empty() && // a zero-byte tensor may have no address at all
              std::memcmp(Got.data(), Want.data(), Want.size()) != 0) {

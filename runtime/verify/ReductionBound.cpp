@@ -106,11 +106,12 @@ double gamma(unsigned K, double U) {
 double boundFor(const ReductionSources &R, uint64_t I, double M, ReductionOrder Order) {
   FloatFormat F = formatOf(R.T);
   bool Narrow = R.T != ElemType::F32 && R.T != ElemType::F64;
-  double UAcc = R.T == ElemType::F64                 ? formatOf(ElemType::F64).UnitRoundoff
+  double UAcc = R.T == ElemType::F64 ? formatOf(ElemType::F64).UnitRoundoff
                 : (R.T == ElemType::F32 || (Narrow && Order.NarrowInF32))
                     ? formatOf(ElemType::F32).UnitRoundoff
                     : F.UnitRoundoff;
-  unsigned K = (R.N ? R.N - 1 : 0) + (R.Op == ReduceOp::Avg ? 1 : 0) + (R.Op == ReduceOp::PremulSum ? 2 : 0);
+  unsigned K =
+      (R.N ? R.N - 1 : 0) + (R.Op == ReduceOp::Avg ? 1 : 0) + (R.Op == ReduceOp::PremulSum ? 2 : 0);
   double G = gamma(K, UAcc);
   double Spread; // how far one computed result may be from the exact one
   if (R.Op == ReduceOp::Prod) {

@@ -61,18 +61,20 @@ TEST(AnyOrderComparison, AReverseOrderReductionPassesOnlyInAnyOrderMode) {
       for (const auto &V : In)
         Srcs.push_back(V.data());
       Reversed.assign(Srcs.rbegin(), Srcs.rend());
-      for (auto [RO, Scale] : {std::pair{ReduceOp::Sum, 1.0}, {ReduceOp::Avg, 1.0},
-                               {ReduceOp::PremulSum, 0.3}, {ReduceOp::Prod, 1.0},
-                               {ReduceOp::Min, 1.0}, {ReduceOp::Max, 1.0}}) {
+      for (auto [RO, Scale] : {std::pair{ReduceOp::Sum, 1.0},
+                               {ReduceOp::Avg, 1.0},
+                               {ReduceOp::PremulSum, 0.3},
+                               {ReduceOp::Prod, 1.0},
+                               {ReduceOp::Min, 1.0},
+                               {ReduceOp::Max, 1.0}}) {
         std::vector<char> Want(Count * Size), Got(Count * Size);
         for (uint64_t I = 0; I != Count; ++I) {
           rt::referenceReduce(T, RO, Scale, Srcs.data(), World, I, Want.data() + I * Size);
           rt::referenceReduce(T, RO, Scale, Reversed.data(), World, I, Got.data() + I * Size);
         }
         rt::ReductionSources Red{T, RO, Scale, Srcs.data(), unsigned(World), 0};
-        std::string What = llvm::formatv("{0} {1} over {2} ranks", reduceOpName(RO),
-                                         elemTypeName(T), World)
-                               .str();
+        std::string What =
+            llvm::formatv("{0} {1} over {2} ranks", reduceOpName(RO), elemTypeName(T), World).str();
         EXPECT_EQ(compareResult(T, Got, 0, Want, &Red, reductionOrderOf<ReorderingHarness>()), "")
             << What;
         std::string Exact = compareResult(T, Got, 0, Want, &Red, reductionOrderOf<LocalHarness>());

@@ -186,8 +186,8 @@ inline std::string compareResult(ElemType T, const std::vector<char> &Got, uint6
       S += llvm::formatv("{0:x-2}", uint8_t(P[B])).str();
     return S;
   };
-  return llvm::formatv("element {0} is 0x{1}, the reference 0x{2}{3}", I,
-                       Hex(G.data() + I * Size), Hex(Want.data() + I * Size), Allowed)
+  return llvm::formatv("element {0} is 0x{1}, the reference 0x{2}{3}", I, Hex(G.data() + I * Size),
+                       Hex(Want.data() + I * Size), Allowed)
       .str();
 }
 
@@ -272,8 +272,7 @@ protected:
   /// \p Got with \p Want (the reference's result of \p Reduction, if any),
   /// naming the first unacceptable element.
   void expectBytes(const std::string &What, int R, const std::vector<char> &Got, uint64_t Offset,
-                   const std::vector<char> &Want,
-                   const rt::ReductionSources *Reduction = nullptr) {
+                   const std::vector<char> &Want, const rt::ReductionSources *Reduction = nullptr) {
     if (!runsHere<H>(R))
       return; // another process ran rank R and checks it there
     ASSERT_GE(Got.size(), Offset + Want.size());

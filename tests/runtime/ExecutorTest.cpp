@@ -102,14 +102,17 @@ std::vector<RankRun> runAll(const std::vector<const plan::Plan *> &Plans, unsign
 
 Expected<CheckSummary> check(const plan::Plan &P, std::vector<RankRun> &Runs,
                              const CheckOptions &Opts = {}) {
-  return checkPlanResults(P, [&](int64_t R, uint32_t T) -> llvm::ArrayRef<char> {
-    Expected<llvm::MutableArrayRef<char>> M = Runs[R].X->tensor(P.Tensors[T].Name);
-    if (!M) {
-      llvm::consumeError(M.takeError());
-      return {};
-    }
-    return *M;
-  }, Opts);
+  return checkPlanResults(
+      P,
+      [&](int64_t R, uint32_t T) -> llvm::ArrayRef<char> {
+        Expected<llvm::MutableArrayRef<char>> M = Runs[R].X->tensor(P.Tensors[T].Name);
+        if (!M) {
+          llvm::consumeError(M.takeError());
+          return {};
+        }
+        return *M;
+      },
+      Opts);
 }
 
 TEST(ExecutorTest, ReplaysMatchTheReferenceEveryStep) {
@@ -167,8 +170,8 @@ TEST(ExecutorTest, InAnyOrderTheCheckerAllowsTheBoundAndNoMore) {
   Any = check(P, Runs, AnyOrder);
   ASSERT_FALSE(bool(Any));
   Text = llvm::toString(Any.takeError());
-  for (const char *Part : {"rank 2", "%ra", "element 123", "got ", "expected ",
-                           "allowed: |got - expected| <= "})
+  for (const char *Part :
+       {"rank 2", "%ra", "element 123", "got ", "expected ", "allowed: |got - expected| <= "})
     EXPECT_NE(Text.find(Part), std::string::npos) << Part << " missing from: " << Text;
 }
 

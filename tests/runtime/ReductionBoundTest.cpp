@@ -1,8 +1,8 @@
 //===- tests/runtime/ReductionBoundTest.cpp - Reductions in any order ------===//
 
+#include "runtime/verify/ReductionBound.h"
 #include "runtime/exec/ElementConversion.h"
 #include "runtime/verify/PlanChecker.h"
-#include "runtime/verify/ReductionBound.h"
 
 #include "gtest/gtest.h"
 
