@@ -28,7 +28,14 @@ struct CheckSummary {
 
 /// Checks every comm output on every rank that runs the comm. The error
 /// lists the first mismatches (rank, tensor, element, got, expected).
-llvm::Expected<CheckSummary> checkPlanResults(const plan::Plan &P, ActualTensor Actual);
+struct CheckOptions {
+  /// Compare only this rank's results (a process of a multi-process run
+  /// holds only its own); -1: every rank.
+  int64_t OnlyRank = -1;
+};
+
+llvm::Expected<CheckSummary> checkPlanResults(const plan::Plan &P, ActualTensor Actual,
+                                              const CheckOptions &Opts = {});
 
 /// One element of \p Op over \p N sources, as the reference computes it:
 /// accumulate in rank order (f16, bf16 and fp8 in f32), premul_sum scales
