@@ -31,6 +31,9 @@ struct CheckSummary {
 /// backends that reduce in rank order.
 struct CheckOptions {
   ReductionOrder Reductions;
+  /// Compare only this rank's results (a process of a multi-process run
+  /// holds only its own); -1: every rank.
+  int64_t OnlyRank = -1;
 };
 
 /// Checks every comm output on every rank that runs the comm. The error
