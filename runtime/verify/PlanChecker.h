@@ -26,9 +26,12 @@ struct CheckSummary {
   uint64_t BytesChecked = 0;
 };
 
-/// Checks every comm output on every rank that runs the comm. The error
-/// lists the first mismatches (rank, tensor, element, got, expected).
-llvm::Expected<CheckSummary> checkPlanResults(const plan::Plan &P, ActualTensor Actual);
+/// Checks every comm output on every rank that runs the comm, or with
+/// \p OnlyRank >= 0 on that rank only (one process per rank: each checks
+/// its own; \p Actual is asked for no other rank). The error lists the
+/// first mismatches (rank, tensor, element, got, expected).
+llvm::Expected<CheckSummary> checkPlanResults(const plan::Plan &P, ActualTensor Actual,
+                                              int64_t OnlyRank = -1);
 
 /// One element of \p Op over \p N sources, as the reference computes it:
 /// accumulate in rank order (f16, bf16 and fp8 in f32), premul_sum scales
