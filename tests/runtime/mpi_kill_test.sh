@@ -32,12 +32,12 @@ echo "mpirun exited with $RC after ${ELAPSED}s"
 [ $RC -ne 0 ] || { echo "FAIL: mpirun exited 0"; exit 1; }
 grep -q "signal 9" "$DIR/out" || { echo "FAIL: mpirun did not report the SIGKILL"; exit 1; }
 # mpirun may exit while a survivor it signalled is still dying: a grace of
-# a few seconds, then none may remain.
+# up to 15 s, then none may remain.
 for F in "$DIR"/pid.*; do
   [ -e "$F" ] || { echo "FAIL: no pid file"; exit 1; }
   PID=$(cat "$F")
   GRACE=0
-  while kill -0 "$PID" 2>/dev/null && [ $GRACE -lt 20 ]; do
+  while kill -0 "$PID" 2>/dev/null && [ $GRACE -lt 60 ]; do
     sleep 0.25
     GRACE=$((GRACE + 1))
   done
