@@ -9,7 +9,9 @@ packages=(
   libclang-rt-14-dev                 # libFuzzer and sanitizer runtimes for clang
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz                           # renders `collc dump --format dot` in the tests
-  libopenmpi-dev openmpi-bin         # Open MPI: `collc bench` compares against MPI_Allreduce
+  libopenmpi-dev openmpi-bin         # Open MPI: the mpi backend, mpirun, MPI_Allreduce in `collc bench`
+  libgloo-dev                        # Gloo (TCP): the gloo backend
+  redis-server                       # a real Redis for the gloo backend's RedisStore tests
 )
 
 sudo=""
