@@ -19,3 +19,8 @@ config.substitutions.append(("%examples", os.path.join(config.collc_src_root, "e
 config.substitutions.append(("%python", config.python_executable))
 if config.have_nccl:
     config.available_features.add("nccl")
+for backend in ("mpi", "gloo"):
+    if getattr(config, "have_" + backend, False):
+        config.available_features.add(backend)
+# Process-backend tests start their processes with mpirun (as root here).
+config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))

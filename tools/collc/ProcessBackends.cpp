@@ -7,6 +7,7 @@
 
 #if COLLC_HAVE_MPI
 #include "runtime/mpi/MpiExecutor.h"
+#include "runtime/mpi/MpiSession.h"
 #endif
 #if COLLC_HAVE_GLOO
 #include "runtime/gloo/GlooExecutor.h"
@@ -23,15 +24,29 @@ using Factory = Expected<std::unique_ptr<rt::Executor>> (*)(const plan::Plan &,
                                                             const rt::RendezvousAddress &,
                                                             rt::ExecutorOptions);
 
+/// What a backend needs alive in the process while its executors live
+/// (MPI: initialized, then finalized after them).
+using Starter = Expected<std::shared_ptr<void>> (*)();
+
 struct ProcessBackend {
   const char *Name;
   Factory Create;        ///< null: not in this build
   const char *Packages;  ///< what brings it
+  Starter Start = nullptr;
 };
+
+#if COLLC_HAVE_MPI
+Expected<std::shared_ptr<void>> startMpi() {
+  Expected<std::unique_ptr<rt::mpi::MpiSession>> S = rt::mpi::MpiSession::start();
+  if (!S)
+    return S.takeError();
+  return std::shared_ptr<void>(std::move(*S));
+}
+#endif
 
 const ProcessBackend Backends[] = {
 #if COLLC_HAVE_MPI
-    {"mpi", rt::createMpiExecutor, "libopenmpi-dev openmpi-bin"},
+    {"mpi", rt::createMpiExecutor, "libopenmpi-dev openmpi-bin", startMpi},
 #else
     {"mpi", nullptr, "libopenmpi-dev openmpi-bin"},
 #endif
@@ -62,6 +77,13 @@ rt::ReductionOrder reductionOrderOf(StringRef Backend) {
 
 bool isProcessBackend(StringRef Backend) {
   return any_of(Backends, [&](const ProcessBackend &B) { return Backend == B.Name; });
+}
+
+Expected<std::shared_ptr<void>> startProcessBackend(StringRef Backend) {
+  for (const ProcessBackend &B : Backends)
+    if (Backend == B.Name && B.Create && B.Start)
+      return B.Start();
+  return std::shared_ptr<void>();
 }
 
 Expected<std::unique_ptr<rt::Executor>>

@@ -31,6 +31,10 @@ bool isProcessBackend(llvm::StringRef Backend);
 /// (MPI's and Gloo's algorithms combine ranks in their own order).
 rt::ReductionOrder reductionOrderOf(llvm::StringRef Backend);
 
+/// Starts what \p Backend needs in this process (MPI's initialization); the
+/// result must outlive every executor of the backend (null: nothing).
+llvm::Expected<std::shared_ptr<void>> startProcessBackend(llvm::StringRef Backend);
+
 /// The executor of \p Place's rank of \p P on \p Backend, its peers met
 /// through \p Where.
 llvm::Expected<std::unique_ptr<rt::Executor>>

@@ -49,6 +49,10 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostr
                    P.Program, O.Place.World, O.Backend, O.Steps, P.Digest, O.Where.text());
     Out.flush();
   }
+  // Declared before the executor: it ends after it (MPI_Finalize last).
+  Expected<std::shared_ptr<void>> Started = startProcessBackend(O.Backend);
+  if (!Started)
+    return Fail(toString(Started.takeError()));
   Expected<std::unique_ptr<rt::Executor>> Made =
       createProcessExecutor(O.Backend, P, O.Place, O.Where, O.Exec);
   if (!Made)
