@@ -208,10 +208,11 @@ void printTable(const ProcessBenchOptions &O, StringRef EngineName,
     std::string Target;
     if (R.Bytes >= LargeBytes)
       Target = formatv("<= {0:f2}x: {1}", LargeMaxRatio, Ratio <= LargeMaxRatio ? "met" : "MISSED");
-    else if (R.Bytes == 8)
-      Target = formatv("<= +{0:f1} us: {1:+f2} us, {2}", SmallMaxAddedUs,
-                       R.T.ReplayUs - R.T.RawUs,
-                       R.T.ReplayUs - R.T.RawUs <= SmallMaxAddedUs ? "met" : "MISSED");
+    else if (R.Bytes == 8) {
+      double Added = R.T.ReplayUs - R.T.RawUs;
+      Target = formatv("<= +{0:f1} us: {1}{2:f2} us, {3}", SmallMaxAddedUs, Added < 0 ? "" : "+",
+                       Added, Added <= SmallMaxAddedUs ? "met" : "MISSED");
+    }
     double RawAlg = AlgBw(R.Bytes, R.T.RawUs), RepAlg = AlgBw(R.Bytes, R.T.ReplayUs);
     Out << formatv("{0,12} {1,11:f2} {2,9:f3} {3,9:f3} {4,11:f2} {5,9:f3} {6,9:f3} {7,10:f3}  {8}\n",
                    R.Bytes, R.T.RawUs, RawAlg, RawAlg * BusFactor, R.T.ReplayUs, RepAlg,

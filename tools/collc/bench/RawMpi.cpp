@@ -44,7 +44,7 @@ public:
     if (Error E = check("MPI_Allgather", MPI_Allgather(Mine.data(), int(Mine.size()), MPI_UINT32_T,
                                                        All.data(), int(Mine.size()),
                                                        MPI_UINT32_T, Comm)))
-      return std::move(E);
+      return E;
     return All;
   }
 
