@@ -205,6 +205,9 @@ public:
   }
 
   llvm::Error health() const override { return D::health(World); }
+  llvm::Expected<std::vector<uint32_t>> allGatherWords(llvm::ArrayRef<uint32_t> Mine) override {
+    return D::allGatherWords(World, Mine, D::streamOf(Stream));
+  }
   const std::vector<TraceEvent> &trace() const override { return Events; }
   void clearTrace() override { Events.clear(); }
 

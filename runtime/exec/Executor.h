@@ -86,6 +86,10 @@ public:
   virtual llvm::Error replay(ComputeCallback RunCompute) = 0;
   /// Never blocks; names a lost peer.
   virtual llvm::Error health() const = 0;
+  /// Collective over the plan's world, outside any step (nothing of a
+  /// replay may be in flight): every rank's \p Mine, in rank order. For the
+  /// figures a run gathers from its ranks (step times, what each verified).
+  virtual llvm::Expected<std::vector<uint32_t>> allGatherWords(llvm::ArrayRef<uint32_t> Mine) = 0;
 
   virtual const std::vector<TraceEvent> &trace() const = 0;
   virtual void clearTrace() = 0;

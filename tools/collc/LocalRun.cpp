@@ -29,6 +29,45 @@ Error bindOwnMemory(const plan::Plan &P, rt::Executor &X, std::vector<std::vecto
   return Error::success();
 }
 
+void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
+             std::vector<std::vector<char>> &Storage, LocalRun::Rank &Res) {
+  int64_t R = X.rank();
+  auto Fail = [&](Error E) { Res.Error = toString(std::move(E)); };
+  // The model's own memory for tensors that are not views.
+  if (Error Err = bindOwnMemory(P, X, Storage))
+    return Fail(std::move(Err));
+  std::vector<uint8_t> Touched(P.Tensors.size(), 0);
+  for (uint32_t T : X.touchedTensors())
+    Touched[T] = 1;
+  for (const plan::Comm &C : P.Comms)
+    if (C.Ranks.contains(R))
+      Res.BytesMoved +=
+          C.Kind == plan::CommKind::Recv ? C.outputBytes(P.Tensors) : C.inputBytes(P.Tensors);
+  if (Error Err = X.capture())
+    return Fail(std::move(Err));
+  auto Compute = [&](const plan::Compute &C, uint32_t) -> Error {
+    for (uint32_t T : C.Outputs) {
+      if (!Touched[T])
+        continue;
+      Expected<MutableArrayRef<char>> Mem = X.tensor(P.Tensors[T].Name);
+      if (!Mem)
+        return Mem.takeError();
+      rt::fillSynthetic(P, T, R, *Mem);
+    }
+    return Error::success();
+  };
+  for (unsigned S = 0; S != Steps; ++S) {
+    if (Trace)
+      X.clearTrace();
+    auto Start = std::chrono::steady_clock::now();
+    if (Error Err = X.replay(Compute))
+      return Fail(std::move(Err));
+    Res.StepUs.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - Start)
+            .count());
+  }
+}
+
 LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, unsigned Steps) {
   int64_t World = P.World;
   LocalRun Run;
@@ -36,46 +75,13 @@ LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, u
   Run.Execs.resize(World);
   Run.Storage.resize(World);
   auto RankMain = [&](int64_t R) {
-    LocalRun::Rank &Res = Run.Ranks[R];
-    auto Fail = [&](Error E) { Res.Error = toString(std::move(E)); };
     Expected<std::unique_ptr<rt::Executor>> E = rt::createLocalExecutor(P, R, Opts);
-    if (!E)
-      return Fail(E.takeError());
-    Run.Execs[R] = std::move(*E);
-    rt::Executor &X = *Run.Execs[R];
-    // The model's own memory for tensors that are not views.
-    if (Error Err = bindOwnMemory(P, X, Run.Storage[R]))
-      return Fail(std::move(Err));
-    std::vector<uint8_t> Touched(P.Tensors.size(), 0);
-    for (uint32_t T : X.touchedTensors())
-      Touched[T] = 1;
-    for (const plan::Comm &C : P.Comms)
-      if (C.Ranks.contains(R))
-        Res.BytesMoved +=
-            C.Kind == plan::CommKind::Recv ? C.outputBytes(P.Tensors) : C.inputBytes(P.Tensors);
-    if (Error Err = X.capture())
-      return Fail(std::move(Err));
-    auto Compute = [&](const plan::Compute &C, uint32_t) -> Error {
-      for (uint32_t T : C.Outputs) {
-        if (!Touched[T])
-          continue;
-        Expected<MutableArrayRef<char>> Mem = X.tensor(P.Tensors[T].Name);
-        if (!Mem)
-          return Mem.takeError();
-        rt::fillSynthetic(P, T, R, *Mem);
-      }
-      return Error::success();
-    };
-    for (unsigned S = 0; S != Steps; ++S) {
-      if (Opts.Trace)
-        X.clearTrace();
-      auto Start = std::chrono::steady_clock::now();
-      if (Error Err = X.replay(Compute))
-        return Fail(std::move(Err));
-      Res.StepUs.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - Start)
-              .count());
+    if (!E) {
+      Run.Ranks[R].Error = toString(E.takeError());
+      return;
     }
+    Run.Execs[R] = std::move(*E);
+    runRank(P, *Run.Execs[R], Steps, Opts.Trace, Run.Storage[R], Run.Ranks[R]);
   };
   std::vector<std::thread> Threads;
   std::string NoThread;

@@ -1,7 +1,8 @@
 //===- tools/collc/LocalRun.h - A plan run on local ranks, checked -*- C++ -*-===//
 //
 // What `collc run` does with a plan, for it and for the fuzzers: every rank
-// a thread of this process with its own local executor; tensors that are not
+// a thread of this process with its own local executor (runRank is one
+// rank's part, which a process of a multi-process run does alone); tensors that are not
 // views in memory of the run's own; each compute writes the deterministic
 // synthetic data of its outputs (runtime/verify/SyntheticData.h); the steps
 // are replayed and timed; afterwards every result of every rank can be
@@ -37,6 +38,13 @@ struct LocalRun {
 /// run, the bench and the fuzzers give an executor in place of a model.
 llvm::Error bindOwnMemory(const plan::Plan &P, rt::Executor &X,
                           std::vector<std::vector<char>> &Storage, char Fill = 0);
+
+/// What one rank of a run does, on any backend: binds memory of its own
+/// (bindOwnMemory), captures, and replays \p Steps steps whose computes
+/// write the synthetic data of their outputs; records in \p Res its step
+/// times and bytes moved, or why it stopped.
+void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
+             std::vector<std::vector<char>> &Storage, LocalRun::Rank &Res);
 
 /// Runs \p P for \p Steps steps, a thread per rank (the plan's world must
 /// not exceed the local backend's), and returns what each rank measured or

@@ -1,9 +1,11 @@
 //===- tools/collc/RunCommand.cpp - collc run --------------------------===//
 //
 // collc run FILE|PLAN [--ranks N] [--steps S] [--trace OUT]
+//           [--backend local|mpi|gloo] [--rendezvous file:DIR|redis://H:P|mpi]
 //
-// Compiles if given a program, then runs the plan on the local backend with
-// one thread per rank: each compute step writes deterministic synthetic data
+// Compiles if given a program, then runs the plan: on the local backend
+// with one thread per rank, or, under a launcher (mpirun, srun, torchrun),
+// as this process's rank on a process backend (ProcessRun.h). On local, each compute step writes deterministic synthetic data
 // into the tensors it produces, the executor replays the plan, and after the
 // last step every rank's communicated results are compared with an
 // independently computed reference. Prints the time and bandwidth of each
@@ -14,6 +16,8 @@
 #include "Commands.h"
 #include "LocalRun.h"
 #include "OutputFile.h"
+#include "ProcessBackends.h"
+#include "ProcessRun.h"
 #include "ToolSupport.h"
 
 #include "compiler/Compile.h"
@@ -32,13 +36,15 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <unistd.h>
 
 using namespace llvm;
 
 namespace collc::tool {
 
-static cl::SubCommand Cmd("run", "Run a program or plan on the local backend and verify it");
+static cl::SubCommand Cmd("run", "Run a program or plan and verify it (local ranks, or this "
+                                 "process's rank under a launcher)");
 static cl::opt<std::string> Input(cl::Positional, cl::desc("<program or plan>"), cl::Required,
                                   cl::sub(Cmd));
 static cl::opt<int64_t> Ranks("ranks",
@@ -66,6 +72,26 @@ static cl::opt<std::string>
     TimeoutMs("timeout-ms",
               cl::desc("Per-operation timeout in ms (default: COLLC_TIMEOUT_MS, else 300000)"),
               cl::sub(Cmd));
+
+static cl::opt<std::string>
+    Backend("backend",
+            cl::desc("local (default: ranks are threads of this process), or a backend with one "
+                     "process per rank started by a launcher: mpi, gloo"),
+            cl::init("local"), cl::sub(Cmd));
+static cl::opt<std::string>
+    RendezvousText("rendezvous",
+                   cl::desc("Where the processes meet: file:DIR (a directory new to this run), "
+                            "redis://HOST:PORT or mpi (default: COLLC_RENDEZVOUS, else mpi for "
+                            "--backend mpi)"),
+                   cl::sub(Cmd));
+static cl::opt<int64_t> RankFlag("rank", cl::desc("This process's rank (default: the launcher's)"),
+                                 cl::init(-1), cl::sub(Cmd));
+static cl::opt<int64_t> WorldFlag("world",
+                                  cl::desc("Processes in the run (default: the launcher's)"),
+                                  cl::init(-1), cl::sub(Cmd));
+static cl::opt<int64_t> LocalRankFlag("local-rank",
+                                      cl::desc("Rank on this host (default: the launcher's)"),
+                                      cl::init(-1), cl::sub(Cmd));
 
 cl::SubCommand &runCommand() { return Cmd; }
 
@@ -116,10 +142,11 @@ uint64_t communicatedBytes(const plan::Plan &P) {
   return Sum;
 }
 
-/// Compiles the program, shrunk to fit in memory when asked to.
-Expected<plan::Plan> compileForRun(const CommandInput &In, raw_ostream &Log) {
+/// Compiles the program for \p World ranks (0: its own world), shrunk to
+/// fit in memory when asked to.
+Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, raw_ostream &Log) {
   ParseOptions PO;
-  PO.WorldSize = Ranks;
+  PO.WorldSize = World;
   Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
   if (!P)
     return P.takeError();
@@ -215,17 +242,49 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << toString(Timeout.takeError()) << '\n';
     return ExitUsage;
   }
+  // A process backend: this process is one rank, placed by its launcher.
+  bool Processes = Backend != "local";
+  std::optional<rt::ProcessPlace> Place;
+  if (Processes) {
+    if (!isProcessBackend(Backend)) {
+      WithColor::error(errs(), "collc run") << "--backend " << Backend << ": expected local, "
+                                            << processBackendNames() << '\n';
+      return ExitUsage;
+    }
+    if (!TraceOut.empty()) {
+      WithColor::error(errs(), "collc run")
+          << "--trace records the ranks of one process: use it with --backend local\n";
+      return ExitUsage;
+    }
+    rt::PlaceFlags Flags;
+    if (RankFlag >= 0)
+      Flags.Rank = RankFlag;
+    if (WorldFlag >= 0)
+      Flags.World = WorldFlag;
+    if (LocalRankFlag >= 0)
+      Flags.LocalRank = LocalRankFlag;
+    Expected<rt::ProcessPlace> Placed = rt::placeFromLauncher(Flags);
+    if (!Placed) {
+      WithColor::error(errs(), "collc run") << "--backend " << Backend << ": "
+                                            << toString(Placed.takeError()) << '\n';
+      return ExitUsage;
+    }
+    Place = *Placed;
+  }
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
     return reportError("run", In.takeError());
-  Expected<plan::Plan> Loaded =
-      In->isPlan() ? plan::readPlan(In->text(), In->Name) : compileForRun(*In, outs());
+  // Every process compiles the same program alike; only rank 0 speaks.
+  int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;
+  raw_ostream &CompileLog = Place && Place->Rank != 0 ? nulls() : outs();
+  Expected<plan::Plan> Loaded = In->isPlan() ? plan::readPlan(In->text(), In->Name)
+                                             : compileForRun(*In, CompileWorld, CompileLog);
   if (!Loaded)
     return reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
   // Ranks are threads: refuse a world the local backend cannot hold before
   // starting any.
-  if (uint64_t(P.World) > rt::local::LocalDriver::MaxRanks) {
+  if (!Processes && uint64_t(P.World) > rt::local::LocalDriver::MaxRanks) {
     WithColor::error(errs(), "collc run")
         << "@" << P.Program << " has " << P.World << " ranks; the local backend runs at most "
         << rt::local::LocalDriver::MaxRanks << " (one thread each): compile it for fewer "
@@ -257,6 +316,38 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << "the plan is for " << P.World << " ranks, not "
                                           << Ranks << "; compile the program for --ranks instead\n";
     return ExitUsage;
+  }
+  if (Processes) {
+    if (P.World != Place->World) {
+      WithColor::error(errs(), "collc run")
+          << formatv("plan @{0} is for {1} ranks, but the launcher started {2} processes (from "
+                     "{3}): launch {1}, or run the program (it is compiled for the launch)\n",
+                     P.Program, P.World, Place->World, Place->Source);
+      return ExitUsage;
+    }
+    std::string Text = RendezvousText;
+    if (Text.empty())
+      Text = rt::processEnvironment("COLLC_RENDEZVOUS").value_or(Backend == "mpi" ? "mpi" : "");
+    if (Text.empty()) {
+      WithColor::error(errs(), "collc run")
+          << "--backend " << Backend << " needs --rendezvous file:DIR|redis://HOST:PORT (or "
+          << "COLLC_RENDEZVOUS)\n";
+      return ExitUsage;
+    }
+    Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(Text);
+    if (!Where) {
+      WithColor::error(errs(), "collc run") << toString(Where.takeError()) << '\n';
+      return ExitUsage;
+    }
+    ProcessRunOptions O;
+    O.Backend = Backend;
+    O.Place = *Place;
+    O.Where = *Where;
+    O.Steps = Steps;
+    // Every process of the run derives the same communicator names.
+    O.Exec.CommPrefix = "collc.run." + P.Digest;
+    O.Exec.Timeout = *Timeout;
+    return runThisProcessRank(P, O, outs(), errs());
   }
   int64_t World = P.World;
   static std::atomic<unsigned> Runs{0};

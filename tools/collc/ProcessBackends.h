@@ -1,0 +1,42 @@
+//===- tools/collc/ProcessBackends.h - Backends with one process per rank -*- C++ -*-===//
+//
+// The table of backends whose ranks are processes (mpi, gloo): what
+// `collc run --backend` accepts besides local, and how each creates the
+// executor of this process's rank. A backend this build lacks is named with
+// the package that brings it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_TOOLS_COLLC_PROCESSBACKENDS_H
+#define COLLC_TOOLS_COLLC_PROCESSBACKENDS_H
+
+#include "compiler/plan/Plan.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/launch/ProcessPlace.h"
+#include "runtime/launch/RendezvousAddress.h"
+#include "runtime/verify/ReductionBound.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+
+namespace collc::tool {
+
+/// "mpi, gloo": the process backends, for messages and --help.
+std::string processBackendNames();
+
+bool isProcessBackend(llvm::StringRef Backend);
+
+/// How the backend's reductions may differ from the rank-ordered reference
+/// (MPI's and Gloo's algorithms combine ranks in their own order).
+rt::ReductionOrder reductionOrderOf(llvm::StringRef Backend);
+
+/// The executor of \p Place's rank of \p P on \p Backend, its peers met
+/// through \p Where.
+llvm::Expected<std::unique_ptr<rt::Executor>>
+createProcessExecutor(llvm::StringRef Backend, const plan::Plan &P, const rt::ProcessPlace &Place,
+                      const rt::RendezvousAddress &Where, rt::ExecutorOptions Opts);
+
+} // namespace collc::tool
+
+#endif
