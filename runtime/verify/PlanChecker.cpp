@@ -163,7 +163,10 @@ private:
     fillSynthetic(P, T, R, Out);
     return Out;
   }
-  void expect(int64_t R, uint32_t T, std::vector<char> Want);
+  /// Compares rank R's tensor T with \p Want: bit for bit, or, for the
+  /// result of \p Reduction, as ReductionBound.h accepts.
+  void expect(int64_t R, uint32_t T, std::vector<char> Want,
+              const ReductionSources *Reduction = nullptr);
   void checkCollective(const plan::Comm &C, llvm::ArrayRef<int32_t> Members);
   Error matchPointToPoint();
   Error checkRecv(uint32_t CommIndex);
@@ -179,7 +182,8 @@ private:
   std::map<std::pair<uint32_t, int64_t>, std::pair<uint32_t, int64_t>> SendOf;
 };
 
-void Checker::expect(int64_t R, uint32_t T, std::vector<char> Want) {
+void Checker::expect(int64_t R, uint32_t T, std::vector<char> Want,
+                     const ReductionSources *Reduction) {
   // Another process checks its own rank; the reference is still computed
   // for every rank, as later comms may read it.
   bool Compared = Opts.OnlyRank < 0 || Opts.OnlyRank == R;
@@ -188,20 +192,26 @@ void Checker::expect(int64_t R, uint32_t T, std::vector<char> Want) {
     ++Summary.TensorsChecked;
     Summary.BytesChecked += Want.size();
   }
+  ElemType ET = P.Tensors[T].Type.Elem;
+  unsigned Size = elemTypeBytes(ET);
+  auto Differs = [&](uint64_t I, StringRef Bound) {
+    Mismatches.push_back(formatv("rank {0}: %{1} differs at element {2}: got {3}, expected {4}{5}",
+                                 R, P.Tensors[T].Name, I, showElement(ET, Got.data() + I * Size),
+                                 showElement(ET, Want.data() + I * Size), Bound));
+  };
   if (!Compared) {
   } else if (Got.size() != Want.size()) {
     Mismatches.push_back(formatv("rank {0}: %{1} has {2} bytes, expected {3}", R, P.Tensors[T].Name,
                                  Got.size(), Want.size()));
+  } else if (Reduction) {
+    if (Optional<UnacceptableElement> U = firstUnacceptable(*Reduction, Got, Want, Opts.Reductions))
+      Differs(U->Index, formatv(" (allowed: {0})", describeBound(U->Verdict)).str());
   } else if (!Want.empty() && // a zero-byte tensor may have no address at all
              std::memcmp(Got.data(), Want.data(), Want.size()) != 0) {
-    ElemType ET = P.Tensors[T].Type.Elem;
-    unsigned Size = elemTypeBytes(ET);
     uint64_t I = 0;
     while (std::memcmp(Got.data() + I * Size, Want.data() + I * Size, Size) == 0)
       ++I;
-    Mismatches.push_back(formatv("rank {0}: %{1} differs at element {2}: got {3}, expected {4}", R,
-                                 P.Tensors[T].Name, I, showElement(ET, Got.data() + I * Size),
-                                 showElement(ET, Want.data() + I * Size)));
+    Differs(I, "");
   }
   if (NeededAsInput.count(T))
     Kept[{R, T}] = std::move(Want);
@@ -245,8 +255,9 @@ void Checker::checkCollective(const plan::Comm &C, ArrayRef<int32_t> Members) {
       std::vector<char> Want(OutBytes);
       for (uint64_t I = 0; I != OutElems; ++I)
         referenceReduce(C.Elem, C.Reduce, C.Scale, Srcs.data(), N, I, Want.data() + I * Size);
+      ReductionSources Red{C.Elem, C.Reduce, C.Scale, Srcs.data(), N, 0};
       for (int32_t M : Members)
-        expect(M, Out, Want);
+        expect(M, Out, Want, &Red);
       break;
     }
     case plan::CommKind::ReduceScatter:
@@ -255,7 +266,8 @@ void Checker::checkCollective(const plan::Comm &C, ArrayRef<int32_t> Members) {
         for (uint64_t I = 0; I != OutElems; ++I)
           referenceReduce(C.Elem, C.Reduce, C.Scale, Srcs.data(), N, L * OutElems + I,
                           Want.data() + I * Size);
-        expect(Members[L], Out, std::move(Want));
+        ReductionSources Red{C.Elem, C.Reduce, C.Scale, Srcs.data(), N, L * OutElems};
+        expect(Members[L], Out, std::move(Want), &Red);
       }
       break;
     case plan::CommKind::AllGather: {

@@ -11,6 +11,7 @@
 #define COLLC_RUNTIME_VERIFY_PLANCHECKER_H
 
 #include "compiler/plan/Plan.h"
+#include "runtime/verify/ReductionBound.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -26,14 +27,18 @@ struct CheckSummary {
   uint64_t BytesChecked = 0;
 };
 
-/// Checks every comm output on every rank that runs the comm. The error
-/// lists the first mismatches (rank, tensor, element, got, expected).
+/// How results are compared. The default asks bit-exact equality, for
+/// backends that reduce in rank order.
 struct CheckOptions {
+  ReductionOrder Reductions;
   /// Compare only this rank's results (a process of a multi-process run
   /// holds only its own); -1: every rank.
   int64_t OnlyRank = -1;
 };
 
+/// Checks every comm output on every rank that runs the comm. The error
+/// lists the first mismatches (rank, tensor, element, got, expected, and for
+/// reductions the bound that was exceeded).
 llvm::Expected<CheckSummary> checkPlanResults(const plan::Plan &P, ActualTensor Actual,
                                               const CheckOptions &Opts = {});
 

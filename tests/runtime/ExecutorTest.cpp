@@ -11,6 +11,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
+#include <cmath>
+
 using namespace collc;
 using namespace collc::rt;
 using namespace collc::test;
@@ -98,15 +100,19 @@ std::vector<RankRun> runAll(const std::vector<const plan::Plan *> &Plans, unsign
   return Runs;
 }
 
-Expected<CheckSummary> check(const plan::Plan &P, std::vector<RankRun> &Runs) {
-  return checkPlanResults(P, [&](int64_t R, uint32_t T) -> llvm::ArrayRef<char> {
-    Expected<llvm::MutableArrayRef<char>> M = Runs[R].X->tensor(P.Tensors[T].Name);
-    if (!M) {
-      llvm::consumeError(M.takeError());
-      return {};
-    }
-    return *M;
-  });
+Expected<CheckSummary> check(const plan::Plan &P, std::vector<RankRun> &Runs,
+                             const CheckOptions &Opts = {}) {
+  return checkPlanResults(
+      P,
+      [&](int64_t R, uint32_t T) -> llvm::ArrayRef<char> {
+        Expected<llvm::MutableArrayRef<char>> M = Runs[R].X->tensor(P.Tensors[T].Name);
+        if (!M) {
+          llvm::consumeError(M.takeError());
+          return {};
+        }
+        return *M;
+      },
+      Opts);
 }
 
 TEST(ExecutorTest, ReplaysMatchTheReferenceEveryStep) {
@@ -135,6 +141,38 @@ TEST(ExecutorTest, TheCheckerCatchesATamperedResult) {
   EXPECT_NE(Text.find("rank 2"), std::string::npos) << Text;
   EXPECT_NE(Text.find("%ra"), std::string::npos) << Text;
   EXPECT_NE(Text.find("123"), std::string::npos) << Text;
+}
+
+TEST(ExecutorTest, InAnyOrderTheCheckerAllowsTheBoundAndNoMore) {
+  plan::Plan P = compile(TwoGradients);
+  std::vector<const plan::Plan *> Plans(4, &P);
+  std::vector<RankRun> Runs = runAll(Plans, 1, optionsFor("anyorder"));
+  for (int R = 0; R != 4; ++R)
+    ASSERT_EQ(Runs[R].Error, "") << "rank " << R;
+  Expected<llvm::MutableArrayRef<char>> Ra = Runs[2].X->tensor("ra");
+  ASSERT_TRUE(bool(Ra)) << llvm::toString(Ra.takeError());
+  float *Elem = reinterpret_cast<float *>(Ra->data()) + 123;
+  float Ref = *Elem;
+  ASSERT_NE(Ref, 0.0f);
+  CheckOptions AnyOrder;
+  AnyOrder.Reductions.RankOrdered = false;
+
+  *Elem = std::nextafter(Ref, INFINITY); // as a sum in another order may be
+  Expected<CheckSummary> Exact = check(P, Runs);
+  ASSERT_FALSE(bool(Exact));
+  std::string Text = llvm::toString(Exact.takeError());
+  EXPECT_NE(Text.find("element 123"), std::string::npos) << Text;
+  EXPECT_NE(Text.find("allowed: bit-exact"), std::string::npos) << Text;
+  Expected<CheckSummary> Any = check(P, Runs, AnyOrder);
+  EXPECT_TRUE(bool(Any)) << llvm::toString(Any.takeError());
+
+  *Elem = Ref * 1.01f; // no order gives this
+  Any = check(P, Runs, AnyOrder);
+  ASSERT_FALSE(bool(Any));
+  Text = llvm::toString(Any.takeError());
+  for (const char *Part :
+       {"rank 2", "%ra", "element 123", "got ", "expected ", "allowed: |got - expected| <= "})
+    EXPECT_NE(Text.find(Part), std::string::npos) << Part << " missing from: " << Text;
 }
 
 TEST(ExecutorTest, DigestMismatchRefusesToRunAndNamesTheRanks) {

@@ -71,6 +71,15 @@ std::string processBackendNames() {
   return Names;
 }
 
+rt::ReductionOrder reductionOrderOf(StringRef Backend) {
+  // Neither MPI nor Gloo promises an order, and narrow floats may be
+  // accumulated in their own type: the bound of the loosest case.
+  rt::ReductionOrder Any;
+  Any.RankOrdered = !isProcessBackend(Backend);
+  Any.NarrowInF32 = Any.RankOrdered;
+  return Any;
+}
+
 bool isProcessBackend(StringRef Backend) {
   return any_of(Backends, [&](const ProcessBackend &B) { return Backend == B.Name; });
 }

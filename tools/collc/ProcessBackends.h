@@ -14,6 +14,7 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
+#include "runtime/verify/ReductionBound.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -27,6 +28,10 @@ namespace collc::tool {
 std::string processBackendNames();
 
 bool isProcessBackend(llvm::StringRef Backend);
+
+/// How the backend's reductions may differ from the rank-ordered reference
+/// (MPI's and Gloo's algorithms combine ranks in their own order).
+rt::ReductionOrder reductionOrderOf(llvm::StringRef Backend);
 
 /// The executor of \p Place's rank of \p P on \p Backend, its peers met
 /// through \p Where.

@@ -64,6 +64,7 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostr
 
   rt::CheckOptions Only;
   Only.OnlyRank = Me;
+  Only.Reductions = reductionOrderOf(O.Backend);
   Expected<rt::CheckSummary> Check = rt::checkPlanResults(
       P,
       [&](int64_t R, uint32_t T) -> ArrayRef<char> {
