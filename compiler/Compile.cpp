@@ -66,15 +66,20 @@ Expected<plan::Plan> compileProgramText(StringRef Text, StringRef Pipeline, Stri
   return compileProgram(*P->Prog, Opts, Diags, nulls());
 }
 
-std::string tinyAllReducesProgram(unsigned N, int64_t World) {
-  std::string S = formatv("program @tiny_all_reduces world({0}) {\n  group @dp = world\n", World);
+std::string allReducesProgram(unsigned N, uint64_t Elements, int64_t World) {
+  std::string S = formatv("program @all_reduces world({0}) {\n  group @dp = world\n", World);
   for (unsigned I = 0; I != N; ++I)
-    S += formatv("  %g{0} = compute @g{0} : f32[1024]\n  %r{0} = all_reduce sum %g{0} in @dp\n", I)
+    S += formatv("  %g{0} = compute @g{0} : f32[{1}]\n  %r{0} = all_reduce sum %g{0} in @dp\n", I,
+                 Elements)
              .str();
   S += "  compute @use(";
   for (unsigned I = 0; I != N; ++I)
     S += formatv("{0}%r{1}", I ? ", " : "", I).str();
   return S + ")\n}\n";
+}
+
+std::string tinyAllReducesProgram(unsigned N, int64_t World) {
+  return allReducesProgram(N, 1024, World);
 }
 
 } // namespace collc

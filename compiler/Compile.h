@@ -51,8 +51,11 @@ llvm::Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts
 llvm::Expected<plan::Plan> compileProgramText(llvm::StringRef Text, llvm::StringRef Pipeline = "",
                                               llvm::StringRef BufferName = "<string>");
 
-/// A program of \p N independent f32[1024] all_reduces over a world of
-/// \p World, each made by its own compute: the benchmarks' replay plan.
+/// A program of \p N independent f32[\p Elements] all_reduces (sum) over a
+/// world of \p World, each made by its own compute and all used by one.
+std::string allReducesProgram(unsigned N, uint64_t Elements, int64_t World);
+
+/// allReducesProgram of f32[1024] (4 KiB) tensors: the benchmarks' replay plan.
 std::string tinyAllReducesProgram(unsigned N, int64_t World);
 
 } // namespace collc

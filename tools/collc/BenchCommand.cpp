@@ -1,11 +1,14 @@
 //===- tools/collc/BenchCommand.cpp - collc bench ----------------------===//
 //
-// collc bench [--json] [--ranks N]: an nccl-tests style table (op, backend,
+// collc bench [--json] [--ranks N] [--backend local|mpi|gloo]: on local (the
+// default), an nccl-tests style table (op, backend,
 // ranks, bytes, time_us, algbw, busbw) of the local backend's all_reduce from
 // 8 B to 64 MiB and, measured in the same run, Open MPI's MPI_Allreduce and
 // the machine's memory-copy limit; then plan replays (1000 small all_reduces
 // fused by the compiler against issued one by one). Every figure is meant to
-// be read as a ratio to its neighbours, not as an absolute.
+// be read as a ratio to its neighbours, not as an absolute. On mpi or gloo,
+// run under a launcher, each process measures its own rank of a plan replay
+// beside the raw engine (bench/ProcessBench.h); this file only dispatches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +18,11 @@
 #include "compiler/Compile.h"
 #include "passes/analysis/CostModel.h"
 #include "tools/collc/JSONWriter.h"
+#include "tools/collc/ProcessBackends.h"
+#include "tools/collc/ProcessLaunchFlags.h"
+#include "tools/collc/bench/ProcessBench.h"
 #include "tools/collc/bench/LocalBench.h"
+#include "tools/collc/bench/ReplayPlans.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -42,6 +49,13 @@ static cl::opt<double> Budget("time-per-size", cl::desc("Seconds measured per si
 static cl::opt<bool> SkipMpi("skip-mpi", cl::desc("Do not run Open MPI"), cl::sub(Cmd));
 static cl::opt<unsigned> ReplayOps("replay-ops", cl::desc("All_reduces in the replay comparison"),
                                    cl::init(1000), cl::sub(Cmd));
+
+static cl::opt<std::string>
+    Backend("backend",
+            cl::desc("local (default: ranks are threads, beside Open MPI and memcpy), or, under "
+                     "a launcher, mpi or gloo: a plan replay beside the raw engine"),
+            cl::init("local"), cl::sub(Cmd));
+static ProcessLaunchFlags Launch(Cmd);
 
 cl::SubCommand &benchCommand() { return Cmd; }
 
@@ -125,6 +139,39 @@ int run_benchCommand() {
                    *Max, int(Ranks), double(Budget), unsigned(ReplayOps));
     return ExitUsage;
   }
+  if (Backend != "local") {
+    if (!isProcessBackend(Backend)) {
+      WithColor::error(errs(), "collc bench") << "--backend " << Backend << ": expected local, "
+                                              << processBackendNames() << '\n';
+      return ExitUsage;
+    }
+    // Ranks are the launcher's processes; the MPI comparison is the raw row.
+    for (cl::Option *O : {(cl::Option *)&Json, (cl::Option *)&Ranks, (cl::Option *)&SkipMpi})
+      if (O->getNumOccurrences()) {
+        WithColor::error(errs(), "collc bench")
+            << "--" << O->ArgStr << " applies to --backend local\n";
+        return ExitUsage;
+      }
+    Expected<ProcessLaunch> Launched = Launch.resolve(Backend);
+    if (!Launched) {
+      WithColor::error(errs(), "collc bench") << toString(Launched.takeError()) << '\n';
+      return ExitUsage;
+    }
+    Expected<std::chrono::milliseconds> Timeout = rt::timeoutFromEnvironment();
+    if (!Timeout) {
+      WithColor::error(errs(), "collc bench") << toString(Timeout.takeError()) << '\n';
+      return ExitUsage;
+    }
+    ProcessBenchOptions O;
+    O.Backend = Backend;
+    O.Place = Launched->Place;
+    O.Where = Launched->Where;
+    O.Timeout = *Timeout;
+    O.MaxBytes = *Max;
+    O.BudgetSec = Budget;
+    O.ReplayOps = ReplayOps;
+    return benchThisProcessRank(O, outs(), errs());
+  }
   std::vector<Row> Rows;
   std::map<uint64_t, double> Local, Mpi, Limit;
   for (uint64_t B = 8; B <= *Max; B *= 2) {
@@ -153,18 +200,13 @@ int run_benchCommand() {
   }
 
   // Replays: fused by the compiler, and one by one (each blocking).
-  std::string Program = tinyAllReducesProgram(ReplayOps, Ranks);
   double FusedUs = 0, EagerUs = 0;
   uint64_t ReplayBytes = uint64_t(ReplayOps) * 4096;
   {
-    Expected<plan::Plan> Fused =
-        compileProgramText(Program, "verify,order,fuse{max-bytes=1GiB,max-count=100000},order,schedule,"
-                             "plan-memory");
-    Expected<plan::Plan> Eager = compileProgramText(Program, "verify");
-    if (!Fused)
-      return reportError("bench", Fused.takeError());
-    if (!Eager)
-      return reportError("bench", Eager.takeError());
+    Expected<FusedComparison> Plans = fusedComparisonPlans(ReplayOps, Ranks);
+    if (!Plans)
+      return reportError("bench", Plans.takeError());
+    const plan::Plan *Fused = &Plans->Fused, *Eager = &Plans->OneByOne;
     Expected<double> F = rt::timePlanReplay(*Fused, 100);
     if (!F)
       return reportError("bench", F.takeError());

@@ -2,6 +2,8 @@
 
 #include "tools/collc/ProcessBackends.h"
 
+#include "tools/collc/bench/RawEngine.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -30,8 +32,9 @@ using Starter = Expected<std::shared_ptr<void>> (*)();
 
 struct ProcessBackend {
   const char *Name;
-  Factory Create;        ///< null: not in this build
-  const char *Packages;  ///< what brings it
+  Factory Create;         ///< null: not in this build
+  RawEngineFactory Raw;   ///< the engine `collc bench` compares with
+  const char *Packages;   ///< what brings it
   Starter Start = nullptr;
 };
 
@@ -46,16 +49,33 @@ Expected<std::shared_ptr<void>> startMpi() {
 
 const ProcessBackend Backends[] = {
 #if COLLC_HAVE_MPI
-    {"mpi", rt::createMpiExecutor, "libopenmpi-dev openmpi-bin", startMpi},
+    {"mpi", rt::createMpiExecutor, createRawMpiEngine, "libopenmpi-dev openmpi-bin", startMpi},
 #else
-    {"mpi", nullptr, "libopenmpi-dev openmpi-bin"},
+    {"mpi", nullptr, nullptr, "libopenmpi-dev openmpi-bin"},
 #endif
 #if COLLC_HAVE_GLOO
-    {"gloo", rt::createGlooExecutor, "libgloo-dev"},
+    {"gloo", rt::createGlooExecutor, createRawGlooEngine, "libgloo-dev"},
 #else
-    {"gloo", nullptr, "libgloo-dev"},
+    {"gloo", nullptr, nullptr, "libgloo-dev"},
 #endif
 };
+
+/// The entry named \p Backend that this build has, or why not.
+Expected<const ProcessBackend *> builtBackend(StringRef Backend) {
+  for (const ProcessBackend &B : Backends) {
+    if (Backend != B.Name)
+      continue;
+    if (!B.Create)
+      return createStringError(inconvertibleErrorCode(),
+                               formatv("collc was built without the {0} backend (apt-get install "
+                                       "{1}, then rebuild)",
+                                       B.Name, B.Packages));
+    return &B;
+  }
+  return createStringError(inconvertibleErrorCode(),
+                           formatv("--backend {0}: expected local, {1}", Backend,
+                                   processBackendNames()));
+}
 
 } // namespace
 
@@ -89,19 +109,20 @@ Expected<std::shared_ptr<void>> startProcessBackend(StringRef Backend) {
 Expected<std::unique_ptr<rt::Executor>>
 createProcessExecutor(StringRef Backend, const plan::Plan &P, const rt::ProcessPlace &Place,
                       const rt::RendezvousAddress &Where, rt::ExecutorOptions Opts) {
-  for (const ProcessBackend &B : Backends) {
-    if (Backend != B.Name)
-      continue;
-    if (!B.Create)
-      return createStringError(inconvertibleErrorCode(),
-                               formatv("collc was built without the {0} backend (apt-get install "
-                                       "{1}, then rebuild)",
-                                       B.Name, B.Packages));
-    return B.Create(P, Place, Where, std::move(Opts));
-  }
-  return createStringError(inconvertibleErrorCode(),
-                           formatv("--backend {0}: expected local, {1}", Backend,
-                                   processBackendNames()));
+  Expected<const ProcessBackend *> B = builtBackend(Backend);
+  if (!B)
+    return B.takeError();
+  return (*B)->Create(P, Place, Where, std::move(Opts));
+}
+
+Expected<std::unique_ptr<RawEngine>> createRawEngine(StringRef Backend,
+                                                     const rt::ProcessPlace &Place,
+                                                     const rt::RendezvousAddress &Where,
+                                                     std::chrono::milliseconds Timeout) {
+  Expected<const ProcessBackend *> B = builtBackend(Backend);
+  if (!B)
+    return B.takeError();
+  return (*B)->Raw(Place, Where, Timeout);
 }
 
 } // namespace collc::tool

@@ -1,8 +1,9 @@
 //===- tools/collc/ProcessBackends.h - Backends with one process per rank -*- C++ -*-===//
 //
 // The table of backends whose ranks are processes (mpi, gloo): what
-// `collc run --backend` accepts besides local, and how each creates the
-// executor of this process's rank. A backend this build lacks is named with
+// `collc run --backend` accepts besides local, how each creates the
+// executor of this process's rank, and the raw engine `collc bench` sets
+// beside it (bench/RawEngine.h). A backend this build lacks is named with
 // the package that brings it.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +18,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -40,6 +42,14 @@ llvm::Expected<std::shared_ptr<void>> startProcessBackend(llvm::StringRef Backen
 llvm::Expected<std::unique_ptr<rt::Executor>>
 createProcessExecutor(llvm::StringRef Backend, const plan::Plan &P, const rt::ProcessPlace &Place,
                       const rt::RendezvousAddress &Where, rt::ExecutorOptions Opts);
+
+class RawEngine;
+
+/// The raw engine under \p Backend for this process (bench/RawEngine.h).
+llvm::Expected<std::unique_ptr<RawEngine>> createRawEngine(llvm::StringRef Backend,
+                                                           const rt::ProcessPlace &Place,
+                                                           const rt::RendezvousAddress &Where,
+                                                           std::chrono::milliseconds Timeout);
 
 } // namespace collc::tool
 

@@ -17,6 +17,7 @@
 #include "LocalRun.h"
 #include "OutputFile.h"
 #include "ProcessBackends.h"
+#include "ProcessLaunchFlags.h"
 #include "ProcessRun.h"
 #include "ToolSupport.h"
 
@@ -78,20 +79,7 @@ static cl::opt<std::string>
             cl::desc("local (default: ranks are threads of this process), or a backend with one "
                      "process per rank started by a launcher: mpi, gloo"),
             cl::init("local"), cl::sub(Cmd));
-static cl::opt<std::string>
-    RendezvousText("rendezvous",
-                   cl::desc("Where the processes meet: file:DIR (a directory new to this run), "
-                            "redis://HOST:PORT or mpi (default: COLLC_RENDEZVOUS, else mpi for "
-                            "--backend mpi)"),
-                   cl::sub(Cmd));
-static cl::opt<int64_t> RankFlag("rank", cl::desc("This process's rank (default: the launcher's)"),
-                                 cl::init(-1), cl::sub(Cmd));
-static cl::opt<int64_t> WorldFlag("world",
-                                  cl::desc("Processes in the run (default: the launcher's)"),
-                                  cl::init(-1), cl::sub(Cmd));
-static cl::opt<int64_t> LocalRankFlag("local-rank",
-                                      cl::desc("Rank on this host (default: the launcher's)"),
-                                      cl::init(-1), cl::sub(Cmd));
+static ProcessLaunchFlags Launch(Cmd);
 
 cl::SubCommand &runCommand() { return Cmd; }
 
@@ -244,7 +232,7 @@ int run_runCommand() {
   }
   // A process backend: this process is one rank, placed by its launcher.
   bool Processes = Backend != "local";
-  std::optional<rt::ProcessPlace> Place;
+  std::optional<ProcessLaunch> Launched;
   if (Processes) {
     if (!isProcessBackend(Backend)) {
       WithColor::error(errs(), "collc run") << "--backend " << Backend << ": expected local, "
@@ -256,25 +244,18 @@ int run_runCommand() {
           << "--trace records the ranks of one process: use it with --backend local\n";
       return ExitUsage;
     }
-    rt::PlaceFlags Flags;
-    if (RankFlag >= 0)
-      Flags.Rank = RankFlag;
-    if (WorldFlag >= 0)
-      Flags.World = WorldFlag;
-    if (LocalRankFlag >= 0)
-      Flags.LocalRank = LocalRankFlag;
-    Expected<rt::ProcessPlace> Placed = rt::placeFromLauncher(Flags);
-    if (!Placed) {
-      WithColor::error(errs(), "collc run") << "--backend " << Backend << ": "
-                                            << toString(Placed.takeError()) << '\n';
+    Expected<ProcessLaunch> Resolved = Launch.resolve(Backend);
+    if (!Resolved) {
+      WithColor::error(errs(), "collc run") << toString(Resolved.takeError()) << '\n';
       return ExitUsage;
     }
-    Place = *Placed;
+    Launched = std::move(*Resolved);
   }
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
     return reportError("run", In.takeError());
   // Every process compiles the same program alike; only rank 0 speaks.
+  const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;
   raw_ostream &CompileLog = Place && Place->Rank != 0 ? nulls() : outs();
   Expected<plan::Plan> Loaded = In->isPlan() ? plan::readPlan(In->text(), In->Name)
@@ -325,24 +306,10 @@ int run_runCommand() {
                      P.Program, P.World, Place->World, Place->Source);
       return ExitUsage;
     }
-    std::string Text = RendezvousText;
-    if (Text.empty())
-      Text = rt::processEnvironment("COLLC_RENDEZVOUS").value_or(Backend == "mpi" ? "mpi" : "");
-    if (Text.empty()) {
-      WithColor::error(errs(), "collc run")
-          << "--backend " << Backend << " needs --rendezvous file:DIR|redis://HOST:PORT (or "
-          << "COLLC_RENDEZVOUS)\n";
-      return ExitUsage;
-    }
-    Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(Text);
-    if (!Where) {
-      WithColor::error(errs(), "collc run") << toString(Where.takeError()) << '\n';
-      return ExitUsage;
-    }
     ProcessRunOptions O;
     O.Backend = Backend;
-    O.Place = *Place;
-    O.Where = *Where;
+    O.Place = Launched->Place;
+    O.Where = Launched->Where;
     O.Steps = Steps;
     // Every process of the run derives the same communicator names.
     O.Exec.CommPrefix = "collc.run." + P.Digest;

@@ -1,0 +1,47 @@
+//===- tools/collc/ProcessLaunchFlags.cpp - Where a process rank stands -------===//
+
+#include "tools/collc/ProcessLaunchFlags.h"
+
+using namespace llvm;
+
+namespace collc::tool {
+
+ProcessLaunchFlags::ProcessLaunchFlags(cl::SubCommand &Sub)
+    : Rendezvous("rendezvous",
+                 cl::desc("Where the processes meet: file:DIR (a directory new to this run), "
+                          "redis://HOST:PORT or mpi (default: COLLC_RENDEZVOUS, else mpi for "
+                          "--backend mpi)"),
+                 cl::sub(Sub)),
+      Rank("rank", cl::desc("This process's rank (default: the launcher's)"), cl::init(-1),
+           cl::sub(Sub)),
+      World("world", cl::desc("Processes in the run (default: the launcher's)"), cl::init(-1),
+            cl::sub(Sub)),
+      LocalRank("local-rank", cl::desc("Rank on this host (default: the launcher's)"),
+                cl::init(-1), cl::sub(Sub)) {}
+
+Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
+  auto Fail = [&](const Twine &Why) {
+    return createStringError(inconvertibleErrorCode(), ("--backend " + Backend + ": " + Why).str());
+  };
+  rt::PlaceFlags Flags;
+  if (Rank >= 0)
+    Flags.Rank = Rank;
+  if (World >= 0)
+    Flags.World = World;
+  if (LocalRank >= 0)
+    Flags.LocalRank = LocalRank;
+  Expected<rt::ProcessPlace> Place = rt::placeFromLauncher(Flags);
+  if (!Place)
+    return Fail(toString(Place.takeError()));
+  std::string Text = Rendezvous;
+  if (Text.empty())
+    Text = rt::processEnvironment("COLLC_RENDEZVOUS").value_or(Backend == "mpi" ? "mpi" : "");
+  if (Text.empty())
+    return Fail("needs --rendezvous file:DIR|redis://HOST:PORT (or COLLC_RENDEZVOUS)");
+  Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(Text);
+  if (!Where)
+    return Fail(toString(Where.takeError()));
+  return ProcessLaunch{std::move(*Place), std::move(*Where)};
+}
+
+} // namespace collc::tool

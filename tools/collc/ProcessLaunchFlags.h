@@ -1,0 +1,40 @@
+//===- tools/collc/ProcessLaunchFlags.h - Where a process rank stands -*- C++ -*-===//
+//
+// The flags of every subcommand that runs as one rank of a process backend
+// under a launcher (`collc run`, `collc bench`): --rendezvous, --rank,
+// --world, --local-rank, and how they resolve, with the launcher's
+// environment and COLLC_RENDEZVOUS, into this process's place and the
+// address its peers meet at. One resolution, so the commands cannot drift.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_TOOLS_COLLC_PROCESSLAUNCHFLAGS_H
+#define COLLC_TOOLS_COLLC_PROCESSLAUNCHFLAGS_H
+
+#include "runtime/launch/ProcessPlace.h"
+#include "runtime/launch/RendezvousAddress.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+
+namespace collc::tool {
+
+struct ProcessLaunch {
+  rt::ProcessPlace Place;
+  rt::RendezvousAddress Where;
+};
+
+struct ProcessLaunchFlags {
+  llvm::cl::opt<std::string> Rendezvous;
+  llvm::cl::opt<int64_t> Rank, World, LocalRank;
+  explicit ProcessLaunchFlags(llvm::cl::SubCommand &Sub);
+
+  /// This process's place (flags over the launcher's environment) and the
+  /// rendezvous (--rendezvous, else COLLC_RENDEZVOUS, else `mpi` for the mpi
+  /// backend); an error, prefixed with --backend \p Backend, says what is
+  /// missing or malformed (a usage error).
+  llvm::Expected<ProcessLaunch> resolve(llvm::StringRef Backend) const;
+};
+
+} // namespace collc::tool
+
+#endif

@@ -1,0 +1,48 @@
+//===- tools/collc/bench/ProcessBench.h - collc bench on a process backend -*- C++ -*-===//
+//
+// `collc bench --backend mpi|gloo` under a launcher: each process measures
+// its own rank and rank 0 prints one table, every figure measured in this
+// one run:
+//  - per size (8 B doubling to --max-bytes): one f32 sum all_reduce as a
+//    plan replay on the backend's executor beside the raw engine under it
+//    (RawEngine.h) on the same bytes, and their ratio;
+//  - N all_reduces of 4 KiB replayed fused by the compiler against issued
+//    one by one, and their ratio.
+// Each figure is the median over iterations of the slowest rank's time of
+// that iteration. The two sides alternate in rounds, so a loaded machine
+// slows both alike. Iteration counts are decided from every rank's
+// calibration, gathered, so every rank runs the same number (or they
+// deadlock). The targets of issue 11 are printed beside the figures.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_TOOLS_COLLC_BENCH_PROCESSBENCH_H
+#define COLLC_TOOLS_COLLC_BENCH_PROCESSBENCH_H
+
+#include "runtime/launch/ProcessPlace.h"
+#include "runtime/launch/RendezvousAddress.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <string>
+
+namespace collc::tool {
+
+struct ProcessBenchOptions {
+  std::string Backend;
+  rt::ProcessPlace Place;
+  rt::RendezvousAddress Where;
+  std::chrono::milliseconds Timeout;
+  uint64_t MaxBytes = 64ull << 20;
+  /// Seconds measured per size, per side (at least MinIterations each).
+  double BudgetSec = 0.05;
+  unsigned ReplayOps = 1000;
+};
+
+/// Runs this process's rank of the bench; returns the exit code.
+int benchThisProcessRank(const ProcessBenchOptions &O, llvm::raw_ostream &Out,
+                         llvm::raw_ostream &Err);
+
+} // namespace collc::tool
+
+#endif

@@ -1,0 +1,65 @@
+//===- tools/collc/bench/RawEngine.h - A backend's engine, called directly -*- C++ -*-===//
+//
+// What `collc bench --backend mpi|gloo` sets beside a plan replay: the
+// engine under the backend, called the way a program that does not use
+// collc would (MPI_Allreduce; Gloo's ring allreduce on a context of its
+// own), on the same bytes. The engine also carries the bench's own traffic
+// (iteration counts, measured times), so the figures never depend on the
+// executor they measure.
+//
+// Each engine lives in its own file, built only when the backend is
+// (tools/collc/CMakeLists.txt); ProcessBackends.h picks one by name.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_TOOLS_COLLC_BENCH_RAWENGINE_H
+#define COLLC_TOOLS_COLLC_BENCH_RAWENGINE_H
+
+#include "runtime/launch/ProcessPlace.h"
+#include "runtime/launch/RendezvousAddress.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace collc::tool {
+
+class RawEngine {
+public:
+  virtual ~RawEngine();
+  /// How the table names it ("MPI_Allreduce", "gloo ring allreduce").
+  virtual llvm::StringRef name() const = 0;
+  /// f32 sum of \p Count elements of \p Src on every process into \p Dst
+  /// (out of place), returning when this process's result is there.
+  virtual llvm::Error allReduce(const float *Src, float *Dst, uint64_t Count) = 0;
+  /// Every process's \p Mine (the same length on each), in rank order.
+  virtual llvm::Expected<std::vector<uint32_t>> allGatherWords(llvm::ArrayRef<uint32_t> Mine) = 0;
+};
+
+using RawEngineFactory = llvm::Expected<std::unique_ptr<RawEngine>> (*)(
+    const rt::ProcessPlace &Place, const rt::RendezvousAddress &Where,
+    std::chrono::milliseconds Timeout);
+
+#if COLLC_HAVE_MPI
+/// MPI_Allreduce on a duplicate of MPI_COMM_WORLD; holds the process's
+/// MpiSession (runtime/mpi/MpiSession.h) until destroyed, so it must
+/// outlive every mpi executor of the process.
+llvm::Expected<std::unique_ptr<RawEngine>> createRawMpiEngine(const rt::ProcessPlace &Place,
+                                                              const rt::RendezvousAddress &Where,
+                                                              std::chrono::milliseconds Timeout);
+#endif
+#if COLLC_HAVE_GLOO
+/// gloo::allreduce with the ring algorithm on a context of its own, met
+/// through the gloo backend's store at \p Where.
+llvm::Expected<std::unique_ptr<RawEngine>> createRawGlooEngine(const rt::ProcessPlace &Place,
+                                                               const rt::RendezvousAddress &Where,
+                                                               std::chrono::milliseconds Timeout);
+#endif
+
+} // namespace collc::tool
+
+#endif

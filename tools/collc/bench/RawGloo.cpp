@@ -1,0 +1,102 @@
+//===- tools/collc/bench/RawGloo.cpp - Gloo's ring allreduce, for collc bench ===//
+//
+// gloo::allreduce with the ring algorithm, on a context of its own (a
+// full mesh over the gloo backend's store and TCP device, under a prefix no
+// collc group uses), as a program that calls Gloo itself would. Gloo's
+// exceptions stop here and become errors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/collc/bench/RawEngine.h"
+
+#include "runtime/exec/RuntimeError.h"
+#include "runtime/gloo/GlooStore.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+
+#include <exception>
+
+using namespace llvm;
+
+namespace collc::tool {
+
+namespace {
+
+Error glooFailure(StringRef What, const std::exception &E) {
+  return rt::makeError(rt::ErrorKind::Backend, "raw " + What + ": " + E.what());
+}
+
+class RawGloo final : public RawEngine {
+public:
+  explicit RawGloo(std::shared_ptr<::gloo::rendezvous::Context> Context)
+      : Context(std::move(Context)) {}
+
+  StringRef name() const override { return "gloo ring allreduce"; }
+
+  Error allReduce(const float *Src, float *Dst, uint64_t Count) override {
+    try {
+      ::gloo::AllreduceOptions O(Context);
+      // Gloo reads the input through a non-const pointer; it never writes it.
+      O.setInput(const_cast<float *>(Src), Count);
+      O.setOutput(Dst, Count);
+      O.setAlgorithm(::gloo::AllreduceOptions::Algorithm::RING);
+      O.setReduceFunction(static_cast<void (*)(void *, const void *, const void *, size_t)>(
+          &::gloo::sum<float>));
+      ::gloo::allreduce(O);
+    } catch (const std::exception &E) {
+      return glooFailure("gloo::allreduce", E);
+    }
+    return Error::success();
+  }
+
+  Expected<std::vector<uint32_t>> allGatherWords(ArrayRef<uint32_t> Mine) override {
+    std::vector<uint32_t> In(Mine.begin(), Mine.end());
+    std::vector<uint32_t> All(In.size() * size_t(Context->size));
+    try {
+      ::gloo::AllgatherOptions O(Context);
+      O.setInput(In.data(), In.size());
+      O.setOutput(All.data(), All.size());
+      ::gloo::allgather(O);
+    } catch (const std::exception &E) {
+      return glooFailure("gloo::allgather", E);
+    }
+    return All;
+  }
+
+private:
+  /// Gloo's default tag for every operation, as the gloo backend does: the
+  /// processes issue them in one order, and a new tag per call measured
+  /// slower here (Gloo's pairs keep state per slot).
+  std::shared_ptr<::gloo::rendezvous::Context> Context;
+};
+
+} // namespace
+
+Expected<std::unique_ptr<RawEngine>> createRawGlooEngine(const rt::ProcessPlace &Place,
+                                                         const rt::RendezvousAddress &Where,
+                                                         std::chrono::milliseconds Timeout) {
+  if (Error E = rt::gloo::configureRendezvous(Where))
+    return E;
+  Expected<std::shared_ptr<::gloo::rendezvous::Store>> Store = rt::gloo::processStore();
+  if (!Store)
+    return Store.takeError();
+  Expected<std::shared_ptr<::gloo::transport::Device>> Device = rt::gloo::processDevice();
+  if (!Device)
+    return Device.takeError();
+  try {
+    auto Context = std::make_shared<::gloo::rendezvous::Context>(int(Place.Rank),
+                                                                 int(Place.World));
+    Context->setTimeout(Timeout);
+    ::gloo::rendezvous::PrefixStore Prefix("collc.bench.raw", **Store);
+    Context->connectFullMesh(Prefix, *Device);
+    return std::make_unique<RawGloo>(std::move(Context));
+  } catch (const std::exception &E) {
+    return glooFailure("gloo context", E);
+  }
+}
+
+} // namespace collc::tool
