@@ -104,23 +104,30 @@ public:
 
 private:
   /// After a failure that names nobody (a timeout): a pair whose peer is
-  /// gone holds its error, and a send on it rethrows it at once. The group
-  /// is broken anyway, so the probe's stray message harms no one.
+  /// gone holds its error ("connection closed by peer"), and a send on it
+  /// rethrows it at once. A pair can also hold the error of our own timed
+  /// out wait, which blames nobody; so a peer whose pair says it is lost
+  /// wins, and only then one whose pair fails at all. The group is broken
+  /// anyway, so a probe's stray message harms no one.
   int64_t probeLostPeer() {
     if (!Ctx)
       return -1;
     static char Probe = 0;
+    int64_t Failing = -1;
     for (int R = 0; R != Size; ++R) {
       if (R == Rank)
         continue;
       try {
         auto Buf = Ctx->createUnboundBuffer(&Probe, 0);
         Buf->send(R, ProbeSlot);
-      } catch (const std::exception &) {
-        return R;
+      } catch (const std::exception &X) {
+        if (classifyFailure(X.what(), {}).Kind == ErrorKind::PeerLost)
+          return R;
+        if (Failing < 0)
+          Failing = R;
       }
     }
-    return -1;
+    return Failing;
   }
   struct Failure {
     ErrorKind Kind;
