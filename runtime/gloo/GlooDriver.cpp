@@ -40,7 +40,7 @@ public:
   const std::string Name;
   const int Rank, Size;
   std::shared_ptr<::gloo::rendezvous::Context> Ctx;
-  /// "[HOST]:PORT" of every rank, "" for this one.
+  /// "[HOST]:PORT" of every peer's pair to this rank, "" for this rank.
   std::vector<std::string> Addresses;
   std::atomic<int64_t> TimeoutMs{defaultTimeout().count()};
   /// Operations enqueued and not yet run.
@@ -299,21 +299,24 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
     M->Ctx->setTimeout(M->timeout());
     M->Ctx->connectFullMesh(Prefixed, *Device);
-    // Every rank's listening address, to name peers in errors.
+    // The address each peer's pair to this rank listens on (one per pair),
+    // which Gloo's errors about that pair quote: to name peers in errors.
     M->Addresses.assign(Ranks, "");
-    if (Ranks > 1) {
-      int Other = Rank == 0 ? 1 : 0;
-      std::string Mine = listeningAddress(M->Ctx->getPair(Other)->address().str());
-      Prefixed.set("collc.address." + std::to_string(Rank),
-                   std::vector<char>(Mine.begin(), Mine.end()));
-      for (size_t R = 0; R != Ranks; ++R) {
-        if (R == Rank)
-          continue;
-        std::string Key = "collc.address." + std::to_string(R);
-        Prefixed.wait({Key}, M->timeout());
-        std::vector<char> A = Prefixed.get(Key);
-        M->Addresses[R].assign(A.begin(), A.end());
-      }
+    auto Key = [](size_t From, size_t To) {
+      return "collc.address." + std::to_string(From) + "." + std::to_string(To);
+    };
+    for (size_t R = 0; R != Ranks; ++R) {
+      if (R == Rank)
+        continue;
+      std::string Mine = listeningAddress(M->Ctx->getPair(int(R))->address().str());
+      Prefixed.set(Key(Rank, R), std::vector<char>(Mine.begin(), Mine.end()));
+    }
+    for (size_t R = 0; R != Ranks; ++R) {
+      if (R == Rank)
+        continue;
+      Prefixed.wait({Key(R, Rank)}, M->timeout());
+      std::vector<char> A = Prefixed.get(Key(R, Rank));
+      M->Addresses[R].assign(A.begin(), A.end());
     }
     return M;
   } catch (const std::exception &X) {
