@@ -40,7 +40,7 @@ public:
   const std::string Name;
   const int Rank, Size;
   std::shared_ptr<::gloo::rendezvous::Context> Ctx;
-  /// "[HOST]:PORT" of every rank, "" for this one.
+  /// "[HOST]:PORT" of every peer's pair to this rank, "" for this rank.
   std::vector<std::string> Addresses;
   std::atomic<int64_t> TimeoutMs{defaultTimeout().count()};
   /// Operations enqueued and not yet run.
@@ -104,23 +104,30 @@ public:
 
 private:
   /// After a failure that names nobody (a timeout): a pair whose peer is
-  /// gone holds its error, and a send on it rethrows it at once. The group
-  /// is broken anyway, so the probe's stray message harms no one.
+  /// gone holds its error ("connection closed by peer"), and a send on it
+  /// rethrows it at once. A pair can also hold the error of our own timed
+  /// out wait, which blames nobody; so a peer whose pair says it is lost
+  /// wins, and only then one whose pair fails at all. The group is broken
+  /// anyway, so a probe's stray message harms no one.
   int64_t probeLostPeer() {
     if (!Ctx)
       return -1;
     static char Probe = 0;
+    int64_t Failing = -1;
     for (int R = 0; R != Size; ++R) {
       if (R == Rank)
         continue;
       try {
         auto Buf = Ctx->createUnboundBuffer(&Probe, 0);
         Buf->send(R, ProbeSlot);
-      } catch (const std::exception &) {
-        return R;
+      } catch (const std::exception &X) {
+        if (classifyFailure(X.what(), {}).Kind == ErrorKind::PeerLost)
+          return R;
+        if (Failing < 0)
+          Failing = R;
       }
     }
-    return -1;
+    return Failing;
   }
   struct Failure {
     ErrorKind Kind;
@@ -292,21 +299,24 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
     M->Ctx->setTimeout(M->timeout());
     M->Ctx->connectFullMesh(Prefixed, *Device);
-    // Every rank's listening address, to name peers in errors.
+    // The address each peer's pair to this rank listens on (one per pair),
+    // which Gloo's errors about that pair quote: to name peers in errors.
     M->Addresses.assign(Ranks, "");
-    if (Ranks > 1) {
-      int Other = Rank == 0 ? 1 : 0;
-      std::string Mine = listeningAddress(M->Ctx->getPair(Other)->address().str());
-      Prefixed.set("collc.address." + std::to_string(Rank),
-                   std::vector<char>(Mine.begin(), Mine.end()));
-      for (size_t R = 0; R != Ranks; ++R) {
-        if (R == Rank)
-          continue;
-        std::string Key = "collc.address." + std::to_string(R);
-        Prefixed.wait({Key}, M->timeout());
-        std::vector<char> A = Prefixed.get(Key);
-        M->Addresses[R].assign(A.begin(), A.end());
-      }
+    auto Key = [](size_t From, size_t To) {
+      return "collc.address." + std::to_string(From) + "." + std::to_string(To);
+    };
+    for (size_t R = 0; R != Ranks; ++R) {
+      if (R == Rank)
+        continue;
+      std::string Mine = listeningAddress(M->Ctx->getPair(int(R))->address().str());
+      Prefixed.set(Key(Rank, R), std::vector<char>(Mine.begin(), Mine.end()));
+    }
+    for (size_t R = 0; R != Ranks; ++R) {
+      if (R == Rank)
+        continue;
+      Prefixed.wait({Key(R, Rank)}, M->timeout());
+      std::vector<char> A = Prefixed.get(Key(R, Rank));
+      M->Addresses[R].assign(A.begin(), A.end());
     }
     return M;
   } catch (const std::exception &X) {

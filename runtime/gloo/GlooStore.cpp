@@ -14,6 +14,7 @@
 
 #include <mutex>
 #include <optional>
+#include <signal.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -100,6 +101,13 @@ Expected<std::shared_ptr<::gloo::transport::Device>> processDevice() {
   std::lock_guard<std::mutex> L(S.M);
   if (S.Device)
     return S.Device;
+  // Gloo writes to its sockets without MSG_NOSIGNAL: a write to a peer
+  // that died would kill this process with SIGPIPE instead of failing the
+  // operation with the peer named. Ignore it, unless the program installed
+  // a handler of its own.
+  struct sigaction Old = {};
+  if (sigaction(SIGPIPE, nullptr, &Old) == 0 && Old.sa_handler == SIG_DFL)
+    signal(SIGPIPE, SIG_IGN);
   ::gloo::transport::tcp::attr Attr;
   Attr.hostname = deviceHostname(S.Where.value_or(RendezvousAddress()));
   try {

@@ -39,7 +39,9 @@ llvm::Error configureRendezvous(const RendezvousAddress &Where);
 /// saying that configureRendezvous was not called.
 llvm::Expected<std::shared_ptr<::gloo::rendezvous::Store>> processStore();
 
-/// The TCP device of this process, created on first use.
+/// The TCP device of this process, created on first use. It sets SIGPIPE
+/// to be ignored when it has no handler (a dead peer must fail an
+/// operation, not kill the process).
 llvm::Expected<std::shared_ptr<::gloo::transport::Device>> processDevice();
 
 /// The name the device listens on (see above).

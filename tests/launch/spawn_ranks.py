@@ -164,7 +164,7 @@ def main():
                 status = 0 if failed is None else (failed[1] if failed[1] > 0 else 128 - failed[1])
             elif args.expect_exit == "nonzero":
                 status = 0 if all(c != 0 for c in codes) else 1
-    except (KeyboardInterrupt, RuntimeError) as e:
+    except (KeyboardInterrupt, RuntimeError, OSError) as e:
         print("spawn_ranks: %s" % e, flush=True)
         status = 1
     finally:
