@@ -175,7 +175,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   // table without bound (and make every run look like a leak to libFuzzer,
   // which would then run each input twice with a leak check).
   RunOpts.CommPrefix = "fuzzrun";
-  RunOpts.Timeout = std::chrono::milliseconds(20000);
+  // A run takes milliseconds, but a long campaign runs niced on a shared
+  // machine, where a starved process saw a minute pass in one input; only a
+  // real deadlock may time out. (libFuzzer's -timeout must be longer still,
+  // so that a deadlock fails here, naming the rank that waits.)
+  RunOpts.Timeout = std::chrono::minutes(5);
   llvm::Optional<tool::LocalRun> Run;
   {
     PhaseTimer T(Stats::Run);
