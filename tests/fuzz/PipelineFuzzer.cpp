@@ -7,11 +7,13 @@
 // what `collc check`, `collc compile` and a small `collc run` do:
 //  - parse and verify; a program that fails says so with a diagnostic;
 //  - the default pipeline and the lowering; the plan reads back equal;
-//  - for worlds of at most 4 ranks and at most 1 MiB communicated per rank,
+//  - for worlds of at most 4 ranks and at most 64 KiB communicated per rank,
 //    one step on local ranks, every result checked against the reference.
-// Nothing may crash, hang or trip a sanitizer, and a compiled program must
-// run: the compiler checks what the runtime relies on.
-// Long run: see docs/testing.md.
+// Nothing may crash, hang, leak or trip a sanitizer, and a compiled program
+// must run: the compiler checks what the runtime relies on. One exception,
+// a known finding of issue 13 (knownIssue13 below), is counted, not fatal.
+// With COLLC_FUZZ_STATS=1 the fuzzer says at exit how many inputs reached
+// each phase and the time spent in each. Long run: see docs/testing.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,12 +22,13 @@
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/Shrink.h"
 
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,50 +39,169 @@ using namespace collc;
 
 namespace {
 
+// What is worth running: every path of the local runtime is taken from 1 KiB
+// up (its thresholds are 32 B mailboxes, 1 KiB inline and 8 MiB streaming,
+// runtime/local), so 64 KiB per rank reaches all that 1 MiB did, at a
+// sixteenth of the memory to fill and check.
 constexpr int64_t MaxRunWorld = 4;
-constexpr uint64_t MaxRunBytesPerRank = uint64_t(1) << 20;
+constexpr uint64_t MaxRunBytesPerRank = uint64_t(64) << 10;
+
+/// How far inputs get and where the time goes (printed at exit when
+/// COLLC_FUZZ_STATS is set), to keep the fuzzer fast enough to run long.
+struct Stats {
+  enum Phase { Parse, Compile, Run, Check, NumPhases };
+  static constexpr const char *Names[NumPhases] = {"parse+verify", "compile+read back", "run",
+                                                   "check"};
+  uint64_t Reached[NumPhases] = {};
+  double Seconds[NumPhases] = {};
+  uint64_t Inputs = 0, KnownIssue13 = 0;
+  ~Stats() {
+    if (!getenv("COLLC_FUZZ_STATS"))
+      return;
+    fprintf(stderr, "pipeline fuzzer: %llu inputs, %llu known issue-13 runs\n",
+            (unsigned long long)Inputs, (unsigned long long)KnownIssue13);
+    for (int I = 0; I != NumPhases; ++I)
+      fprintf(stderr, "  %-18s %10llu inputs %9.3f s %8.1f us each\n", Names[I],
+              (unsigned long long)Reached[I], Seconds[I],
+              Reached[I] ? 1e6 * Seconds[I] / double(Reached[I]) : 0.0);
+  }
+} TheStats;
+
+/// Times one phase of one input from construction to destruction.
+class PhaseTimer {
+public:
+  explicit PhaseTimer(Stats::Phase P) : P(P), Start(std::chrono::steady_clock::now()) {
+    ++TheStats.Reached[P];
+  }
+  ~PhaseTimer() {
+    TheStats.Seconds[P] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+  }
+
+private:
+  Stats::Phase P;
+  std::chrono::steady_clock::time_point Start;
+};
 
 [[noreturn]] void fail(const char *What, const std::string &Detail) {
   fprintf(stderr, "%s\n%s\n", What, Detail.c_str());
   abort();
 }
 
+/// Whether rank \p R misses tensor \p T only because of issue 13 ("compile
+/// accepts what run refuses"): T is the output of a collective C that R's
+/// subgroup issues, but R does not, while another collective D of the same
+/// kind over the same group is issued by exactly the members that skip C:
+/// one collective written twice with complementary `when` predicates.
+/// Compile pairs them; the reference expects C's output on every member.
+bool missingByIssue13(const plan::Plan &P, int64_t R, uint32_t T) {
+  for (const plan::Comm &C : P.Comms) {
+    if (!plan::isCollective(C.Kind) || C.Group < 0 || C.Ranks.contains(R) ||
+        !llvm::is_contained(C.Outputs, T))
+      continue;
+    llvm::ArrayRef<int32_t> Members = P.Groups[C.Group].membersOf(R);
+    for (const plan::Comm &D : P.Comms)
+      if (&D != &C && D.Kind == C.Kind && D.Group == C.Group &&
+          llvm::all_of(Members,
+                       [&](int32_t M) { return C.Ranks.contains(M) != D.Ranks.contains(M); }))
+        return true;
+  }
+  return false;
+}
+
+/// Whether a failed check (its message, runtime/verify/PlanChecker.cpp) is
+/// that known finding and nothing else: every mismatch is listed, and each
+/// is a tensor of 0 bytes that missingByIssue13 explains. Any other
+/// mismatch, or a message of another shape, stays a failure.
+bool knownIssue13(const plan::Plan &P, llvm::StringRef Message) {
+  llvm::SmallVector<llvm::StringRef, 12> Lines;
+  Message.split(Lines, '\n');
+  if (Lines.size() < 2)
+    return false;
+  for (llvm::StringRef Line : llvm::drop_begin(Lines)) {
+    // "  rank R: %NAME has 0 bytes, expected N"
+    int64_t R;
+    if (!Line.consume_front("  rank ") || Line.consumeInteger(10, R) ||
+        !Line.consume_front(": %"))
+      return false;
+    llvm::StringRef Name = Line.take_until([](char C) { return C == ' '; });
+    if (!Line.drop_front(Name.size()).startswith(" has 0 bytes, expected "))
+      return false;
+    auto It = llvm::find_if(P.Tensors, [&](const plan::Tensor &X) { return X.Name == Name; });
+    if (It == P.Tensors.end() || !missingByIssue13(P, R, uint32_t(It - P.Tensors.begin())))
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
+  ++TheStats.Inputs;
   llvm::StringRef Text(reinterpret_cast<const char *>(Data), Size);
-  llvm::Expected<ParsedProgram> P = parseProgramText(Text, "fuzz.coll");
-  if (!P) {
-    llvm::consumeError(P.takeError());
+  llvm::Optional<llvm::Expected<ParsedProgram>> P;
+  {
+    PhaseTimer T(Stats::Parse);
+    P.emplace(parseProgramText(Text, "fuzz.coll"));
+  }
+  if (!*P) {
+    llvm::consumeError(P->takeError());
     return 0;
   }
-  DiagnosticEngine Diags(P->Source.get());
-  CompileOptions Opts;
-  Opts.PM.CheckUnchanged = false;
-  llvm::Expected<plan::Plan> Plan = compileProgram(*P->Prog, Opts, Diags, llvm::nulls());
-  if (!Plan) {
-    llvm::consumeError(Plan.takeError());
-    return 0;
+  ParsedProgram &Prog = **P;
+  llvm::Optional<llvm::Expected<plan::Plan>> Plan;
+  {
+    PhaseTimer T(Stats::Compile);
+    DiagnosticEngine Diags(Prog.Source.get());
+    CompileOptions Opts;
+    Opts.PM.CheckUnchanged = false;
+    Plan.emplace(compileProgram(*Prog.Prog, Opts, Diags, llvm::nulls()));
+    if (!*Plan) {
+      llvm::consumeError(Plan->takeError());
+      return 0;
+    }
+    llvm::Expected<plan::Plan> Back = plan::readPlan(plan::writePlan(**Plan), "fuzz.plan");
+    if (!Back)
+      fail("a compiled plan does not read back:", llvm::toString(Back.takeError()));
+    if (!(*Back == **Plan))
+      fail("a compiled plan reads back different:", plan::writePlan(**Plan));
   }
-  llvm::Expected<plan::Plan> Back = plan::readPlan(plan::writePlan(*Plan), "fuzz.plan");
-  if (!Back)
-    fail("a compiled plan does not read back:", llvm::toString(Back.takeError()));
-  if (!(*Back == *Plan))
-    fail("a compiled plan reads back different:", plan::writePlan(*Plan));
-  if (Plan->World > MaxRunWorld || communicatedBytesPerRank(*P->Prog) > MaxRunBytesPerRank)
+  const plan::Plan &Compiled = **Plan;
+  if (Compiled.World > MaxRunWorld || communicatedBytesPerRank(*Prog.Prog) > MaxRunBytesPerRank)
     return 0;
-  static std::atomic<unsigned> Runs{0};
   rt::ExecutorOptions RunOpts;
-  RunOpts.CommPrefix = llvm::formatv("fuzzrun{0}", Runs++).str();
-  RunOpts.Timeout = std::chrono::milliseconds(20000);
-  tool::LocalRun Run = tool::runOnLocalRanks(*Plan, RunOpts, 1);
-  for (const tool::LocalRun::Rank &R : Run.Ranks)
+  // One prefix for every run: the local driver remembers each group name for
+  // the life of the process, and a fresh prefix per run would grow that
+  // table without bound (and make every run look like a leak to libFuzzer,
+  // which would then run each input twice with a leak check).
+  RunOpts.CommPrefix = "fuzzrun";
+  // A run takes milliseconds, but a long campaign runs niced on a shared
+  // machine, where a starved process saw a minute pass in one input; only a
+  // real deadlock may time out. (libFuzzer's -timeout must be longer still,
+  // so that a deadlock fails here, naming the rank that waits.)
+  RunOpts.Timeout = std::chrono::minutes(5);
+  llvm::Optional<tool::LocalRun> Run;
+  {
+    PhaseTimer T(Stats::Run);
+    Run.emplace(tool::runOnLocalRanks(Compiled, RunOpts, 1));
+  }
+  for (const tool::LocalRun::Rank &R : Run->Ranks)
     if (!R.Error.empty())
       fail("a compiled program does not run:", R.Error + "\n--- program:\n" + Text.str());
-  llvm::Expected<rt::CheckSummary> Check = tool::checkLocalRun(*Plan, Run);
-  if (!Check)
+  PhaseTimer T(Stats::Check);
+  llvm::Expected<rt::CheckSummary> Check = tool::checkLocalRun(Compiled, *Run);
+  if (!Check) {
+    std::string Message = llvm::toString(Check.takeError());
+    // Issue 13 (open): one collective written twice with complementary
+    // predicates compiles and then fails the check. Counted, not fatal, until
+    // issue 13 makes compile refuse or pair it.
+    if (knownIssue13(Compiled, Message)) {
+      ++TheStats.KnownIssue13;
+      return 0;
+    }
     fail("a compiled program computes a wrong result:",
-         llvm::toString(Check.takeError()) + "\n--- program:\n" + Text.str());
+         Message + "\n--- program:\n" + Text.str());
+  }
   return 0;
 }
 
