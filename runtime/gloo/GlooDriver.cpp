@@ -323,6 +323,14 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     Text = X.what();
   }
   GlooFailure F = classifyFailure(Text, {});
+  // Gloo's FileStore never overwrites a key: a directory that served an
+  // earlier run with the same plan holds its keys.
+  if (StringRef(Text).contains("File already exists"))
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
+                             "directory holds the keys of an earlier run (give each run a new "
+                             "or empty directory; gloo: {3})",
+                             Rank, Ranks, Id, Text));
   return makeError(F.Kind == ErrorKind::Backend ? ErrorKind::Timeout : F.Kind,
                    formatv("rank {0} of {1} could not join gloo group '{2}' within {3} ms (every "
                            "rank must join; gloo: {4})",
