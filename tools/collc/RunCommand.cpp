@@ -1,11 +1,12 @@
 //===- tools/collc/RunCommand.cpp - collc run --------------------------===//
 //
 // collc run FILE|PLAN [--ranks N] [--steps S] [--trace OUT]
-//           [--backend local|mpi|gloo] [--rendezvous file:DIR|redis://H:P|mpi]
+//           [--backend local|mpi|gloo|nccl] [--rendezvous file:DIR|redis://H:P|mpi]
 //
 // Compiles if given a program, then runs the plan: on the local backend
 // with one thread per rank, or, under a launcher (mpirun, srun, torchrun),
-// as this process's rank on a process backend (ProcessRun.h). On local, each compute step writes deterministic synthetic data
+// as this process's rank on a process backend (ProcessRun.h; nccl: on a GPU,
+// NcclRun.h). On local, each compute step writes deterministic synthetic data
 // into the tensors it produces, the executor replays the plan, and after the
 // last step every rank's communicated results are compared with an
 // independently computed reference. Prints the time and bandwidth of each
@@ -76,13 +77,14 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     Backend("backend",
             cl::desc("local (default: ranks are threads of this process), or a backend with one "
-                     "process per rank started by a launcher: mpi, gloo"),
+                     "process per rank started by a launcher: mpi, gloo, nccl (one GPU "
+                     "each)"),
             cl::init("local"), cl::sub(Cmd));
 static cl::opt<std::string>
     RendezvousText("rendezvous",
                    cl::desc("Where the processes meet: file:DIR (a directory new to this run), "
                             "redis://HOST:PORT or mpi (default: COLLC_RENDEZVOUS, else mpi for "
-                            "--backend mpi)"),
+                            "--backend mpi and nccl)"),
                    cl::sub(Cmd));
 static cl::opt<int64_t> RankFlag("rank", cl::desc("This process's rank (default: the launcher's)"),
                                  cl::init(-1), cl::sub(Cmd));
@@ -327,7 +329,8 @@ int run_runCommand() {
     }
     std::string Text = RendezvousText;
     if (Text.empty())
-      Text = rt::processEnvironment("COLLC_RENDEZVOUS").value_or(Backend == "mpi" ? "mpi" : "");
+      Text = rt::processEnvironment("COLLC_RENDEZVOUS")
+                 .value_or(Backend == "mpi" || Backend == "nccl" ? "mpi" : "");
     if (Text.empty()) {
       WithColor::error(errs(), "collc run")
           << "--backend " << Backend << " needs --rendezvous file:DIR|redis://HOST:PORT (or "
