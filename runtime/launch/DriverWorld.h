@@ -38,8 +38,9 @@ private:
 /// Joins \p Place's world on driver \p D as group \p Name, every wait
 /// bounded by \p Timeout.
 template <class D>
-llvm::Expected<std::unique_ptr<WorldGather>>
-joinDriverWorld(llvm::StringRef Name, const ProcessPlace &Place, std::chrono::milliseconds Timeout) {
+llvm::Expected<std::unique_ptr<WorldGather>> joinDriverWorld(llvm::StringRef Name,
+                                                             const ProcessPlace &Place,
+                                                             std::chrono::milliseconds Timeout) {
   auto C = D::join(Name.str(), size_t(Place.World), size_t(Place.Rank));
   if (!C)
     return C.takeError();

@@ -25,9 +25,9 @@ Expected<std::vector<std::vector<uint32_t>>> allGatherRagged(WorldGather &W,
   if (!Lengths)
     return Lengths.takeError();
   if (Lengths->size() != size_t(W.size()))
-    return makeError(ErrorKind::InvalidArgument,
-                     formatv("the world of {0} ranks gathered {1} lengths", W.size(),
-                             Lengths->size()));
+    return makeError(
+        ErrorKind::InvalidArgument,
+        formatv("the world of {0} ranks gathered {1} lengths", W.size(), Lengths->size()));
   uint32_t Longest = *std::max_element(Lengths->begin(), Lengths->end());
   std::vector<uint32_t> Padded(Local.begin(), Local.end());
   Padded.resize(Longest, 0);

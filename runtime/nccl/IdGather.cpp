@@ -85,13 +85,12 @@ Expected<std::vector<KeyedId>> mintLedIds(const Lowering &L, StringRef Prefix, I
   return Out;
 }
 
-Expected<std::unique_ptr<UniqueIdExchange>>
-gatherUniqueIds(const Lowering &L, StringRef Prefix, WorldGather &World, IdMinter Mint) {
+Expected<std::unique_ptr<UniqueIdExchange>> gatherUniqueIds(const Lowering &L, StringRef Prefix,
+                                                            WorldGather &World, IdMinter Mint) {
   Expected<std::vector<KeyedId>> Mine = mintLedIds(L, Prefix, Mint);
   if (!Mine)
     return Mine.takeError();
-  Expected<std::vector<std::vector<uint32_t>>> All =
-      allGatherRagged(World, encodeKeyedIds(*Mine));
+  Expected<std::vector<std::vector<uint32_t>>> All = allGatherRagged(World, encodeKeyedIds(*Mine));
   if (!All)
     return All.takeError();
   // Which of every rank's ids this rank needs; who minted each, to name

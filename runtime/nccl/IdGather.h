@@ -54,9 +54,10 @@ llvm::Expected<std::vector<KeyedId>> mintLedIds(const Lowering &L, llvm::StringR
 /// the exchange of the ids of \p L's communicators. Every rank of the world
 /// calls it, member of a communicator or not. An error names a key two
 /// ranks minted, or a communicator of this rank that no rank minted.
-llvm::Expected<std::unique_ptr<UniqueIdExchange>>
-gatherUniqueIds(const Lowering &L, llvm::StringRef Prefix, WorldGather &World,
-                IdMinter Mint = mintUniqueId);
+llvm::Expected<std::unique_ptr<UniqueIdExchange>> gatherUniqueIds(const Lowering &L,
+                                                                  llvm::StringRef Prefix,
+                                                                  WorldGather &World,
+                                                                  IdMinter Mint = mintUniqueId);
 
 } // namespace collc::rt::nccl
 

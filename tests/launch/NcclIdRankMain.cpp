@@ -85,8 +85,7 @@ int main() {
   if (!L)
     return fail(llvm::toString(L.takeError()));
 
-  Expected<std::unique_ptr<nccl::UniqueIdExchange>> Ids =
-      nccl::gatherUniqueIds(*L, "t", **World);
+  Expected<std::unique_ptr<nccl::UniqueIdExchange>> Ids = nccl::gatherUniqueIds(*L, "t", **World);
   if (!Ids)
     return fail("gathering: " + llvm::toString(Ids.takeError()));
   std::vector<nccl::KeyedId> Got;

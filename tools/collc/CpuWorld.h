@@ -31,9 +31,10 @@ llvm::Expected<std::shared_ptr<void>> startMpiIfNeeded(llvm::StringRef Backend,
 
 /// Joins the run's CPU world as group \p Name (MPI needs startMpiIfNeeded
 /// first), every wait bounded by \p Timeout.
-llvm::Expected<std::unique_ptr<rt::WorldGather>>
-joinCpuWorld(const rt::ProcessPlace &Place, const rt::RendezvousAddress &Where,
-             llvm::StringRef Name, std::chrono::milliseconds Timeout);
+llvm::Expected<std::unique_ptr<rt::WorldGather>> joinCpuWorld(const rt::ProcessPlace &Place,
+                                                              const rt::RendezvousAddress &Where,
+                                                              llvm::StringRef Name,
+                                                              std::chrono::milliseconds Timeout);
 
 } // namespace collc::tool
 

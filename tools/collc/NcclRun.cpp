@@ -250,8 +250,7 @@ int runThisProcessOnGpu(const plan::Plan &P, const ProcessRunOptions &O, raw_ost
       return Fail(toString(std::move(E)));
   }
   return reportAcrossRanks(
-      Mine, O.Backend, [&](ArrayRef<uint32_t> W) { return (*World)->allGatherWords(W); }, Out,
-      Err);
+      Mine, O.Backend, [&](ArrayRef<uint32_t> W) { return (*World)->allGatherWords(W); }, Out, Err);
 }
 
 } // namespace collc::tool

@@ -89,8 +89,8 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostr
 #if COLLC_HAVE_NCCL
     return runThisProcessOnGpu(P, O, Out, Err);
 #else
-    Err << "collc run: " << toString(createProcessExecutor(O.Backend, P, O.Place, O.Where, O.Exec)
-                                         .takeError())
+    Err << "collc run: "
+        << toString(createProcessExecutor(O.Backend, P, O.Place, O.Where, O.Exec).takeError())
         << '\n';
     return ExitUserError;
 #endif
