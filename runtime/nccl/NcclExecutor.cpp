@@ -327,7 +327,7 @@ private:
       // Non-blocking: every init of this rank is started before any is
       // waited for (setup() waits for them all).
       const CommDesc &D = L.Comms[C.Comm];
-      std::string Key = Opts.CommPrefix + "/" + D.Key;
+      std::string Key = commKey(Opts.CommPrefix, D.Key);
       UniqueIdExchange &Ids = Opts.Ids ? *Opts.Ids : inProcessIds();
       Expected<ncclUniqueId> Id = Ids.idFor(Key, D.Rank == 0, D.Size);
       if (!Id)

@@ -5,6 +5,7 @@
 #include "runtime/nccl/CudaError.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -112,7 +113,38 @@ private:
   std::chrono::milliseconds Timeout;
 };
 
+class TableIds : public UniqueIdExchange {
+public:
+  explicit TableIds(StringMap<ncclUniqueId> Ids) : Ids(std::move(Ids)) {}
+
+  Expected<ncclUniqueId> idFor(StringRef Key, bool, int64_t) override {
+    std::lock_guard<std::mutex> Lock(M);
+    auto It = Ids.find(Key);
+    if (It == Ids.end())
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("no NCCL unique id for '{0}' in the gathered table ({1}: an id "
+                               "serves one communicator)",
+                               Key, Served.count(Key) ? "it was served already"
+                                                      : "no rank minted it"));
+    ncclUniqueId Id = It->second;
+    Ids.erase(It);
+    Served.insert(Key);
+    return Id;
+  }
+
+private:
+  std::mutex M;
+  StringMap<ncclUniqueId> Ids;
+  StringSet<> Served;
+};
+
 } // namespace
+
+std::string commKey(StringRef Prefix, StringRef Key) { return (Prefix + "/" + Key).str(); }
+
+std::unique_ptr<UniqueIdExchange> createTableIdExchange(StringMap<ncclUniqueId> Ids) {
+  return std::make_unique<TableIds>(std::move(Ids));
+}
 
 UniqueIdExchange &inProcessIds() {
   static InProcessIds Table;

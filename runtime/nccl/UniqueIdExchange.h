@@ -6,7 +6,8 @@
 //  - in one process, through a table (whichever rank asks first mints);
 //  - across processes, through a shared directory: the minting rank writes
 //    KEY.id atomically (write, then rename) and the others wait for it.
-// A later issue adds Gloo's store.
+//  - across processes, from a table filled before the executor is created
+//    (IdGather.h: one all-gather over the run's CPU world, MPI or Gloo).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_NCCL_UNIQUEIDEXCHANGE_H
@@ -14,6 +15,7 @@
 
 #include "runtime/exec/Timeout.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -36,6 +38,10 @@ public:
                                              int64_t Members = 0) = 0;
 };
 
+/// The key of communicator \p Key of a run whose keys start with \p Prefix:
+/// what every member asks the exchange for.
+std::string commKey(llvm::StringRef Prefix, llvm::StringRef Key);
+
 /// The process-wide table.
 UniqueIdExchange &inProcessIds();
 
@@ -43,6 +49,10 @@ UniqueIdExchange &inProcessIds();
 /// minter waits up to \p Timeout for the file.
 std::unique_ptr<UniqueIdExchange>
 createFileIdExchange(std::string Dir, std::chrono::milliseconds Timeout = defaultTimeout());
+
+/// Ids known beforehand (IdGather.h), each served once: a second request
+/// for a key, or one for a key it never held, is an error naming it.
+std::unique_ptr<UniqueIdExchange> createTableIdExchange(llvm::StringMap<ncclUniqueId> Ids);
 
 } // namespace collc::rt::nccl
 

@@ -16,12 +16,15 @@
 #  2b. the driver conformance suite on NCCL (collc_gpu_conformance: every op
 #     and element type on one-rank communicators) in one process under
 #     `timeout`, after the tests so that a failure there hides nothing;
+#  2c. `collc run --backend nccl` of gpt2_ddp compiled for one rank, under
+#     `mpirun -np 1` (or, without mpirun, as rank 0 of 1 meeting through a
+#     directory): ids through the CPU world, graph replay, results checked;
 #  3. collc_gpu_bench under `timeout`;
 #  4. compute-sanitizer (memcheck) on the pack test, where the machine has it;
 #  5. a short summary, printed last (and kept in summary.txt).
-# Files under $OUT (./gpu-out when unset), seven at most:
-#   summary.txt preflight.txt tests.log nccl-info.log conformance.log bench.txt
-#   sanitizer.log
+# Files under $OUT (./gpu-out when unset), eight at most:
+#   summary.txt preflight.txt tests.log nccl-info.log conformance.log run.log
+#   bench.txt sanitizer.log
 # Without a GPU every GPU test reports itself skipped with its reason and the
 # summary says so (this works on any machine with the build; under a minute).
 # Exit status: 0 when nothing failed or timed out; 3 when the build was not
@@ -29,7 +32,7 @@
 #
 # Knobs (environment): COLLC_GPU_BIN (build-gpu/bin), COLLC_TIMEOUT_MS (20000),
 # COLLC_TEST_TIMEOUT_S (45, per test), COLLC_CONFORMANCE_TIMEOUT_S (60),
-# COLLC_BENCH_TIMEOUT_S (75),
+# COLLC_RUN_TIMEOUT_S (60), COLLC_BENCH_TIMEOUT_S (75),
 # COLLC_SANITIZER_TIMEOUT_S (60), COLLC_DEVICE_BUDGET_S (370: no step starts
 # that could end past it).
 set -uo pipefail
@@ -208,6 +211,44 @@ else
     grep '^\[  FAILED  \] .*(' "$CONF" | head -5 | sed 's/^/  /' >>"$SUMMARY"
     ;;
   esac
+fi
+
+# --- 2c. collc run --backend nccl, one process ------------------------------------------------
+COLLC_BIN=$BIN/collc
+RUN_T=${COLLC_RUN_TIMEOUT_S:-60}
+RUNLOG=$OUT/run.log
+MISSING=$([ -x "$COLLC_BIN" ] && ldd "$COLLC_BIN" 2>&1 | grep 'not found' | awk '{print $1}' | sort -u | tr '\n' ' ')
+if [ ! -x "$COLLC_BIN" ]; then
+  sum "run:       not carried ($COLLC_BIN is missing)"
+elif [ -n "$MISSING" ]; then
+  FAIL=$((FAIL + 1))
+  sum "run:       collc does not load: missing $MISSING"
+elif [ "$(left)" -lt "$RUN_T" ]; then
+  sum "run:       not run (budget spent)"
+else
+  if command -v mpirun >/dev/null; then
+    LAUNCH=(mpirun --allow-run-as-root --oversubscribe -np 1) PLACE=() HOW="mpirun -np 1"
+  else
+    mkdir -p "$SCRATCH/rendezvous"
+    LAUNCH=() PLACE=(--rank 0 --world 1 --rendezvous "file:$SCRATCH/rendezvous")
+    HOW="no mpirun: rank 0 of 1, rendezvous file:"
+  fi
+  say "collc run --backend nccl ($HOW)"
+  timeout -k 5 "$RUN_T" "${LAUNCH[@]}" "$COLLC_BIN" run examples/gpt2_ddp.coll --backend nccl \
+    --shrink 16 --steps 5 "${PLACE[@]}" >"$RUNLOG" 2>&1
+  RC=$?
+  if [ "$RC" = 0 ] && grep -q '^verified: ' "$RUNLOG"; then
+    sum "run:       ok ($HOW): $(grep -m1 '^verified: ' "$RUNLOG" | cut -c1-120)"
+    grep -E '^step [0-9]' "$RUNLOG" | sed 's/^/  | /' >>"$SUMMARY"
+  elif [ -n "$NOGPU" ] && grep -q 'no CUDA GPU' "$RUNLOG"; then
+    sum "run:       refused, as it must without a GPU ($HOW; run.log)"
+  elif [ "$RC" = 124 ] || [ "$RC" = 137 ]; then
+    TIMEOUT=$((TIMEOUT + 1))
+    sum "run:       TIMEOUT after ${RUN_T} s ($HOW; run.log)"
+  else
+    FAIL=$((FAIL + 1))
+    sum "run:       FAILED rc $RC ($HOW): $(grep -m1 -i 'error\|collc run:' "$RUNLOG" | cut -c1-160)"
+  fi
 fi
 
 # --- 3. the bench ------------------------------------------------------------------------

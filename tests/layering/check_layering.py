@@ -45,7 +45,10 @@ LAYERS = [
                      "runtime/launch"]),
     ("runtime/gloo", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds",
                       "runtime/launch"]),
-    ("runtime/nccl", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds"]),
+    # runtime/launch: the unique ids travel over the run's CPU world, seen
+    # only through its neutral WorldGather (never runtime/mpi or runtime/gloo).
+    ("runtime/nccl", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds",
+                      "runtime/launch"]),
     ("tools", ["ir", "passes", "passes/analysis", "compiler", "compiler/plan", "runtime/exec",
                "runtime/verify", "runtime/seeds", "runtime/launch", "runtime/local",
                "runtime/mpi", "runtime/gloo", "runtime/nccl"]),

@@ -19,6 +19,9 @@ config.substitutions.append(("%examples", os.path.join(config.collc_src_root, "e
 config.substitutions.append(("%python", config.python_executable))
 if config.have_nccl:
     config.available_features.add("nccl")
+    # A machine with a CUDA GPU: tests of the refusal without one do not apply.
+    if os.path.exists("/dev/nvidia0"):
+        config.available_features.add("cuda-gpu")
 for backend in ("mpi", "gloo"):
     if getattr(config, "have_" + backend, False):
         config.available_features.add(backend)

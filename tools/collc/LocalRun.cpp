@@ -29,6 +29,14 @@ Error bindOwnMemory(const plan::Plan &P, rt::Executor &X, std::vector<std::vecto
   return Error::success();
 }
 
+uint64_t bytesMovedByRank(const plan::Plan &P, int64_t R) {
+  uint64_t Bytes = 0;
+  for (const plan::Comm &C : P.Comms)
+    if (C.Ranks.contains(R))
+      Bytes += C.Kind == plan::CommKind::Recv ? C.outputBytes(P.Tensors) : C.inputBytes(P.Tensors);
+  return Bytes;
+}
+
 void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
              std::vector<std::vector<char>> &Storage, LocalRun::Rank &Res) {
   int64_t R = X.rank();
@@ -39,10 +47,7 @@ void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
   std::vector<uint8_t> Touched(P.Tensors.size(), 0);
   for (uint32_t T : X.touchedTensors())
     Touched[T] = 1;
-  for (const plan::Comm &C : P.Comms)
-    if (C.Ranks.contains(R))
-      Res.BytesMoved +=
-          C.Kind == plan::CommKind::Recv ? C.outputBytes(P.Tensors) : C.inputBytes(P.Tensors);
+  Res.BytesMoved = bytesMovedByRank(P, R);
   if (Error Err = X.capture())
     return Fail(std::move(Err));
   auto Compute = [&](const plan::Compute &C, uint32_t) -> Error {

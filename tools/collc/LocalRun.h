@@ -39,6 +39,9 @@ struct LocalRun {
 llvm::Error bindOwnMemory(const plan::Plan &P, rt::Executor &X,
                           std::vector<std::vector<char>> &Storage, char Fill = 0);
 
+/// What rank \p R's comms send in one step (a recv: what it receives).
+uint64_t bytesMovedByRank(const plan::Plan &P, int64_t R);
+
 /// What one rank of a run does, on any backend: binds memory of its own
 /// (bindOwnMemory), captures, and replays \p Steps steps whose computes
 /// write the synthetic data of their outputs; records in \p Res its step

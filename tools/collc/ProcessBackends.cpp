@@ -9,7 +9,6 @@
 
 #if COLLC_HAVE_MPI
 #include "runtime/mpi/MpiExecutor.h"
-#include "runtime/mpi/MpiSession.h"
 #endif
 #if COLLC_HAVE_GLOO
 #include "runtime/gloo/GlooExecutor.h"
@@ -26,50 +25,50 @@ using Factory = Expected<std::unique_ptr<rt::Executor>> (*)(const plan::Plan &,
                                                             const rt::RendezvousAddress &,
                                                             rt::ExecutorOptions);
 
-/// What a backend needs alive in the process while its executors live
-/// (MPI: initialized, then finalized after them).
-using Starter = Expected<std::shared_ptr<void>> (*)();
-
 struct ProcessBackend {
   const char *Name;
-  Factory Create;         ///< null: not in this build
-  RawEngineFactory Raw;   ///< the engine `collc bench` compares with
-  const char *Packages;   ///< what brings it
-  Starter Start = nullptr;
+  Factory Create;        ///< null: not in this build, or a device backend
+  RawEngineFactory Raw;  ///< the engine `collc bench` compares with (null: none)
+  const char *Packages;  ///< what brings it
+  /// Runs on a GPU with an executor of its own (NcclRun.h), not an
+  /// rt::Executor; Built says whether this build has it.
+  bool OnDevice = false;
+  bool Built = true;
 };
-
-#if COLLC_HAVE_MPI
-Expected<std::shared_ptr<void>> startMpi() {
-  Expected<std::unique_ptr<rt::mpi::MpiSession>> S = rt::mpi::MpiSession::start();
-  if (!S)
-    return S.takeError();
-  return std::shared_ptr<void>(std::move(*S));
-}
-#endif
 
 const ProcessBackend Backends[] = {
 #if COLLC_HAVE_MPI
-    {"mpi", rt::createMpiExecutor, createRawMpiEngine, "libopenmpi-dev openmpi-bin", startMpi},
+    {"mpi", rt::createMpiExecutor, createRawMpiEngine, "libopenmpi-dev openmpi-bin"},
 #else
-    {"mpi", nullptr, nullptr, "libopenmpi-dev openmpi-bin"},
+    {"mpi", nullptr, nullptr, "libopenmpi-dev openmpi-bin", false, false},
 #endif
 #if COLLC_HAVE_GLOO
     {"gloo", rt::createGlooExecutor, createRawGlooEngine, "libgloo-dev"},
 #else
-    {"gloo", nullptr, nullptr, "libgloo-dev"},
+    {"gloo", nullptr, nullptr, "libgloo-dev", false, false},
+#endif
+#if COLLC_HAVE_NCCL
+    {"nccl", nullptr, nullptr, "the CUDA toolkit and NCCL (libnccl-dev)", true, true},
+#else
+    {"nccl", nullptr, nullptr, "the CUDA toolkit and NCCL (libnccl-dev)", true, false},
 #endif
 };
 
-/// The entry named \p Backend that this build has, or why not.
-Expected<const ProcessBackend *> builtBackend(StringRef Backend) {
+/// The entry named \p Backend, if this build has it as a host backend.
+Expected<const ProcessBackend *> hostBackend(StringRef Backend) {
   for (const ProcessBackend &B : Backends) {
     if (Backend != B.Name)
       continue;
-    if (!B.Create)
+    if (!B.Built)
       return createStringError(inconvertibleErrorCode(),
-                               formatv("collc was built without the {0} backend (apt-get install "
-                                       "{1}, then rebuild)",
+                               formatv("collc was built without the {0} backend (install {1}, "
+                                       "then rebuild)",
                                        B.Name, B.Packages));
+    if (B.OnDevice)
+      return createStringError(inconvertibleErrorCode(),
+                               formatv("the {0} backend runs on a GPU with an executor of its "
+                                       "own, not a host executor",
+                                       B.Name));
     return &B;
   }
   return createStringError(inconvertibleErrorCode(),
@@ -87,8 +86,9 @@ std::string processBackendNames() {
 }
 
 rt::ReductionOrder reductionOrderOf(StringRef Backend) {
-  // Neither MPI nor Gloo promises an order, and narrow floats may be
-  // accumulated in their own type: the bound of the loosest case.
+  // Neither MPI, Gloo nor NCCL (rings, trees) promises an order, and narrow
+  // floats may be accumulated in their own type: the bound of the loosest
+  // case.
   rt::ReductionOrder Any;
   Any.RankOrdered = !isProcessBackend(Backend);
   Any.NarrowInF32 = Any.RankOrdered;
@@ -99,17 +99,15 @@ bool isProcessBackend(StringRef Backend) {
   return any_of(Backends, [&](const ProcessBackend &B) { return Backend == B.Name; });
 }
 
-Expected<std::shared_ptr<void>> startProcessBackend(StringRef Backend) {
-  for (const ProcessBackend &B : Backends)
-    if (Backend == B.Name && B.Create && B.Start)
-      return B.Start();
-  return std::shared_ptr<void>();
+bool backendRunsOnDevice(StringRef Backend) {
+  return any_of(Backends,
+                [&](const ProcessBackend &B) { return Backend == B.Name && B.OnDevice; });
 }
 
 Expected<std::unique_ptr<rt::Executor>>
 createProcessExecutor(StringRef Backend, const plan::Plan &P, const rt::ProcessPlace &Place,
                       const rt::RendezvousAddress &Where, rt::ExecutorOptions Opts) {
-  Expected<const ProcessBackend *> B = builtBackend(Backend);
+  Expected<const ProcessBackend *> B = hostBackend(Backend);
   if (!B)
     return B.takeError();
   return (*B)->Create(P, Place, Where, std::move(Opts));
@@ -119,7 +117,7 @@ Expected<std::unique_ptr<RawEngine>> createRawEngine(StringRef Backend,
                                                      const rt::ProcessPlace &Place,
                                                      const rt::RendezvousAddress &Where,
                                                      std::chrono::milliseconds Timeout) {
-  Expected<const ProcessBackend *> B = builtBackend(Backend);
+  Expected<const ProcessBackend *> B = hostBackend(Backend);
   if (!B)
     return B.takeError();
   return (*B)->Raw(Place, Where, Timeout);

@@ -1,10 +1,11 @@
 //===- tools/collc/ProcessBackends.h - Backends with one process per rank -*- C++ -*-===//
 //
-// The table of backends whose ranks are processes (mpi, gloo): what
-// `collc run --backend` accepts besides local, how each creates the
-// executor of this process's rank, and the raw engine `collc bench` sets
-// beside it (bench/RawEngine.h). A backend this build lacks is named with
-// the package that brings it.
+// The table of backends whose ranks are processes (mpi, gloo, nccl): what
+// `collc run --backend` accepts besides local, how each host backend
+// creates the executor of this process's rank (nccl runs on a GPU through
+// NcclRun.h), and the raw engine `collc bench` sets beside it
+// (bench/RawEngine.h). A backend this build lacks is named with what brings
+// it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_TOOLS_COLLC_PROCESSBACKENDS_H
@@ -24,18 +25,17 @@
 
 namespace collc::tool {
 
-/// "mpi, gloo": the process backends, for messages and --help.
+/// "mpi, gloo, nccl": the process backends, for messages and --help.
 std::string processBackendNames();
 
 bool isProcessBackend(llvm::StringRef Backend);
 
-/// How the backend's reductions may differ from the rank-ordered reference
-/// (MPI's and Gloo's algorithms combine ranks in their own order).
-rt::ReductionOrder reductionOrderOf(llvm::StringRef Backend);
+/// A backend with a GPU executor of its own (nccl), built or not.
+bool backendRunsOnDevice(llvm::StringRef Backend);
 
-/// Starts what \p Backend needs in this process (MPI's initialization); the
-/// result must outlive every executor of the backend (null: nothing).
-llvm::Expected<std::shared_ptr<void>> startProcessBackend(llvm::StringRef Backend);
+/// How the backend's reductions may differ from the rank-ordered reference
+/// (MPI's, Gloo's and NCCL's algorithms combine ranks in their own order).
+rt::ReductionOrder reductionOrderOf(llvm::StringRef Backend);
 
 /// The executor of \p Place's rank of \p P on \p Backend, its peers met
 /// through \p Where.

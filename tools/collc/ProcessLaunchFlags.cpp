@@ -10,7 +10,7 @@ ProcessLaunchFlags::ProcessLaunchFlags(cl::SubCommand &Sub)
     : Rendezvous("rendezvous",
                  cl::desc("Where the processes meet: file:DIR (a directory new to this run), "
                           "redis://HOST:PORT or mpi (default: COLLC_RENDEZVOUS, else mpi for "
-                          "--backend mpi)"),
+                          "--backend mpi and nccl)"),
                  cl::sub(Sub)),
       Rank("rank", cl::desc("This process's rank (default: the launcher's)"), cl::init(-1),
            cl::sub(Sub)),
@@ -35,7 +35,7 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
     return Fail(toString(Place.takeError()));
   std::string Text = Rendezvous;
   if (Text.empty())
-    Text = rt::processEnvironment("COLLC_RENDEZVOUS").value_or(Backend == "mpi" ? "mpi" : "");
+    Text = rt::processEnvironment("COLLC_RENDEZVOUS").value_or(Backend == "mpi" || Backend == "nccl" ? "mpi" : "");
   if (Text.empty())
     return Fail("needs --rendezvous file:DIR|redis://HOST:PORT (or COLLC_RENDEZVOUS)");
   Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(Text);

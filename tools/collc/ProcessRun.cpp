@@ -2,13 +2,16 @@
 
 #include "tools/collc/ProcessRun.h"
 
+#include "tools/collc/CpuWorld.h"
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/ProcessBackends.h"
+#include "tools/collc/RankReport.h"
 #include "tools/collc/ToolSupport.h"
 
-#include "runtime/verify/PlanChecker.h"
+#if COLLC_HAVE_NCCL
+#include "tools/collc/NcclRun.h"
+#endif
 
-#include "llvm/ADT/bit.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -17,26 +20,8 @@ namespace collc::tool {
 
 namespace {
 
-/// What each rank tells the others after its run, as words.
-enum class RankOutcome : uint32_t { Ran = 0, Failed = 1, Mismatched = 2 };
-
-/// [outcome, tensors checked, bytes checked (2 words), step times in µs as
-/// floats (one word each)].
-constexpr size_t HeaderWords = 4;
-
-std::vector<uint32_t> reportWords(RankOutcome Outcome, const rt::CheckSummary &Sum,
-                                  const std::vector<double> &StepUs, unsigned Steps) {
-  std::vector<uint32_t> W = {uint32_t(Outcome), uint32_t(Sum.TensorsChecked),
-                             uint32_t(Sum.BytesChecked), uint32_t(Sum.BytesChecked >> 32)};
-  for (unsigned S = 0; S != Steps; ++S)
-    W.push_back(bit_cast<uint32_t>(S < StepUs.size() ? float(StepUs[S]) : 0.0f));
-  return W;
-}
-
-} // namespace
-
-int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
-                       raw_ostream &Err) {
+int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
+                      raw_ostream &Err) {
   int64_t Me = O.Place.Rank;
   auto Fail = [&](const Twine &Why) {
     Err << formatv("collc run: rank {0} of {1} ({2}): ", Me, O.Place.World, O.Backend) << Why
@@ -49,10 +34,6 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostr
                    P.Program, O.Place.World, O.Backend, O.Steps, P.Digest, O.Where.text());
     Out.flush();
   }
-  // Declared before the executor: it ends after it (MPI_Finalize last).
-  Expected<std::shared_ptr<void>> Started = startProcessBackend(O.Backend);
-  if (!Started)
-    return Fail(toString(Started.takeError()));
   Expected<std::unique_ptr<rt::Executor>> Made =
       createProcessExecutor(O.Backend, P, O.Place, O.Where, O.Exec);
   if (!Made)
@@ -66,78 +47,55 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostr
   if (!Res.Error.empty())
     return Fail(Res.Error);
 
-  rt::CheckOptions Only;
-  Only.OnlyRank = Me;
-  Only.Reductions = reductionOrderOf(O.Backend);
-  Expected<rt::CheckSummary> Check = rt::checkPlanResults(
-      P,
-      [&](int64_t R, uint32_t T) -> ArrayRef<char> {
+  RankFigures Mine;
+  Mine.Rank = Me;
+  Mine.World = O.Place.World;
+  Mine.Steps = O.Steps;
+  Mine.StepUs = Res.StepUs;
+  Mine.BytesMoved = Res.BytesMoved;
+  Expected<rt::CheckSummary> Check =
+      checkThisRank(P, O.Backend, Me, [&](int64_t, uint32_t T) -> ArrayRef<char> {
         Expected<MutableArrayRef<char>> M = X.tensor(P.Tensors[T].Name);
         if (!M) {
           consumeError(M.takeError());
           return {};
         }
         return *M;
-      },
-      Only);
-  RankOutcome Outcome = RankOutcome::Ran;
-  rt::CheckSummary Mine;
+      });
+  Mine.Verified = bool(Check);
   if (Check) {
-    Mine = *Check;
+    Mine.Checked = *Check;
   } else {
-    Outcome = RankOutcome::Mismatched;
     Err << formatv("collc run: rank {0}: ", Me) << toString(Check.takeError()) << '\n';
     Err.flush();
   }
+  return reportAcrossRanks(
+      Mine, O.Backend, [&](ArrayRef<uint32_t> W) { return X.allGatherWords(W); }, Out, Err);
+}
 
-  std::vector<uint32_t> Words = reportWords(Outcome, Mine, Res.StepUs, O.Steps);
-  Expected<std::vector<uint32_t>> All = X.allGatherWords(Words);
-  if (!All)
-    return Fail("gathering the ranks' figures: " + toString(All.takeError()));
-  size_t Stride = Words.size();
-  int64_t World = O.Place.World;
-  auto Word = [&](int64_t R, size_t I) { return (*All)[R * Stride + I]; };
-  std::vector<int64_t> Mismatched;
-  uint64_t Tensors = 0, Bytes = 0;
-  for (int64_t R = 0; R != World; ++R) {
-    if (RankOutcome(Word(R, 0)) != RankOutcome::Ran)
-      Mismatched.push_back(R);
-    Tensors += Word(R, 1);
-    Bytes += uint64_t(Word(R, 2)) | uint64_t(Word(R, 3)) << 32;
-  }
-  if (Me == 0) {
-    // Each step's time on every rank, and the slowest (the step's time).
-    Out << "step      slowest ms";
-    for (int64_t R = 0; R != World; ++R)
-      Out << formatv("  {0,9}", formatv("rank {0}", R).str());
-    Out << '\n';
-    for (unsigned S = 0; S != O.Steps; ++S) {
-      double Slowest = 0;
-      for (int64_t R = 0; R != World; ++R)
-        Slowest = std::max<double>(Slowest, bit_cast<float>(Word(R, HeaderWords + S)));
-      double GBs = Slowest > 0 ? double(Res.BytesMoved) / Slowest / 1e3 : 0.0;
-      Out << formatv("step {0,-3} {1,10:f3}", S + 1, Slowest / 1000.0);
-      for (int64_t R = 0; R != World; ++R)
-        Out << formatv("  {0,9:f3}", bit_cast<float>(Word(R, HeaderWords + S)) / 1000.0);
-      Out << formatv("  ({0:f2} GB/s by rank 0)\n", GBs);
-    }
-    if (Mismatched.empty())
-      Out << formatv("verified: {0} results on {1} ranks ({2:f1} MB) match the reference\n",
-                     Tensors, World, double(Bytes) / 1e6);
-    Out.flush();
-  }
-  if (!Mismatched.empty()) {
-    if (Me == 0) {
-      std::string Ranks;
-      for (int64_t R : Mismatched)
-        Ranks += (Ranks.empty() ? "" : ", ") + std::to_string(R);
-      Err << "collc run: results differ from the reference on rank(s) " << Ranks
-          << " (each printed its first differences)\n";
-      Err.flush();
-    }
+} // namespace
+
+int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
+                       raw_ostream &Err) {
+  // MPI lives as long as the run, executors and worlds included.
+  Expected<std::shared_ptr<void>> Mpi = startMpiIfNeeded(O.Backend, O.Where);
+  if (!Mpi) {
+    Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
+        << toString(Mpi.takeError()) << '\n';
+    Err.flush();
     return ExitUserError;
   }
-  return ExitOk;
+  if (backendRunsOnDevice(O.Backend)) {
+#if COLLC_HAVE_NCCL
+    return runThisProcessOnGpu(P, O, Out, Err);
+#else
+    Err << "collc run: "
+        << toString(createProcessExecutor(O.Backend, P, O.Place, O.Where, O.Exec).takeError())
+        << '\n';
+    return ExitUserError;
+#endif
+  }
+  return runOnHostExecutor(P, O, Out, Err);
 }
 
 } // namespace collc::tool

@@ -1,11 +1,12 @@
 //===- tools/collc/RunCommand.cpp - collc run --------------------------===//
 //
 // collc run FILE|PLAN [--ranks N] [--steps S] [--trace OUT]
-//           [--backend local|mpi|gloo] [--rendezvous file:DIR|redis://H:P|mpi]
+//           [--backend local|mpi|gloo|nccl] [--rendezvous file:DIR|redis://H:P|mpi]
 //
 // Compiles if given a program, then runs the plan: on the local backend
 // with one thread per rank, or, under a launcher (mpirun, srun, torchrun),
-// as this process's rank on a process backend (ProcessRun.h). On local, each compute step writes deterministic synthetic data
+// as this process's rank on a process backend (ProcessRun.h; nccl: on a GPU,
+// NcclRun.h). On local, each compute step writes deterministic synthetic data
 // into the tensors it produces, the executor replays the plan, and after the
 // last step every rank's communicated results are compared with an
 // independently computed reference. Prints the time and bandwidth of each
@@ -77,7 +78,8 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     Backend("backend",
             cl::desc("local (default: ranks are threads of this process), or a backend with one "
-                     "process per rank started by a launcher: mpi, gloo"),
+                     "process per rank started by a launcher: mpi, gloo, nccl (one GPU "
+                     "each)"),
             cl::init("local"), cl::sub(Cmd));
 static ProcessLaunchFlags Launch(Cmd);
 

@@ -1,0 +1,68 @@
+//===- tools/collc/CpuWorld.cpp - MPI and the CPU world of a process run ---===//
+
+#include "tools/collc/CpuWorld.h"
+
+#include "runtime/launch/DriverWorld.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#if COLLC_HAVE_MPI
+#include "runtime/mpi/MpiDriver.h"
+#include "runtime/mpi/MpiSession.h"
+#endif
+#if COLLC_HAVE_GLOO
+#include "runtime/gloo/GlooDriver.h"
+#include "runtime/gloo/GlooStore.h"
+#endif
+
+using namespace llvm;
+
+namespace collc::tool {
+
+namespace {
+
+[[maybe_unused]] Error notBuilt(StringRef Backend, StringRef Packages, StringRef Why) {
+  return createStringError(inconvertibleErrorCode(),
+                           formatv("{0} needs the {1} backend, and collc was built without it "
+                                   "(apt-get install {2}, then rebuild)",
+                                   Why, Backend, Packages));
+}
+
+} // namespace
+
+Expected<std::shared_ptr<void>> startMpiIfNeeded(StringRef Backend,
+                                                 const rt::RendezvousAddress &Where) {
+  if (Backend != "mpi" && Where.How != rt::RendezvousAddress::Kind::Mpi)
+    return nullptr;
+#if COLLC_HAVE_MPI
+  Expected<std::unique_ptr<rt::mpi::MpiSession>> S = rt::mpi::MpiSession::start();
+  if (!S)
+    return S.takeError();
+  return std::shared_ptr<void>(std::move(*S));
+#else
+  return notBuilt("mpi", "libopenmpi-dev openmpi-bin",
+                  Backend == "mpi" ? "--backend mpi" : "--rendezvous mpi");
+#endif
+}
+
+Expected<std::unique_ptr<rt::WorldGather>> joinCpuWorld(const rt::ProcessPlace &Place,
+                                                        const rt::RendezvousAddress &Where,
+                                                        StringRef Name,
+                                                        std::chrono::milliseconds Timeout) {
+  if (Where.How == rt::RendezvousAddress::Kind::Mpi) {
+#if COLLC_HAVE_MPI
+    return rt::joinDriverWorld<rt::mpi::MpiDriver>(Name, Place, Timeout);
+#else
+    return notBuilt("mpi", "libopenmpi-dev openmpi-bin", "--rendezvous mpi");
+#endif
+  }
+#if COLLC_HAVE_GLOO
+  if (Error E = rt::gloo::configureRendezvous(Where))
+    return E;
+  return rt::joinDriverWorld<rt::gloo::GlooDriver>(Name, Place, Timeout);
+#else
+  return notBuilt("gloo", "libgloo-dev", "--rendezvous " + Where.text());
+#endif
+}
+
+} // namespace collc::tool
