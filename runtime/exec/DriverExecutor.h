@@ -98,7 +98,18 @@ public:
     for (size_t G = 0; G != P.Groups.size(); ++G) {
       const plan::Group &Grp = P.Groups[G];
       typename D::Communicator C{};
-      if (Grp.SubgroupOf[Rank] >= 0) {
+      if constexpr (requires { D::GroupsBySplit; }) {
+        // A backend that cannot join by name (MPI) splits the world: a
+        // collective of every rank, in plan group order (the same on every
+        // rank); ranks outside the group take part with no color.
+        int Sub = int(Grp.SubgroupOf[Rank]);
+        auto J = D::split(World, Sub >= 0 ? Sub : -1, Sub >= 0 ? int(Grp.LocalRank[Rank]) : 0);
+        if (!J)
+          return J.takeError();
+        C = *J;
+        if (C)
+          D::setTimeout(C, Opts.Timeout);
+      } else if (Grp.SubgroupOf[Rank] >= 0) {
         auto J = join(
             llvm::formatv("{0}/@{1}/{2}", Opts.CommPrefix, Grp.Name, Grp.SubgroupOf[Rank]).str(),
             Grp.Subgroups[Grp.SubgroupOf[Rank]].size(), Grp.LocalRank[Rank]);

@@ -2,7 +2,9 @@
 //
 // The Communicator adapter, written once over the driver concept: every call
 // validates through the driver, enqueues on the communicator's comm stream
-// and waits. Backends instantiate it (runtime/local, runtime/nccl).
+// and waits. Backends instantiate it (runtime/local, runtime/nccl,
+// runtime/mpi, runtime/gloo), host backends through
+// createDriverCommunicator below.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_DRIVERCOMMUNICATOR_H
@@ -112,6 +114,23 @@ private:
   std::string Name;
   typename D::StreamOwner Stream;
 };
+
+/// This rank's communicator in the group named \p GroupName, joined through
+/// the driver (a driver whose groups come from split accepts its world).
+template <typename D>
+llvm::Expected<std::shared_ptr<Communicator>>
+createDriverCommunicator(llvm::StringRef GroupName, size_t Size, size_t Rank,
+                         CommunicatorOptions Opts) {
+  llvm::Expected<typename D::UniqueId> Id = D::groupId({GroupName.str()});
+  if (!Id)
+    return Id.takeError();
+  llvm::Expected<typename D::Communicator> C = D::join(*Id, Size, Rank);
+  if (!C)
+    return C.takeError();
+  D::setTimeout(*C, Opts.Timeout);
+  return std::shared_ptr<Communicator>(
+      std::make_shared<DriverCommunicator<D>>(*C, Rank, Size, GroupName.str()));
+}
 
 } // namespace collc::rt
 

@@ -38,7 +38,8 @@ public:
   using Comm = typename D::Communicator;
   using CommStream = typename D::CommStream;
 
-  /// \p WorldSize: the number of processes, for a GroupsBySplit driver.
+  /// \p WorldSize: the number of processes, for a GroupsBySplit driver (0:
+  /// unknown, the driver's join decides).
   explicit ServerCore(DeviceId Device, size_t WorldSize = 0)
       : Device(Device), WorldSize(WorldSize) {}
 
@@ -107,7 +108,7 @@ public:
     if (It != Groups.end())
       return It->second;
     if constexpr (requires { D::GroupsBySplit; })
-      if (Sorted.size() != WorldSize)
+      if (WorldSize != 0 && Sorted.size() != WorldSize)
         return makeError(ErrorKind::Unsupported,
                          llvm::formatv("the {0} server of device {1} cannot form a group of {2} "
                                        "of its {3} processes: {0} builds groups other than the "

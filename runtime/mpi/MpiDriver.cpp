@@ -1,0 +1,483 @@
+//===- runtime/mpi/MpiDriver.cpp - Processes under mpirun, over Open MPI ---===//
+
+#include "runtime/mpi/MpiDriver.h"
+
+#include "runtime/exec/Timeout.h"
+#include "runtime/mpi/MpiSession.h"
+#include "runtime/mpi/MpiUserOps.h"
+#include "runtime/mpi/ReduceStaging.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <climits>
+#include <cstring>
+#include <sched.h>
+#include <thread>
+
+using namespace llvm;
+
+namespace collc::rt::mpi {
+
+namespace {
+
+using Comm = MpiDriver::Communicator;
+using Resource = MpiDriver::Resource;
+using Scratch = std::shared_ptr<std::vector<char>>;
+
+Error invalid(const Twine &Msg) { return makeError(ErrorKind::InvalidArgument, Msg); }
+
+Error checkComm(const Comm &C) {
+  if (!C)
+    return invalid("no communicator (this rank is not in the group)");
+  return C->check();
+}
+
+Error checkSpan(StringRef What, const Resource &R, uint64_t Need) {
+  if (Need && !R.Data)
+    return invalid(formatv("{0} is null but must hold {1} bytes", What, Need));
+  if (R.Bytes < Need)
+    return invalid(formatv("{0} holds {1} bytes; the operation needs {2}", What, R.Bytes, Need));
+  return Error::success();
+}
+
+/// Open MPI 4.1's counts and displacements are int.
+Error checkCount(StringRef What, uint64_t Count) {
+  if (Count <= uint64_t(INT_MAX))
+    return Error::success();
+  return makeError(ErrorKind::Unsupported,
+                   formatv("{0} of {1} elements: MPI counts are int (at most {2})", What, Count,
+                           INT_MAX));
+}
+
+Error checkSameType(StringRef What, ElemType Elements, ElemType T) {
+  if (Elements == T)
+    return Error::success();
+  return invalid(formatv("{0}: elements of {1} but element type {2}", What,
+                         elemTypeName(Elements), elemTypeName(T)));
+}
+
+/// Data movement: unsigned integers of the element's size.
+MPI_Datatype moveType(ElemType T) {
+  switch (elemTypeBytes(T)) {
+  case 1:
+    return MPI_UINT8_T;
+  case 2:
+    return MPI_UINT16_T;
+  case 4:
+    return MPI_UINT32_T;
+  default:
+    return MPI_UINT64_T;
+  }
+}
+
+/// Queues \p Body on \p S; it runs unless the group broke before it.
+template <typename F> Error enqueue(const Comm &C, HostStream *S, F Body) {
+  if (!S)
+    return invalid("no comm stream");
+  // A plain pointer: the group's destructor waits for what was enqueued.
+  MpiGroup *G = C.get();
+  G->noteEnqueued();
+  S->enqueue([G, Body = std::move(Body)]() mutable -> Error {
+    Error E = G->check();
+    if (!E)
+      E = Body(*G);
+    G->noteRetired();
+    return E;
+  });
+  return Error::success();
+}
+
+/// Issues one collective (\p Start returns MPI's code) and waits for it,
+/// keeping \p Keep alive past a timeout.
+template <typename StartF>
+Error collective(MpiGroup &G, StringRef What, std::shared_ptr<void> Keep, StartF Start) {
+  uint64_t Seq = G.arrive();
+  MPI_Request Req = MPI_REQUEST_NULL;
+  if (int Rc = Start(&Req); Rc != MPI_SUCCESS)
+    return G.breakWith(mpiError(Rc, What, G.name()));
+  Error E = G.wait(Req, What, -1, Seq);
+  if (E && Keep)
+    G.keep(std::move(Keep));
+  return E;
+}
+
+Scratch scratch(uint64_t Bytes) { return std::make_shared<std::vector<char>>(Bytes); }
+
+bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
+  return ABytes && BBytes && A < B + BBytes && B < A + ABytes;
+}
+
+} // namespace
+
+Expected<MpiDriver::UniqueId> MpiDriver::groupId(const CommunicationId &Id) {
+  if (Id.Name.empty())
+    return invalid("a communication id needs a name");
+  return Id.Name;
+}
+
+Expected<MpiDriver::Communicator> MpiDriver::join(UniqueId Id, size_t Ranks, size_t Rank) {
+  if (Error E = checkMpiReady())
+    return E;
+  int WorldSize = 0, WorldRank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &WorldSize);
+  MPI_Comm_rank(MPI_COMM_WORLD, &WorldRank);
+  if (Ranks != size_t(WorldSize) || Rank != size_t(WorldRank))
+    return invalid(formatv("group '{0}': joined as rank {1} of {2}, but this process is rank {3} "
+                           "of MPI_COMM_WORLD's {4} (mpi groups other than the world come "
+                           "from split)",
+                           Id, Rank, Ranks, WorldRank, WorldSize));
+  std::chrono::milliseconds Limit = defaultTimeout();
+  MPI_Comm New = MPI_COMM_NULL;
+  MPI_Request Req = MPI_REQUEST_NULL;
+  if (int Rc = MPI_Comm_idup(MPI_COMM_WORLD, &New, &Req); Rc != MPI_SUCCESS)
+    return mpiError(Rc, "MPI_Comm_idup of MPI_COMM_WORLD", Id);
+  auto Deadline = std::chrono::steady_clock::now() + Limit;
+  for (int Done = 0; !Done;) {
+    if (int Rc = MPI_Test(&Req, &Done, MPI_STATUS_IGNORE); Rc != MPI_SUCCESS)
+      return mpiError(Rc, "MPI_Comm_idup of MPI_COMM_WORLD", Id);
+    if (!Done && std::chrono::steady_clock::now() > Deadline)
+      // No board exists yet to say who is missing.
+      return makeError(ErrorKind::Timeout,
+                       formatv("rank {0}: not every rank of MPI_COMM_WORLD joined group '{1}' "
+                               "within {2} ms",
+                               WorldRank, Id, Limit.count()));
+    if (!Done)
+      sched_yield();
+  }
+  return MpiGroup::adopt(New, Id, Limit);
+}
+
+Expected<MpiDriver::Elems> MpiDriver::elements(ElemType T, uint64_t Bytes) {
+  if (unsigned(T) >= NumElemTypes)
+    return makeError(ErrorKind::Unsupported, formatv("unknown element type #{0}", unsigned(T)));
+  unsigned Size = elemTypeBytes(T);
+  if (Bytes % Size)
+    return invalid(formatv("{0} bytes are not whole {1} elements ({2} bytes each)", Bytes,
+                           elemTypeName(T), Size));
+  return Elems{T, Bytes / Size};
+}
+
+Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                 Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Error Err = checkSameType("all_reduce", E.Type, T))
+    return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(T);
+  if (Error Err = checkSpan("all_reduce source", Src, Bytes))
+    return Err;
+  if (Error Err = checkSpan("all_reduce destination", Dst, Bytes))
+    return Err;
+  if (Error Err = checkCount("all_reduce", E.Count))
+    return Err;
+  uint64_t Count = E.Count;
+  const char *In = Src.Data;
+  char *Out = Dst.Data;
+  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+    ElemType W = wireType(T, Op);
+    bool Narrow = W != T;
+    Scratch Buf;
+    const void *Send = In == Out ? MPI_IN_PLACE : In;
+    char *Wire = Out;
+    if (stagesInput(T, Op)) {
+      Buf = scratch(Count * elemTypeBytes(W));
+      stageInput(T, Op, Scale, In, Count, Buf->data());
+      Send = Narrow ? MPI_IN_PLACE : Buf->data();
+      Wire = Narrow ? Buf->data() : Out;
+    }
+    if (Error Err = collective(G, "all_reduce", Buf, [&](MPI_Request *R) {
+          MpiReduction M = mpiReduction(W, Op);
+          return MPI_Iallreduce(Send, Wire, int(Count), M.Type, M.Op, G.comm(), R);
+        }))
+      return Err;
+    if (stagesOutput(T, Op))
+      finishOutput(T, Op, unsigned(G.size()), Wire, Count, Out);
+    return Error::success();
+  });
+}
+
+Error MpiDriver::allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
+                           Elems E, ReduceOp Op, CommStream S) {
+  return allReduceScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
+}
+
+Error MpiDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
+                                     const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                     double Scale, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Error Err = checkSameType("reduce_scatter", E.Type, T))
+    return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(T);
+  uint64_t N = uint64_t(C->size());
+  if (Error Err = checkSpan("reduce_scatter source", Src, Bytes * N))
+    return Err;
+  if (Error Err = checkSpan("reduce_scatter destination", Dst, Bytes))
+    return Err;
+  if (Error Err = checkCount("reduce_scatter", E.Count))
+    return Err;
+  uint64_t Count = E.Count;
+  const char *In = Src.Data;
+  char *Out = Dst.Data;
+  // In place (the result is this rank's chunk of the source, NCCL's
+  // convention) is not MPI's in place (the result at the start): the result
+  // lands in scratch and is copied.
+  bool Overlap = overlaps(In, Bytes * N, Out, Bytes);
+  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+    ElemType W = wireType(T, Op);
+    unsigned WS = elemTypeBytes(W);
+    auto Bufs = std::make_shared<std::pair<std::vector<char>, std::vector<char>>>();
+    const char *Send = In;
+    if (stagesInput(T, Op)) {
+      Bufs->first.resize(Count * N * WS);
+      stageInput(T, Op, Scale, In, Count * N, Bufs->first.data());
+      Send = Bufs->first.data();
+    }
+    char *Wire = Out;
+    if (W != T || Overlap) {
+      Bufs->second.resize(Count * WS);
+      Wire = Bufs->second.data();
+    }
+    if (Error Err = collective(G, "reduce_scatter", Bufs, [&](MPI_Request *R) {
+          MpiReduction M = mpiReduction(W, Op);
+          return MPI_Ireduce_scatter_block(Send, Wire, int(Count), M.Type, M.Op, G.comm(), R);
+        }))
+      return Err;
+    finishOutput(T, Op, unsigned(G.size()), Wire, Count, Out);
+    return Error::success();
+  });
+}
+
+Error MpiDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               Elems E, ReduceOp Op, CommStream S) {
+  return reduceScatterScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
+}
+
+Error MpiDriver::allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
+                           Elems E, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  if (Error Err = checkSpan("all_gather source", Src, Bytes))
+    return Err;
+  if (Error Err = checkSpan("all_gather destination", Dst, Bytes * C->size()))
+    return Err;
+  if (Error Err = checkCount("all_gather", E.Count))
+    return Err;
+  // In place: this rank's input already is its chunk of the output.
+  bool InPlace = Src.Data == Dst.Data + Bytes * uint64_t(C->rank());
+  const char *In = Src.Data;
+  char *Out = Dst.Data;
+  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+    MPI_Datatype Ty = moveType(E.Type);
+    return collective(G, "all_gather", nullptr, [&](MPI_Request *R) {
+      return MPI_Iallgather(InPlace ? MPI_IN_PLACE : In, int(E.Count), Ty, Out, int(E.Count), Ty,
+                            G.comm(), R);
+    });
+  });
+}
+
+Error MpiDriver::broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
+                           Elems E, size_t Root, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Root >= size_t(C->size()))
+    return invalid(formatv("broadcast root {0} is not in 0..{1}", Root, C->size() - 1));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  bool IsRoot = Root == size_t(C->rank());
+  if (IsRoot && !Src)
+    return invalid(formatv("rank {0} is the broadcast root and needs a source", Root));
+  if (!IsRoot && Src)
+    return invalid(formatv("rank {0} is not the broadcast root ({1}); only the root has a source",
+                           C->rank(), Root));
+  if (IsRoot)
+    if (Error Err = checkSpan("broadcast source", *Src, Bytes))
+      return Err;
+  if (Error Err = checkSpan("broadcast destination", Dst, Bytes))
+    return Err;
+  if (Error Err = checkCount("broadcast", E.Count))
+    return Err;
+  const char *In = IsRoot ? Src->Data : nullptr;
+  char *Out = Dst.Data;
+  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+    // MPI broadcasts in place: the root's source becomes its destination.
+    if (In && In != Out)
+      std::memmove(Out, In, Bytes);
+    return collective(G, "broadcast", nullptr, [&](MPI_Request *R) {
+      return MPI_Ibcast(Out, int(E.Count), moveType(E.Type), int(Root), G.comm(), R);
+    });
+  });
+}
+
+Error MpiDriver::allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
+                          Elems E, size_t Ranks, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Ranks != size_t(C->size()))
+    return invalid(formatv("all_to_all over {0} chunks in a group of {1} ranks", Ranks, C->size()));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type) * Ranks;
+  if (Error Err = checkSpan("all_to_all source", Src, Bytes))
+    return Err;
+  if (Error Err = checkSpan("all_to_all destination", Dst, Bytes))
+    return Err;
+  if (Error Err = checkCount("all_to_all", E.Count))
+    return Err;
+  const char *In = Src.Data;
+  char *Out = Dst.Data;
+  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+    MPI_Datatype Ty = moveType(E.Type);
+    return collective(G, "all_to_all", nullptr, [&](MPI_Request *R) {
+      return MPI_Ialltoall(In == Out ? MPI_IN_PLACE : In, int(E.Count), Ty, Out, int(E.Count), Ty,
+                           G.comm(), R);
+    });
+  });
+}
+
+Error MpiDriver::allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
+                           ElemType T, ArrayRef<uint64_t> SendCounts, ArrayRef<uint64_t> RecvCounts,
+                           CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  size_t N = size_t(C->size());
+  if (SendCounts.size() != N || RecvCounts.size() != N)
+    return invalid(formatv("all_to_all_v needs {0} send and receive counts, got {1} and {2}", N,
+                           SendCounts.size(), RecvCounts.size()));
+  // Counts and displacements in elements, as MPI's ints; they must outlive
+  // the request.
+  auto Table = std::make_shared<std::vector<int>>(4 * N);
+  uint64_t Sent = 0, Received = 0;
+  for (size_t R = 0; R != N; ++R) {
+    if (Error Err = checkCount("all_to_all_v", std::max(Sent, Received)))
+      return Err;
+    (*Table)[R] = int(SendCounts[R]);
+    (*Table)[N + R] = int(Sent);
+    (*Table)[2 * N + R] = int(RecvCounts[R]);
+    (*Table)[3 * N + R] = int(Received);
+    if (Error Err = checkCount("all_to_all_v", std::max(SendCounts[R], RecvCounts[R])))
+      return Err;
+    Sent += SendCounts[R];
+    Received += RecvCounts[R];
+  }
+  unsigned Size = elemTypeBytes(T);
+  if (Error Err = checkSpan("all_to_all_v source", Src, Sent * Size))
+    return Err;
+  if (Error Err = checkSpan("all_to_all_v destination", Dst, Received * Size))
+    return Err;
+  const char *In = Src.Data;
+  char *Out = Dst.Data;
+  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+    MPI_Datatype Ty = moveType(T);
+    const int *V = Table->data();
+    return collective(G, "all_to_all_v", Table, [&](MPI_Request *R) {
+      return MPI_Ialltoallv(In, V, V + N, Ty, Out, V + 2 * N, V + 3 * N, Ty, G.comm(), R);
+    });
+  });
+}
+
+Error MpiDriver::barrier(const Communicator &C, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  return enqueue(C, S, [](MpiGroup &G) -> Error {
+    return collective(G, "barrier", nullptr,
+                      [&](MPI_Request *R) { return MPI_Ibarrier(G.comm(), R); });
+  });
+}
+
+Error MpiDriver::send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
+                      CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Peer >= size_t(C->size()) || Peer == size_t(C->rank()))
+    return invalid(formatv("send peer {0} is not another rank in 0..{1}", Peer, C->size() - 1));
+  if (Error Err = checkSpan("send source", Src, E.Count * elemTypeBytes(E.Type)))
+    return Err;
+  if (Error Err = checkCount("send", E.Count))
+    return Err;
+  const char *In = Src.Data;
+  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+    MPI_Request Req = MPI_REQUEST_NULL;
+    if (int Rc = MPI_Isend(In, int(E.Count), moveType(E.Type), int(Peer), 0, G.comm(), &Req);
+        Rc != MPI_SUCCESS)
+      return G.breakWith(mpiError(Rc, "send", G.name()));
+    return G.wait(Req, "send", int64_t(Peer), 0);
+  });
+}
+
+Error MpiDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
+                      CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Peer >= size_t(C->size()) || Peer == size_t(C->rank()))
+    return invalid(formatv("recv peer {0} is not another rank in 0..{1}", Peer, C->size() - 1));
+  if (Error Err = checkSpan("recv destination", Dst, E.Count * elemTypeBytes(E.Type)))
+    return Err;
+  if (Error Err = checkCount("recv", E.Count))
+    return Err;
+  char *Out = Dst.Data;
+  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+    MPI_Datatype Ty = moveType(E.Type);
+    MPI_Request Req = MPI_REQUEST_NULL;
+    if (int Rc = MPI_Irecv(Out, int(E.Count), Ty, int(Peer), 0, G.comm(), &Req);
+        Rc != MPI_SUCCESS)
+      return G.breakWith(mpiError(Rc, "recv", G.name()));
+    MPI_Status Status;
+    if (Error Err = G.wait(Req, "recv", int64_t(Peer), 0, &Status))
+      return Err;
+    int Got = 0;
+    MPI_Get_count(&Status, Ty, &Got);
+    if (uint64_t(Got) != E.Count)
+      return makeError(ErrorKind::Mismatch,
+                       formatv("recv in group '{0}': rank {1} sent {2} {3} elements; rank {4} "
+                               "expected {5}",
+                               G.name(), Peer, Got, elemTypeName(E.Type), G.rank(), E.Count),
+                       int64_t(Peer));
+    return Error::success();
+  });
+}
+
+Expected<std::vector<uint32_t>> MpiDriver::allGatherWords(const Communicator &C,
+                                                          ArrayRef<uint32_t> Local, CommStream) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (C->pending())
+    return invalid("all_gather_words runs on the caller's thread: synchronize the comm stream "
+                   "first");
+  std::vector<uint32_t> Out(Local.size() * size_t(C->size()));
+  if (Error Err = checkCount("all_gather_words", Local.size()))
+    return Err;
+  if (Error Err = collective(*C, "all_gather_words", nullptr, [&](MPI_Request *R) {
+        return MPI_Iallgather(Local.data(), int(Local.size()), MPI_UINT32_T, Out.data(),
+                              int(Local.size()), MPI_UINT32_T, C->comm(), R);
+      }))
+    return Err;
+  return Out;
+}
+
+Expected<MpiDriver::Communicator> MpiDriver::split(const Communicator &C, int Color, int Key) {
+  // Everyone's (color, key) first, bounded: MPI_Comm_split itself blocks
+  // without a deadline, but once every rank has arrived here it returns.
+  uint32_t Mine[2] = {uint32_t(Color), uint32_t(Key)};
+  Expected<std::vector<uint32_t>> All = allGatherWords(C, Mine);
+  if (!All)
+    return All.takeError();
+  uint64_t Epoch = C->arrive(); // numbers the split (and keeps the board in step)
+  MPI_Comm New = MPI_COMM_NULL;
+  if (int Rc = MPI_Comm_split(C->comm(), Color < 0 ? MPI_UNDEFINED : Color, Key, &New);
+      Rc != MPI_SUCCESS)
+    return C->breakWith(mpiError(Rc, "MPI_Comm_split", C->name()));
+  if (Color < 0)
+    return Communicator();
+  Expected<Communicator> Child =
+      MpiGroup::adopt(New, formatv("{0}.split{1}.color{2}", C->name(), Epoch, Color).str(),
+                      C->timeout());
+  return Child;
+}
+
+Error MpiDriver::health(const Communicator &C) { return checkComm(C); }
+
+void MpiDriver::setTimeout(const Communicator &C, std::chrono::milliseconds T) {
+  if (C)
+    C->setTimeout(T);
+}
+
+} // namespace collc::rt::mpi

@@ -1,0 +1,112 @@
+//===- runtime/mpi/MpiDriver.h - Processes under mpirun, over Open MPI -*- C++ -*-===//
+//
+// The mpi backend: one process per rank (mpirun, srun), host memory, Open
+// MPI underneath. Every operation is validated on the caller's thread and
+// enqueued on the HostStream; the task issues MPI's nonblocking call
+// (MPI_Iallreduce, Iallgather, Ireduce_scatter_block, Ibcast, Ialltoall,
+// Ialltoallv, Isend/Irecv, Ibarrier) and polls MPI_Test until it completes
+// or the group's timeout passes (MpiGroup::wait names who did not arrive).
+// Reductions collc has and MPI lacks are staged on the host
+// (ReduceStaging.h); data movement goes as unsigned integers of the
+// element's size, so every element type moves.
+//
+// Groups: MPI cannot build a communicator from a name alone. The world is
+// a dup of MPI_COMM_WORLD (join checks the size and rank against it), and
+// every other group is a split of the world (GroupsBySplit: the executor
+// splits on every rank, in plan group order).
+//
+// MPI must be initialized by an MpiSession the program's main holds.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_MPI_MPIDRIVER_H
+#define COLLC_RUNTIME_MPI_MPIDRIVER_H
+
+#include "runtime/exec/CollectiveDriver.h"
+#include "runtime/exec/HostStream.h"
+#include "runtime/mpi/MpiGroup.h"
+
+#include <memory>
+
+namespace collc::rt::mpi {
+
+struct MpiDriver {
+  using Communicator = std::shared_ptr<MpiGroup>;
+  /// The group's name: MPI needs no id beyond MPI_COMM_WORLD.
+  using UniqueId = std::string;
+  using DataType = ElemType;
+  using CommStream = HostStream *;
+  struct Resource {
+    char *Data = nullptr;
+    uint64_t Bytes = 0;
+  };
+  using Elems = Elements<ElemType>;
+
+  static llvm::StringRef name() { return "mpi"; }
+  /// Groups other than the world come from split() of the world, called by
+  /// every rank in the same order (see DriverExecutor).
+  static constexpr bool GroupsBySplit = true;
+
+  // --- the seed's interface ------------------------------------------------
+  static llvm::Expected<UniqueId> groupId(const CommunicationId &Id);
+  /// A dup of MPI_COMM_WORLD: \p Ranks and \p Rank must be its size and
+  /// this process's rank in it.
+  static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
+  /// Every element type (narrow floats reduce through f32).
+  static llvm::Expected<Elems> elements(ElemType T, uint64_t Bytes);
+  static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               Elems E, ReduceOp Op, CommStream S);
+  static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               Elems E, CommStream S);
+  static llvm::Error reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                   Elems E, ReduceOp Op, CommStream S);
+  static llvm::Error broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
+                               Elems E, size_t Root, CommStream S);
+  static llvm::Error allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
+                              Elems E, size_t Ranks, CommStream S);
+  static llvm::Error send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
+                          CommStream S);
+  static llvm::Error recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
+                          CommStream S);
+
+  // --- beyond the seed -------------------------------------------------------
+  static llvm::Error allReduceScaled(const Communicator &C, const Resource &Src,
+                                     const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                     double Scale, CommStream S);
+  static llvm::Error reduceScatterScaled(const Communicator &C, const Resource &Src,
+                                         const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                         double Scale, CommStream S);
+  static llvm::Error allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               ElemType T, llvm::ArrayRef<uint64_t> SendCounts,
+                               llvm::ArrayRef<uint64_t> RecvCounts, CommStream S);
+  static llvm::Error barrier(const Communicator &C, CommStream S);
+  /// Synchronous, on the caller's thread; needs no outstanding stream work
+  /// on \p C (MPI pairs collectives by issue order).
+  static llvm::Expected<std::vector<uint32_t>>
+  allGatherWords(const Communicator &C, llvm::ArrayRef<uint32_t> Local, CommStream S = nullptr);
+  /// MPI_Comm_split, after a bounded exchange of every rank's (color, key)
+  /// that names a rank that does not come. Null for a negative color.
+  static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
+  /// Never blocks: the failure that broke the group, naming its peer.
+  static llvm::Error health(const Communicator &C);
+  static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
+
+  // --- streams ----------------------------------------------------------------
+  using StreamOwner = std::unique_ptr<HostStream>;
+  static StreamOwner createStream(llvm::StringRef Name) {
+    return std::make_unique<HostStream>(Name.str());
+  }
+  static CommStream streamOf(const StreamOwner &S) { return S.get(); }
+  static uint64_t record(CommStream S) { return S->lastTicket(); }
+  static llvm::Error waitFor(CommStream S, uint64_t Ticket) { return S->waitFor(Ticket); }
+  static llvm::Error synchronize(CommStream S) { return S->synchronize(); }
+  static void flush(CommStream S) { S->kick(); }
+  static Resource resource(void *Data, uint64_t Bytes) {
+    return Resource{static_cast<char *>(Data), Bytes};
+  }
+};
+
+static_assert(ExecutorDriver<MpiDriver>);
+
+} // namespace collc::rt::mpi
+
+#endif

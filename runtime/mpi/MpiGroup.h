@@ -1,0 +1,103 @@
+//===- runtime/mpi/MpiGroup.h - One rank's membership of an MPI communicator -*- C++ -*-===//
+//
+// An MPI communicator with what collc adds around it: a timeout, a bounded
+// wait for a request that names who did not arrive, and a broken state.
+//
+// Who did not arrive: before each collective the rank publishes the group
+// and the collective's number on the process's ArrivalBoard; a rank whose
+// wait times out reads the board of the group's members and names those
+// not there yet. For point-to-point the peer is named directly.
+//
+// A timed-out request cannot be cancelled (MPI has no cancel for
+// collectives), so the group is broken from then on: later operations are
+// refused at once with the first error, scratch memory the request may
+// still write is kept, and the destructor leaves the communicator to
+// MPI_Finalize.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_MPI_MPIGROUP_H
+#define COLLC_RUNTIME_MPI_MPIGROUP_H
+
+#include "runtime/exec/RuntimeError.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace collc::rt::mpi {
+
+/// An MPI return code as an error naming the call and the group.
+llvm::Error mpiError(int Code, llvm::StringRef What, llvm::StringRef Group);
+
+class MpiGroup {
+public:
+  /// Takes ownership of \p Comm.
+  static llvm::Expected<std::shared_ptr<MpiGroup>> adopt(MPI_Comm Comm, std::string Name,
+                                                        std::chrono::milliseconds Timeout);
+  /// Waits for enqueued operations (they hold a plain pointer), then frees
+  /// the communicator unless the group is broken.
+  ~MpiGroup();
+  MpiGroup(const MpiGroup &) = delete;
+  MpiGroup &operator=(const MpiGroup &) = delete;
+
+  MPI_Comm comm() const { return Comm; }
+  int rank() const { return Rank; }
+  int size() const { return Size; }
+  const std::string &name() const { return Name; }
+  void setTimeout(std::chrono::milliseconds T) { TimeoutMs.store(T.count()); }
+  std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(TimeoutMs.load()); }
+
+  /// Announces this rank's next collective on the board; returns its number.
+  uint64_t arrive();
+  /// Polls \p Req with MPI_Test until it completes or the timeout passes.
+  /// \p Peer >= 0: a point-to-point operation with that rank; otherwise
+  /// collective number \p Seq. A timeout breaks the group and names the
+  /// rank(s) that did not arrive.
+  llvm::Error wait(MPI_Request &Req, llvm::StringRef What, int64_t Peer, uint64_t Seq,
+                   MPI_Status *Status = MPI_STATUS_IGNORE);
+
+  /// The first failure, once broken; success otherwise.
+  llvm::Error check() const;
+  /// Breaks the group with \p E (returned as is).
+  llvm::Error breakWith(llvm::Error E);
+  /// Keeps \p Scratch alive for as long as the group: an abandoned request
+  /// may still write it.
+  void keep(std::shared_ptr<void> Scratch);
+
+  void noteEnqueued() { Enqueued.fetch_add(1, std::memory_order_relaxed); }
+  void noteRetired() { Retired.fetch_add(1, std::memory_order_release); }
+  /// Operations enqueued on a stream and not yet run.
+  uint64_t pending() const {
+    return Enqueued.load(std::memory_order_relaxed) - Retired.load(std::memory_order_acquire);
+  }
+
+private:
+  MpiGroup(MPI_Comm Comm, std::string Name) : Comm(Comm), Name(std::move(Name)) {}
+  std::string lateRanks(uint64_t Seq, int64_t &FirstLate);
+
+  MPI_Comm Comm;
+  uint64_t Hash = 0;           ///< the group on the arrival board
+  std::vector<int> WorldRanks; ///< of the members, for the board
+  int Rank = 0, Size = 1;
+  std::string Name;
+  std::atomic<int64_t> TimeoutMs{300000};
+  std::atomic<uint64_t> Seq{0}, Enqueued{0}, Retired{0};
+  std::atomic<bool> Broken{false};
+  mutable std::mutex M; ///< guards the fields below
+  ErrorKind FailKind = ErrorKind::Broken;
+  std::string FailText;
+  int64_t FailPeer = -1;
+  std::vector<std::shared_ptr<void>> Kept;
+};
+
+} // namespace collc::rt::mpi
+
+#endif

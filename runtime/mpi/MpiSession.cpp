@@ -1,0 +1,101 @@
+//===- runtime/mpi/MpiSession.cpp - MPI's lifetime in a process -----------===//
+
+#include "runtime/mpi/MpiSession.h"
+
+#include "runtime/exec/RuntimeError.h"
+#include "runtime/mpi/ArrivalBoard.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <mpi.h>
+
+using namespace llvm;
+
+namespace collc::rt::mpi {
+
+namespace {
+
+const char *levelName(int Level) {
+  switch (Level) {
+  case MPI_THREAD_SINGLE:
+    return "MPI_THREAD_SINGLE";
+  case MPI_THREAD_FUNNELED:
+    return "MPI_THREAD_FUNNELED";
+  case MPI_THREAD_SERIALIZED:
+    return "MPI_THREAD_SERIALIZED";
+  default:
+    return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+Error levelTooLow(int Level) {
+  return makeError(ErrorKind::Unsupported,
+                   formatv("MPI provides {0}; collc's mpi backend needs MPI_THREAD_MULTIPLE (its "
+                           "comm stream calls MPI from a thread of its own)",
+                           levelName(Level)));
+}
+
+} // namespace
+
+Expected<std::unique_ptr<MpiSession>>
+MpiSession::withBoard(std::unique_ptr<MpiSession> Session) {
+  Expected<std::unique_ptr<ArrivalBoard>> B = ArrivalBoard::create();
+  if (!B)
+    return B.takeError();
+  Session->Board = std::move(*B);
+  setArrivalBoard(Session->Board.get());
+  return Session;
+}
+
+Expected<std::unique_ptr<MpiSession>> MpiSession::start() {
+  int Finalized = 0;
+  MPI_Finalized(&Finalized);
+  if (Finalized)
+    return makeError(ErrorKind::InvalidArgument, "MPI was already finalized in this process");
+  int Initialized = 0;
+  MPI_Initialized(&Initialized);
+  if (Initialized) {
+    if (Error E = checkMpiReady())
+      return E;
+    return withBoard(std::unique_ptr<MpiSession>(new MpiSession(false)));
+  }
+  int Provided = MPI_THREAD_SINGLE;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &Provided) != MPI_SUCCESS)
+    return makeError(ErrorKind::Backend, "MPI_Init_thread failed");
+  auto Session = std::unique_ptr<MpiSession>(new MpiSession(true));
+  if (Provided < MPI_THREAD_MULTIPLE)
+    return levelTooLow(Provided); // the session finalizes what it started
+  return withBoard(std::move(Session));
+}
+
+MpiSession::~MpiSession() {
+  int Finalized = 0;
+  MPI_Finalized(&Finalized);
+  if (Board) {
+    setArrivalBoard(nullptr);
+    if (!Finalized)
+      Board.reset();
+    else
+      (void)Board.release(); // MPI already freed it
+  }
+  if (Owns && !Finalized)
+    MPI_Finalize();
+}
+
+Error checkMpiReady() {
+  int Initialized = 0, Finalized = 0;
+  MPI_Initialized(&Initialized);
+  MPI_Finalized(&Finalized);
+  if (!Initialized || Finalized)
+    return makeError(ErrorKind::InvalidArgument,
+                     Finalized ? "MPI is finalized: the mpi backend cannot run after MpiSession ends"
+                               : "MPI is not initialized: the program's main must hold an "
+                                 "MpiSession (runtime/mpi/MpiSession.h)");
+  int Level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&Level);
+  if (Level < MPI_THREAD_MULTIPLE)
+    return levelTooLow(Level);
+  return Error::success();
+}
+
+} // namespace collc::rt::mpi

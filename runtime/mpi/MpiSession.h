@@ -1,0 +1,47 @@
+//===- runtime/mpi/MpiSession.h - MPI's lifetime in a process -*- C++ -*-===//
+//
+// MPI is initialized once per process and finalized once, before exit. The
+// program's main owns that through an MpiSession: start() initializes with
+// MPI_THREAD_MULTIPLE (the comm stream's worker and the caller both call
+// MPI), or adopts an MPI the program initialized itself, and the session
+// finalizes what it initialized when destroyed. It also holds the
+// process's ArrivalBoard (created at start, freed before finalizing: both
+// collective over MPI_COMM_WORLD). The driver refuses to work
+// without one (an error value, not MPI's abort).
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_MPI_MPISESSION_H
+#define COLLC_RUNTIME_MPI_MPISESSION_H
+
+#include "runtime/mpi/ArrivalBoard.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace collc::rt::mpi {
+
+class MpiSession {
+public:
+  /// Initializes MPI (or adopts it); an error when the thread level is
+  /// below MPI_THREAD_MULTIPLE or MPI was already finalized.
+  static llvm::Expected<std::unique_ptr<MpiSession>> start();
+  /// Finalizes MPI if start() initialized it.
+  ~MpiSession();
+  MpiSession(const MpiSession &) = delete;
+  MpiSession &operator=(const MpiSession &) = delete;
+
+private:
+  explicit MpiSession(bool Owns) : Owns(Owns) {}
+  static llvm::Expected<std::unique_ptr<MpiSession>> withBoard(std::unique_ptr<MpiSession> S);
+  bool Owns;
+  std::unique_ptr<ArrivalBoard> Board;
+};
+
+/// Success when MPI is initialized with MPI_THREAD_MULTIPLE and not
+/// finalized; otherwise an error that says what to do.
+llvm::Error checkMpiReady();
+
+} // namespace collc::rt::mpi
+
+#endif

@@ -1,0 +1,91 @@
+//===- tests/conformance/MpiConformanceTest.cpp - The conformance suite on `mpi` -===//
+//
+// The driver conformance suite on the MPI driver, one process per rank:
+// ctest runs this binary under `mpirun -np 2` and `-np 4`. Each process runs
+// its own rank of every case and checks that rank's results; the world is
+// MPI_COMM_WORLD's size. Its own main holds the MpiSession (MPI is
+// initialized before the first test and finalized after the last).
+//
+// Float reductions: MPI does not accumulate in rank order. With two ranks
+// every reduction is one commutative step, so results equal the reference
+// bit for bit; with more, float sums may differ in the last bits, so the
+// -np 4 run leaves float reductions out (see CMakeLists.txt) until the
+// suite compares them within a bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/conformance/ConformanceSuite.h"
+
+#include "runtime/mpi/MpiDriver.h"
+#include "runtime/mpi/MpiSession.h"
+
+#include <mpi.h>
+
+namespace collc::test {
+
+template <> struct DriverHarness<rt::mpi::MpiDriver> {
+  using Driver = rt::mpi::MpiDriver;
+  static std::string name() { return "mpi"; }
+  static int worldRank() {
+    int R = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &R);
+    return R;
+  }
+  static int worldSize() {
+    int N = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &N);
+    return N;
+  }
+  /// The processes mpirun started.
+  static std::vector<int> worlds() { return {worldSize()}; }
+  static std::string unavailable() { return ""; }
+  static bool runsRank(int R) { return R == worldRank(); }
+
+  /// Host memory, as for local.
+  class Buffer {
+  public:
+    explicit Buffer(uint64_t Bytes) : Host(Bytes) {}
+    Driver::Resource resource(uint64_t Offset = 0) {
+      return Driver::resource(Host.data() + Offset, Host.size() - Offset);
+    }
+    void write(llvm::ArrayRef<char> Data, uint64_t Offset = 0) {
+      std::copy(Data.begin(), Data.end(), Host.begin() + Offset);
+    }
+    std::vector<char> read() const { return Host; }
+    uint64_t size() const { return Host.size(); }
+
+  private:
+    std::vector<char> Host;
+  };
+
+  /// Only this process's rank runs here; the others run in their processes.
+  static void runRanks(int World, llvm::function_ref<void(int)> Body) {
+    int Me = worldRank();
+    if (Me < World)
+      Body(Me);
+  }
+};
+
+} // namespace collc::test
+
+using MpiHarness = collc::test::DriverHarness<collc::rt::mpi::MpiDriver>;
+COLLC_CONFORMANCE_SUITE(MpiHarness, MpiConformance);
+
+int main(int Argc, char **Argv) {
+  llvm::Expected<std::unique_ptr<collc::rt::mpi::MpiSession>> Session =
+      collc::rt::mpi::MpiSession::start();
+  if (!Session) {
+    fprintf(stderr, "%s\n", llvm::toString(Session.takeError()).c_str());
+    return 1;
+  }
+  ::testing::InitGoogleTest(&Argc, Argv);
+  // Only rank 0 prints the listing; every rank still reports its failures.
+  if (MpiHarness::worldRank() != 0) {
+    auto &Listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete Listeners.Release(Listeners.default_result_printer());
+  }
+  int Result = RUN_ALL_TESTS();
+  // A rank whose test failed must fail the run: mpirun reports the worst
+  // exit status.
+  return Result;
+}

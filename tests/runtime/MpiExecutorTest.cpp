@@ -1,0 +1,218 @@
+//===- tests/runtime/MpiExecutorTest.cpp - The executor and deadlines on `mpi` -===//
+//
+// Run by ctest under `mpirun -np 2` (one process per rank, label mpi): a
+// real example plan (gpt2_ddp, compiled here for MPI_COMM_WORLD's size)
+// replayed by createMpiExecutor, each process checking its own rank's
+// results against runtime/verify's reference; the factory's refusals; and
+// deadlines that name the rank that did not arrive. Its main holds the
+// MpiSession.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/runtime/RuntimeTestUtil.h"
+
+#include "compiler/Compile.h"
+#include "ir/Parser.h"
+#include "runtime/mpi/MpiDriver.h"
+#include "runtime/mpi/MpiExecutor.h"
+#include "runtime/mpi/MpiSession.h"
+#include "runtime/verify/PlanChecker.h"
+#include "runtime/verify/SyntheticData.h"
+
+#include "llvm/Support/raw_ostream.h"
+#include "gtest/gtest.h"
+
+#include <mpi.h>
+
+using namespace collc;
+using namespace collc::rt;
+using collc::test::factsOf;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+int worldRank() {
+  int R = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &R);
+  return R;
+}
+int worldSize() {
+  int N = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  return N;
+}
+
+/// The example compiled for this run's world.
+plan::Plan compileExample(llvm::StringRef Name) {
+  ParseOptions Opts;
+  Opts.WorldSize = worldSize();
+  std::string Path = std::string(COLLC_EXAMPLES_DIR) + "/" + Name.str() + ".coll";
+  Expected<ParsedProgram> Parsed = parseProgramFile(Path, Opts);
+  if (!Parsed) {
+    ADD_FAILURE() << llvm::toString(Parsed.takeError());
+    return {};
+  }
+  DiagnosticEngine Diags(Parsed->Source.get());
+  Expected<plan::Plan> P = compileProgram(*Parsed->Prog, {}, Diags, llvm::nulls());
+  if (!P) {
+    ADD_FAILURE() << llvm::toString(P.takeError());
+    return {};
+  }
+  return std::move(*P);
+}
+
+ProcessPlace place() {
+  Expected<ProcessPlace> P = placeFromLauncher();
+  if (!P) {
+    ADD_FAILURE() << llvm::toString(P.takeError());
+    return {};
+  }
+  return *P;
+}
+
+RendezvousAddress viaMpi() {
+  RendezvousAddress A;
+  A.How = RendezvousAddress::Kind::Mpi;
+  return A;
+}
+
+TEST(MpiExecutorTest, Gpt2DdpMatchesTheReferenceOnEveryRank) {
+  plan::Plan P = compileExample("gpt2_ddp");
+  ASSERT_EQ(P.World, worldSize());
+  ProcessPlace Me = place();
+  ASSERT_EQ(Me.Source, "mpirun");
+  ExecutorOptions Opts;
+  Opts.Timeout = std::chrono::milliseconds(30000);
+  Expected<std::unique_ptr<Executor>> X = createMpiExecutor(P, Me, viaMpi(), Opts);
+  ASSERT_TRUE(bool(X)) << llvm::toString(X.takeError());
+  std::vector<std::vector<char>> Storage;
+  for (const std::string &Name : (*X)->unboundTensors()) {
+    uint32_t T = 0;
+    while (P.Tensors[T].Name != Name)
+      ++T;
+    Storage.emplace_back(P.Tensors[T].Type.bytes(), 0);
+    ASSERT_FALSE(bool((*X)->bind(Name, Storage.back().data(), Storage.back().size())));
+  }
+  // Only tensors a comm touches have memory (the rest are the model's).
+  std::vector<uint8_t> Touched(P.Tensors.size(), 0);
+  for (uint32_t T : (*X)->touchedTensors())
+    Touched[T] = 1;
+  Error E = (*X)->capture();
+  for (int Step = 0; Step != 2 && !E; ++Step)
+    E = (*X)->replay([&](const plan::Compute &C, uint32_t) -> Error {
+      for (uint32_t T : C.Outputs) {
+        if (!Touched[T])
+          continue;
+        Expected<llvm::MutableArrayRef<char>> M = (*X)->tensor(P.Tensors[T].Name);
+        if (!M)
+          return M.takeError();
+        fillSynthetic(P, T, Me.Rank, *M);
+      }
+      return Error::success();
+    });
+  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  // This process checks its own rank; the others are checked in theirs.
+  CheckOptions Only;
+  Only.OnlyRank = Me.Rank;
+  Expected<CheckSummary> Sum =
+      checkPlanResults(P, [&](int64_t R, uint32_t T) -> llvm::ArrayRef<char> {
+        Expected<llvm::MutableArrayRef<char>> M = (*X)->tensor(P.Tensors[T].Name);
+        if (!M) {
+          llvm::consumeError(M.takeError());
+          return {};
+        }
+        return *M;
+      },
+      Only);
+  ASSERT_TRUE(bool(Sum)) << llvm::toString(Sum.takeError());
+  EXPECT_GT(Sum->TensorsChecked, 100u);
+  EXPECT_FALSE(bool((*X)->health()));
+}
+
+TEST(MpiExecutorTest, RefusesAPlaceOrRendezvousThatDoesNotFit) {
+  plan::Plan P = compileExample("gpt2_ddp");
+  ProcessPlace Wrong = place();
+  Wrong.World = P.World + 1;
+  test::ErrorFacts F = factsOf(createMpiExecutor(P, Wrong, viaMpi()).takeError());
+  EXPECT_EQ(F.Kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(F.Text.find(llvm::formatv("world of {0}", P.World).str()), std::string::npos) << F.Text;
+  EXPECT_NE(F.Text.find(llvm::formatv("has {0} processes", P.World + 1).str()), std::string::npos)
+      << F.Text;
+  Expected<RendezvousAddress> File = parseRendezvous("file:/tmp/x");
+  ASSERT_TRUE(bool(File));
+  F = factsOf(createMpiExecutor(P, place(), *File).takeError());
+  EXPECT_NE(F.Text.find("file:/tmp/x"), std::string::npos) << F.Text;
+}
+
+TEST(MpiExecutorTest, JoinRefusesAWorldThatIsNotMpiCommWorld) {
+  test::ErrorFacts F = factsOf(
+      mpi::MpiDriver::join("w", size_t(worldSize() + 1), size_t(worldRank())).takeError());
+  EXPECT_NE(F.Text.find(llvm::formatv("of MPI_COMM_WORLD's {0}", worldSize()).str()),
+            std::string::npos)
+      << F.Text;
+}
+
+using D = mpi::MpiDriver;
+
+/// Rank 1 never arrives at a collective (or a send) that rank 0 waits
+/// for: rank 0's error names rank 1, within the timeout.
+TEST(MpiExecutorTest, ATimeoutNamesTheRankThatDidNotArrive) {
+  Expected<D::Communicator> C = D::join("deadline", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  D::setTimeout(*C, std::chrono::milliseconds(1500));
+  D::StreamOwner S = D::createStream("test");
+  std::vector<float> Data(16, 1.0f);
+  auto Res = D::resource(Data.data(), Data.size() * 4);
+  // One collective together first: the board shows #1 on both.
+  ASSERT_FALSE(bool(D::allReduce(*C, Res, Res, {ElemType::F32, 16}, ReduceOp::Sum, D::streamOf(S))));
+  ASSERT_FALSE(bool(D::synchronize(D::streamOf(S))));
+  if (worldRank() == 0) {
+    auto Start = std::chrono::steady_clock::now();
+    ASSERT_FALSE(bool(D::allReduce(*C, Res, Res, {ElemType::F32, 16}, ReduceOp::Sum, D::streamOf(S))));
+    test::ErrorFacts F = factsOf(D::synchronize(D::streamOf(S)));
+    auto Took = std::chrono::steady_clock::now() - Start;
+    EXPECT_EQ(F.Kind, ErrorKind::Timeout);
+    EXPECT_EQ(F.Peer, 1);
+    EXPECT_NE(F.Text.find("all_reduce #2"), std::string::npos) << F.Text;
+    EXPECT_NE(F.Text.find("rank 1 (at #1)"), std::string::npos) << F.Text;
+    EXPECT_LT(Took, std::chrono::milliseconds(6000));
+    // Broken from then on: refused at once, with the first failure.
+    test::ErrorFacts H = factsOf(D::health(*C));
+    EXPECT_EQ(H.Peer, 1);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(MpiExecutorTest, ARecvTimeoutNamesThePeer) {
+  Expected<D::Communicator> C = D::join("p2p", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  D::setTimeout(*C, std::chrono::milliseconds(1000));
+  D::StreamOwner S = D::createStream("test");
+  std::vector<float> Data(4);
+  if (worldRank() == 0) {
+    ASSERT_FALSE(bool(D::recv(*C, D::resource(Data.data(), 16), {ElemType::F32, 4}, 1,
+                              D::streamOf(S))));
+    test::ErrorFacts F = factsOf(D::synchronize(D::streamOf(S)));
+    EXPECT_EQ(F.Kind, ErrorKind::Timeout);
+    EXPECT_EQ(F.Peer, 1);
+    EXPECT_NE(F.Text.find("rank 1 did not arrive at recv"), std::string::npos) << F.Text;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  Expected<std::unique_ptr<mpi::MpiSession>> Session = mpi::MpiSession::start();
+  if (!Session) {
+    fprintf(stderr, "%s\n", llvm::toString(Session.takeError()).c_str());
+    return 1;
+  }
+  ::testing::InitGoogleTest(&Argc, Argv);
+  if (worldRank() != 0) {
+    auto &Listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete Listeners.Release(Listeners.default_result_printer());
+  }
+  return RUN_ALL_TESTS();
+}
