@@ -65,11 +65,15 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
                                    P.value(V).Name.str().c_str(),
                                    P.value(V).Type.str().c_str(), (long long)D);
 
+  // The plan lists every group's members: refuse before building tables
+  // for all of them when they would not fit.
+  if (std::optional<GroupBudgetExcess> X = checkGroupTableBudget(P, GroupsNeeded::All))
+    return createStringError(inconvertibleErrorCode(), "%s:%s: %s", Out.Source.c_str(),
+                             Loc(X->Loc).c_str(), X->Msg.c_str());
   for (const Group &G : P.groups()) {
     plan::Group PG;
     PG.Name = G.Name.str();
-    for (const auto &S : G.Subgroups)
-      PG.Subgroups.push_back(S);
+    PG.Subgroups.assign(G.subgroups().begin(), G.subgroups().end());
     Out.Groups.push_back(std::move(PG));
   }
   // Tensors are numbered in the order the (canonically ordered) program

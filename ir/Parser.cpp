@@ -804,6 +804,10 @@ std::unique_ptr<Program> Parser::parseFile() {
   consume();
   if (!Tok.is(Token::Eof))
     error(Tok.loc(), "expected end of input after the program, found " + describe(Tok));
+  // Every reader trusts a parsed program's groups to fit in memory.
+  if (!Diags.hasErrors())
+    if (std::optional<GroupBudgetExcess> X = checkGroupTableBudget(*Prog, GroupsNeeded::UsedByOps))
+      error(X->Loc, X->Msg);
   if (Diags.hasErrors())
     return nullptr;
   return std::move(Prog);

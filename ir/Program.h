@@ -32,6 +32,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace llvm {
@@ -48,10 +50,29 @@ constexpr uint32_t InvalidId = ~0u;
 /// Largest world the IR accepts; the verifier specializes for every rank.
 constexpr int64_t MaxWorldSize = 1 << 20;
 
+/// A group's resolved membership: per world rank its subgroup and local
+/// rank, and each subgroup's world ranks. World-sized, so a group has them
+/// only once a reader asks a question its definition cannot answer cheaply.
+struct GroupTables {
+  std::vector<int32_t> SubgroupOf;             ///< per world rank; -1 outside every subgroup
+  std::vector<int32_t> LocalRank;              ///< per world rank; -1 outside
+  std::vector<std::vector<int32_t>> Subgroups; ///< world ranks in local-rank order
+
+  /// What the tables of one group take at \p World ranks: three int32 per
+  /// rank when the group covers the world (the bound every budget uses).
+  static uint64_t bytesFor(int64_t World) { return uint64_t(World) * 3 * sizeof(int32_t); }
+};
+
 /// A set of ranks that communicate together. `world` is every rank; an
 /// explicit `ranks [..]` list is one subgroup; `split(color, key)` puts the
 /// ranks of equal non-negative color into one subgroup ordered by key (ties
 /// by world rank), and ranks of negative color in none.
+///
+/// A group costs its definition until a reader asks about its ranks: the
+/// world answers every per-rank question from the rank itself, and the
+/// tables (GroupTables) of the others are built on first use, once, and
+/// shared by the program's clones. So a program pays world-sized memory only
+/// for the groups its ops use (see checkGroupTableBudget).
 struct Group {
   enum Kind : uint8_t { World, Ranks, Split };
   Kind K = World;
@@ -60,27 +81,49 @@ struct Group {
   llvm::SmallVector<int64_t, 8> ExplicitRanks; // K == Ranks, as written
   const RankExpr *Color = nullptr;             // K == Split
   const RankExpr *Key = nullptr;               // K == Split
+  int64_t WorldSize = 1;                       ///< the program's, set by addGroup
 
-  // Resolved membership, computed when the group is added to a program.
-  std::vector<int32_t> SubgroupOf;             ///< per world rank; -1 outside every subgroup
-  std::vector<int32_t> LocalRank;              ///< per world rank; -1 outside
-  std::vector<std::vector<int32_t>> Subgroups; ///< world ranks in local-rank order
-
-  bool isMember(int64_t Rank) const { return SubgroupOf[Rank] >= 0; }
+  /// The subgroup \p Rank is in; -1 outside every subgroup.
+  int32_t subgroupOf(int64_t Rank) const {
+    return K == World ? 0 : tables().SubgroupOf[Rank];
+  }
+  /// \p Rank's position in its subgroup; -1 outside.
+  int32_t localRank(int64_t Rank) const {
+    return K == World ? int32_t(Rank) : tables().LocalRank[Rank];
+  }
+  bool isMember(int64_t Rank) const { return subgroupOf(Rank) >= 0; }
   /// Size of \p Rank's subgroup (0 outside every subgroup).
   int64_t sizeOn(int64_t Rank) const {
-    return SubgroupOf[Rank] < 0 ? 0 : int64_t(Subgroups[SubgroupOf[Rank]].size());
+    if (K == World)
+      return WorldSize;
+    int32_t S = subgroupOf(Rank);
+    return S < 0 ? 0 : int64_t(tables().Subgroups[S].size());
   }
+  size_t numSubgroups() const { return K == Split ? tables().Subgroups.size() : 1; }
+  /// Every subgroup's world ranks in local-rank order (builds the tables).
+  llvm::ArrayRef<std::vector<int32_t>> subgroups() const { return tables().Subgroups; }
+  /// Per world rank, its subgroup or -1 (builds the tables).
+  llvm::ArrayRef<int32_t> subgroupOfTable() const { return tables().SubgroupOf; }
   /// The size every subgroup has, or -1 when subgroups differ in size.
   int64_t uniformSize() const;
   /// Every world rank is in some subgroup.
   bool coversWorld() const;
-  /// The members of \p Rank's subgroup (empty outside).
+  /// The members of \p Rank's subgroup (empty outside; builds the tables).
   llvm::ArrayRef<int32_t> membersOf(int64_t Rank) const {
-    if (SubgroupOf[Rank] < 0)
+    int32_t S = subgroupOf(Rank);
+    if (S < 0)
       return {};
-    return Subgroups[SubgroupOf[Rank]];
+    return tables().Subgroups[S];
   }
+  /// Whether the tables were built (tests of the lazy path).
+  bool hasTables() const;
+
+private:
+  friend class Program;
+  struct LazyTables;
+  const GroupTables &tables() const;
+  /// Built at most once; shared with the copies of this group in clones.
+  std::shared_ptr<LazyTables> Lazy;
 };
 
 struct Value {
@@ -151,9 +194,10 @@ public:
   void setSourceMgr(const llvm::SourceMgr *SM) { SrcMgr = SM; }
 
   // Groups.
-  /// Adds a group and resolves its membership for every rank. Fails on a
-  /// duplicate name, a rank out of range, a repeated rank, or a color/key
-  /// that cannot be evaluated on some rank.
+  /// Adds a group after checking its definition on every rank (its tables
+  /// are built later, on first use). Fails on a duplicate name, a rank out
+  /// of range, a repeated rank, or a color/key that cannot be evaluated on
+  /// some rank.
   llvm::Expected<GroupId> addGroup(Group G);
   llvm::ArrayRef<Group> groups() const { return Groups; }
   const Group &group(GroupId Id) const { return Groups[Id]; }
@@ -199,6 +243,28 @@ private:
   llvm::StringMap<GroupId> GroupNames;
   llvm::StringMap<ValueId> ValueNames;
 };
+
+/// Per group, whether some op names it: the groups whose tables readers
+/// of the program's ops may build.
+std::vector<bool> groupsUsedByOps(const Program &P);
+
+/// Largest size of the group tables (GroupTables) one program may build.
+constexpr uint64_t MaxGroupTableBytes = uint64_t(1) << 30;
+
+/// What a reader is about to build tables for: the groups ops use (every
+/// check and pass), or every group (lowering, which lists them all).
+enum class GroupsNeeded { UsedByOps, All };
+
+/// A located refusal (the message names the world, the number of groups,
+/// the bytes and the limit) when the tables of the groups \p Which would
+/// take more than MaxGroupTableBytes; none when they fit. Readers call it
+/// before they ask the groups anything, so a hostile program is refused
+/// instead of exhausting memory.
+struct GroupBudgetExcess {
+  llvm::SMLoc Loc;
+  std::string Msg;
+};
+std::optional<GroupBudgetExcess> checkGroupTableBudget(const Program &P, GroupsNeeded Which);
 
 /// Whether \p O runs on \p Rank: its predicate holds and Rank is in its
 /// group. Fails when the predicate cannot be evaluated there.

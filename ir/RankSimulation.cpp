@@ -9,10 +9,12 @@ using namespace llvm;
 namespace collc {
 
 RankSimulation::RankSimulation(const Program &P, const RankMasks &Masks) : P(P), Masks(Masks) {
+  // Only the groups ops use have rendezvous points (and tables).
+  std::vector<bool> Used = groupsUsedByOps(P);
   uint32_t Total = 0;
-  for (const Group &G : P.groups()) {
+  for (GroupId G = 0; G != P.groups().size(); ++G) {
     FlatBase.push_back(Total);
-    Total += G.Subgroups.size();
+    Total += Used[G] ? P.group(G).numSubgroups() : 0;
   }
   Arrived.assign(Total, {});
   Completed.assign(Total, 0);
@@ -20,7 +22,7 @@ RankSimulation::RankSimulation(const Program &P, const RankMasks &Masks) : P(P),
 
 ArrayRef<int32_t> RankSimulation::members(uint32_t Flat) const {
   GroupId G = groupOfFlat(Flat);
-  return P.group(G).Subgroups[Flat - FlatBase[G]];
+  return P.group(G).subgroups()[Flat - FlatBase[G]];
 }
 
 GroupId RankSimulation::groupOfFlat(uint32_t Flat) const {
@@ -78,7 +80,7 @@ bool RankSimulation::advance(int64_t R, RankSimulationVisitor &V) {
     if (isCollective(O.Kind)) {
       const Group &G = P.group(O.Group);
       St.W = Wait::Collective;
-      St.Flat = FlatBase[O.Group] + G.SubgroupOf[R];
+      St.Flat = FlatBase[O.Group] + G.subgroupOf(R);
       Arrived[St.Flat].push_back(R);
       if (int64_t(Arrived[St.Flat].size()) == G.sizeOn(R))
         return complete(St.Flat, V);

@@ -167,7 +167,7 @@ void Verifier::verifyPerRank(OpId I) {
     if (O.Group != InvalidId) {
       const Group &G = P.group(O.Group);
       Size = G.sizeOn(R);
-      Self = G.LocalRank[R];
+      Self = G.localRank(R);
       GroupDesc = ("@" + G.Name).str();
       Where = GroupDesc;
     }
@@ -330,6 +330,11 @@ Error verifyProgram(const Program &P, DiagnosticEngine &Diags) {
   unsigned Before = Diags.numErrors();
   if (P.worldSize() < 1 || P.worldSize() > MaxWorldSize) {
     Diags.error({}, formatv("world size {0} is not in 1..{1}", P.worldSize(), MaxWorldSize));
+    return Diags.takeError("verify");
+  }
+  // Before anything asks the groups about their ranks.
+  if (std::optional<GroupBudgetExcess> X = checkGroupTableBudget(P, GroupsNeeded::UsedByOps)) {
+    Diags.error(X->Loc, X->Msg);
     return Diags.takeError("verify");
   }
   Verifier(P, Diags).run();

@@ -94,7 +94,7 @@ std::string CrossRankChecker::describe(OpId I) const {
 std::string CrossRankChecker::groupDesc(GroupId G, ArrayRef<int32_t> Members) const {
   const Group &Grp = P.group(G);
   std::string S = "@" + Grp.Name.str();
-  if (Grp.Subgroups.size() > 1 || int64_t(Members.size()) != P.worldSize()) {
+  if (Grp.numSubgroups() > 1 || int64_t(Members.size()) != P.worldSize()) {
     S += " (ranks ";
     for (size_t I = 0; I != Members.size() && I < 16; ++I)
       S += (I ? ", " : "") + std::to_string(Members[I]);

@@ -12,8 +12,11 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks) {
   SimModel M;
   M.World = P.worldSize();
   M.NumValues = P.numValues();
-  for (const Group &G : P.groups())
-    M.Groups.push_back({G.Subgroups, G.SubgroupOf});
+  // Tables only for the groups ops use; no task names the others.
+  std::vector<bool> Used = groupsUsedByOps(P);
+  for (GroupId G = 0; G != P.groups().size(); ++G)
+    M.Groups.push_back(Used[G] ? SimGroup{P.group(G).subgroups(), P.group(G).subgroupOfTable()}
+                               : SimGroup{});
   for (OpId I = 0; I != P.ops().size(); ++I) {
     const Op &O = P.ops()[I];
     if (O.Kind != OpKind::Compute && !isCommunication(O.Kind))

@@ -100,8 +100,16 @@ public:
       return Child.takeError();
     if (!*Child)
       return std::shared_ptr<Communicator>();
+    size_t ChildRank, ChildSize;
+    if constexpr (requires { D::rankOf(*Child); }) { // an opaque communicator (gloo)
+      ChildRank = D::rankOf(*Child);
+      ChildSize = D::sizeOf(*Child);
+    } else {
+      ChildRank = (*Child)->rank();
+      ChildSize = (*Child)->size();
+    }
     return std::shared_ptr<Communicator>(std::make_shared<DriverCommunicator<D>>(
-        *Child, (*Child)->rank(), (*Child)->size(), Name + ".color" + std::to_string(Color)));
+        *Child, ChildRank, ChildSize, Name + ".color" + std::to_string(Color)));
   }
 
   const typename D::Communicator &driverComm() const { return Comm; }

@@ -138,11 +138,12 @@ template <typename B> void sessionOnProcesses() {
   EXPECT_EQ(floatsIn(A2A), Want);
 
   // Rank 0 sends to the last rank.
-  if (R == 0)
+  if (R == 0) {
     waited((*S)->send(World, W - 1, floatValue({4, 5, 6}, {3})));
-  else if (R == W - 1)
+  } else if (R == W - 1) {
     EXPECT_EQ(floatsIn(waited((*S)->receive(World, 0, ValueDescriptor{ElemType::F32, {3}}))),
               (std::vector<float>{4, 5, 6}));
+  }
 
   uint32_t Word[1] = {uint32_t(7 + R)};
   auto Words = (*S)->allGatherWords(Word);

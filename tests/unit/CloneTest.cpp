@@ -75,8 +75,8 @@ TEST(Clone, CarriesEveryFeatureAndOwnsItsStrings) {
       EXPECT_EQ(C->ops()[I].Loc.getPointer(), P.Prog->ops()[I].Loc.getPointer()) << I;
     // Resolved membership, not only the expressions.
     const Group &Odd = C->group(C->lookupGroup("odd"));
-    EXPECT_EQ(Odd.Subgroups, P.Prog->group(P.Prog->lookupGroup("odd")).Subgroups);
-    EXPECT_EQ(Odd.Subgroups, (std::vector<std::vector<int32_t>>{{3, 1}}));
+    EXPECT_EQ(Odd.subgroups(), P.Prog->group(P.Prog->lookupGroup("odd")).subgroups());
+    EXPECT_EQ(Odd.subgroups(), (llvm::ArrayRef<std::vector<int32_t>>{{3, 1}}));
     DiagnosticEngine Diags(P.Source.get());
     llvm::Error E = verifyProgram(*C, Diags);
     EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E));

@@ -24,12 +24,12 @@ TEST(Parser, BuildsGroupsValuesAndOps) {
   EXPECT_EQ(P.worldSize(), 8);
   ASSERT_EQ(P.groups().size(), 3u);
   const Group &Tp = P.group(P.lookupGroup("tp"));
-  EXPECT_EQ(Tp.Subgroups.size(), 4u);
-  EXPECT_EQ(Tp.LocalRank[5], 1);
+  EXPECT_EQ(Tp.numSubgroups(), 4u);
+  EXPECT_EQ(Tp.localRank(5), 1);
   EXPECT_EQ(Tp.membersOf(5), (llvm::ArrayRef<int32_t>{4, 5}));
   const Group &Pair = P.group(P.lookupGroup("pair"));
-  EXPECT_EQ(Pair.LocalRank[3], 0);
-  EXPECT_EQ(Pair.LocalRank[1], 1);
+  EXPECT_EQ(Pair.localRank(3), 0);
+  EXPECT_EQ(Pair.localRank(1), 1);
   EXPECT_FALSE(Pair.isMember(0));
   ASSERT_EQ(P.ops().size(), 2u);
   const Op &C = P.ops()[0];
@@ -49,9 +49,9 @@ TEST(Parser, SplitOrdersMembersByKeyThenRank) {
 })");
   ASSERT_NE(Q.Prog, nullptr);
   const Group &G = Q.Prog->group(0);
-  ASSERT_EQ(G.Subgroups.size(), 2u);
-  EXPECT_EQ(G.Subgroups[0], (std::vector<int32_t>{4, 2, 0}));
-  EXPECT_EQ(G.Subgroups[1], (std::vector<int32_t>{5, 3, 1}));
+  ASSERT_EQ(G.numSubgroups(), 2u);
+  EXPECT_EQ(G.subgroups()[0], (std::vector<int32_t>{4, 2, 0}));
+  EXPECT_EQ(G.subgroups()[1], (std::vector<int32_t>{5, 3, 1}));
 }
 
 TEST(Parser, NegativeColorLeavesRankOutOfEveryGroup) {
@@ -62,7 +62,7 @@ TEST(Parser, NegativeColorLeavesRankOutOfEveryGroup) {
   const Group &G = Q.Prog->group(0);
   EXPECT_FALSE(G.isMember(2));
   EXPECT_TRUE(G.isMember(0));
-  EXPECT_EQ(G.Subgroups.size(), 1u);
+  EXPECT_EQ(G.numSubgroups(), 1u);
 }
 
 TEST(Parser, InfersResultTypesFromTheGroup) {

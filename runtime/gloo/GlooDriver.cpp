@@ -1,0 +1,636 @@
+//===- runtime/gloo/GlooDriver.cpp - Ranks as processes, over Gloo ---------===//
+
+#include "runtime/gloo/GlooDriver.h"
+
+#include "runtime/exec/Timeout.h"
+#include "runtime/gloo/GlooFailure.h"
+#include "runtime/gloo/GlooReduction.h"
+#include "runtime/gloo/GlooStore.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+using namespace llvm;
+
+namespace collc::rt::gloo {
+
+/// One process's membership of one Gloo group: the connected context, the
+/// peers' addresses (to name them in errors), and the first failure.
+class Membership {
+public:
+  Membership(std::string Name, int Rank, int Size) : Name(std::move(Name)), Rank(Rank), Size(Size) {}
+
+  const std::string Name;
+  const int Rank, Size;
+  std::shared_ptr<::gloo::rendezvous::Context> Ctx;
+  /// "[HOST]:PORT" of every peer's pair to this rank, "" for this rank.
+  std::vector<std::string> Addresses;
+  std::atomic<int64_t> TimeoutMs{defaultTimeout().count()};
+  /// Operations enqueued and not yet run.
+  std::atomic<uint64_t> Pending{0};
+  /// Splits of this group so far (each is collective, so every member
+  /// counts alike and the children's names agree).
+  uint64_t Splits = 0;
+
+  std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(TimeoutMs.load()); }
+
+  /// Runs \p Body (Gloo calls) under the group's lock; a Gloo exception
+  /// becomes an error naming \p What and the peer, and breaks the group.
+  Error run(const char *What, function_ref<void()> Body) {
+    std::lock_guard<std::mutex> L(M);
+    if (Error E = brokenError())
+      return E;
+    std::string Text;
+    try {
+      Body();
+      return Error::success();
+    } catch (const std::exception &X) {
+      Text = X.what();
+    } catch (...) {
+      Text = "an exception that is not a std::exception";
+    }
+    GlooFailure F = classifyFailure(Text, Addresses);
+    if (F.Peer < 0)
+      F.Peer = probeLostPeer();
+    std::string Msg;
+    if (F.Peer >= 0 && F.Kind == ErrorKind::Timeout)
+      Msg = formatv("{0} in group '{1}' on rank {2}: rank {3} did not arrive within {4} ms "
+                    "(gloo: {5})",
+                    What, Name, Rank, F.Peer, TimeoutMs.load(), Text);
+    else if (F.Peer >= 0)
+      Msg = formatv("{0} in group '{1}' on rank {2}: lost rank {3} (gloo: {4})", What, Name, Rank,
+                    F.Peer, Text);
+    else
+      Msg = formatv("{0} in group '{1}' on rank {2} failed (timeout {3} ms; gloo: {4})", What,
+                    Name, Rank, TimeoutMs.load(), Text);
+    if (F.Peer >= 0 && F.Kind == ErrorKind::Backend)
+      F.Kind = ErrorKind::PeerLost;
+    Broken = Failure{F.Kind, Msg, F.Peer};
+    return makeError(F.Kind, Msg, F.Peer);
+  }
+
+  /// The failure that broke the group, as an error; success if none.
+  Error brokenError() const {
+    if (!Broken)
+      return Error::success();
+    return makeError(ErrorKind::Broken,
+                     formatv("group '{0}' is broken by an earlier failure: {1}", Name,
+                             Broken->Message),
+                     Broken->Peer);
+  }
+  Error health() {
+    std::unique_lock<std::mutex> L(M, std::try_to_lock);
+    if (!L.owns_lock())
+      return Error::success(); // busy running an operation, so not (yet) broken
+    return brokenError();
+  }
+
+private:
+  /// After a failure that names nobody (a timeout): a pair whose peer is
+  /// gone holds its error ("connection closed by peer"), and a send on it
+  /// rethrows it at once. A pair can also hold the error of our own timed
+  /// out wait, which blames nobody; so a peer whose pair says it is lost
+  /// wins, and only then one whose pair fails at all. The group is broken
+  /// anyway, so a probe's stray message harms no one.
+  int64_t probeLostPeer() {
+    if (!Ctx)
+      return -1;
+    static char Probe = 0;
+    int64_t Failing = -1;
+    for (int R = 0; R != Size; ++R) {
+      if (R == Rank)
+        continue;
+      try {
+        auto Buf = Ctx->createUnboundBuffer(&Probe, 0);
+        Buf->send(R, ProbeSlot);
+      } catch (const std::exception &X) {
+        if (classifyFailure(X.what(), {}).Kind == ErrorKind::PeerLost)
+          return R;
+        if (Failing < 0)
+          Failing = R;
+      }
+    }
+    return Failing;
+  }
+  struct Failure {
+    ErrorKind Kind;
+    std::string Message;
+    int64_t Peer;
+  };
+  std::mutex M; ///< one Gloo operation at a time on the context
+  std::optional<Failure> Broken;
+
+public:
+  /// Slots of our own unbound-buffer traffic, apart from Gloo's collectives'
+  /// (whose prefixes are 0x01..0x08).
+  static inline const uint64_t PointToPointSlot = ::gloo::Slot::build(0x60, 0);
+  static inline const uint64_t ProbeSlot = ::gloo::Slot::build(0x61, 0);
+};
+
+namespace {
+
+using Communicator = GlooDriver::Communicator;
+using Resource = GlooDriver::Resource;
+
+std::mutex JoinMutex; // the store serves one join at a time
+
+Error invalid(const Twine &Msg) { return makeError(ErrorKind::InvalidArgument, Msg); }
+
+Error checkComm(const Communicator &C) {
+  if (!C)
+    return invalid("no communicator (this rank is not in the group)");
+  return Error::success();
+}
+
+Error checkSpan(StringRef What, const Resource &R, uint64_t Need) {
+  if (Need && !R.Data)
+    return invalid(formatv("{0} is null but must hold {1} bytes", What, Need));
+  if (R.Bytes < Need)
+    return invalid(formatv("{0} holds {1} bytes; the operation needs {2}", What, R.Bytes, Need));
+  return Error::success();
+}
+
+Error checkSameType(StringRef What, ElemType Elements, ElemType T) {
+  if (Elements == T)
+    return Error::success();
+  return invalid(formatv("{0}: elements of {1} but element type {2}", What, elemTypeName(Elements),
+                         elemTypeName(T)));
+}
+
+/// Queues \p Body on \p S; it runs under the group's lock, with Gloo's
+/// exceptions turned into errors.
+template <typename F> Error enqueue(const Communicator &C, HostStream *S, const char *What, F Body) {
+  if (!S)
+    return invalid("no comm stream");
+  ++C->Pending;
+  S->enqueue([C, What, Body = std::move(Body)]() mutable -> Error {
+    Error E = C->run(What, [&] { Body(*C); });
+    --C->Pending;
+    return E;
+  });
+  return Error::success();
+}
+
+/// A Gloo group name is a store prefix, and FileStore makes each key a
+/// file: keep [A-Za-z0-9._-] and escape the rest (as _XX).
+std::string storePrefix(StringRef Name) {
+  std::string Out = "collc_";
+  for (char Ch : Name) {
+    if (isAlnum(Ch) || Ch == '.' || Ch == '-')
+      Out += Ch;
+    else
+      Out += formatv("_{0:x-2}", unsigned(uint8_t(Ch))).str();
+  }
+  return Out;
+}
+
+/// Sets Gloo's typed input/output of an allreduce with elements of
+/// \p Size bytes (the reduce function does the arithmetic).
+template <typename Set> void withWord(unsigned Size, Set &&Fn) {
+  switch (Size) {
+  case 1:
+    return Fn(uint8_t());
+  case 2:
+    return Fn(uint16_t());
+  case 4:
+    return Fn(uint32_t());
+  default:
+    return Fn(uint64_t());
+  }
+}
+
+/// Gloo's ring allreduce of \p Count wire elements of \p Wire, in place on
+/// \p Data or from \p In.
+void glooAllreduce(Membership &M, const char *In, char *Data, uint64_t Count, ElemType Wire,
+                   ReduceOp Op) {
+  ::gloo::AllreduceOptions O(M.Ctx);
+  O.setTimeout(M.timeout());
+  withWord(elemTypeBytes(Wire), [&](auto Word) {
+    using W = decltype(Word);
+    if (In && In != Data)
+      O.setInput(reinterpret_cast<W *>(const_cast<char *>(In)), Count);
+    O.setOutput(reinterpret_cast<W *>(Data), Count);
+  });
+  PairReduce Fn = wireReducer(Wire, Op);
+  if (M.Size != 2) {
+    O.setReduceFunction(Fn);
+  } else {
+    // Two ranks: put the operands in rank order, as the reference does (Gloo
+    // passes this rank's partial, inside Data, and the peer's, in scratch),
+    // so even min/max ties of -0 and +0 come out bit for bit.
+    const char *Lo = Data, *Hi = Data + Count * elemTypeBytes(Wire);
+    bool PeerFirst = M.Rank == 1;
+    O.setReduceFunction([=](void *Out, const void *A, const void *B, size_t N) {
+      bool AMine = A >= Lo && A < Hi;
+      if (AMine == PeerFirst)
+        Fn(Out, B, A, N);
+      else
+        Fn(Out, A, B, N);
+    });
+  }
+  ::gloo::allreduce(O);
+}
+
+/// all_reduce of \p Count elements of \p T from \p Src into \p Dst, or
+/// reduce_scatter of chunk \p Chunk (Dst gets Count / Size elements): the
+/// wire staging of GlooReduction.h around Gloo's allreduce.
+void reduce(Membership &M, const char *Src, char *Dst, uint64_t Count, ElemType T, ReduceOp Op,
+            double Scale, std::optional<int> Chunk) {
+  ElemType Wire = wireType(T);
+  uint64_t Keep = Chunk ? Count / uint64_t(M.Size) : Count;
+  uint64_t First = Chunk ? Keep * uint64_t(*Chunk) : 0;
+  if (!Chunk && !needsStaging(T, Op)) {
+    glooAllreduce(M, Src, Dst, Count, Wire, Op);
+    if (needsFinish(T, Op))
+      fromWire(T, Op, unsigned(M.Size), Dst, Dst, Count);
+    return;
+  }
+  std::vector<char> Staged(Count * elemTypeBytes(Wire));
+  if (needsStaging(T, Op))
+    toWire(T, Op, Scale, Src, Staged.data(), Count);
+  else if (Count)
+    std::memcpy(Staged.data(), Src, Staged.size());
+  glooAllreduce(M, nullptr, Staged.data(), Count, Wire, Op);
+  fromWire(T, needsFinish(T, Op) ? Op : ReduceOp::Sum, unsigned(M.Size),
+           Staged.data() + First * elemTypeBytes(Wire), Dst, Keep);
+}
+
+} // namespace
+
+Expected<GlooDriver::UniqueId> GlooDriver::groupId(const CommunicationId &Id) {
+  if (Id.Name.empty())
+    return invalid("a communication id needs a name");
+  return Id.Name;
+}
+
+Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, size_t Rank) {
+  if (Ranks == 0 || Ranks > MaxRanks)
+    return invalid(formatv("a gloo group has 1..{0} ranks, not {1}", MaxRanks, Ranks));
+  if (Rank >= Ranks)
+    return invalid(formatv("rank {0} is not in 0..{1}", Rank, Ranks - 1));
+  Expected<std::shared_ptr<::gloo::rendezvous::Store>> Store = processStore();
+  if (!Store)
+    return Store.takeError();
+  Expected<std::shared_ptr<::gloo::transport::Device>> Device = processDevice();
+  if (!Device)
+    return Device.takeError();
+  auto M = std::make_shared<Membership>(Id, int(Rank), int(Ranks));
+  std::lock_guard<std::mutex> L(JoinMutex);
+  std::string Text;
+  try {
+    ::gloo::rendezvous::PrefixStore Prefixed(storePrefix(Id), **Store);
+    M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
+    M->Ctx->setTimeout(M->timeout());
+    M->Ctx->connectFullMesh(Prefixed, *Device);
+    // The address each peer's pair to this rank listens on (one per pair),
+    // which Gloo's errors about that pair quote: to name peers in errors.
+    M->Addresses.assign(Ranks, "");
+    auto Key = [](size_t From, size_t To) {
+      return "collc.address." + std::to_string(From) + "." + std::to_string(To);
+    };
+    for (size_t R = 0; R != Ranks; ++R) {
+      if (R == Rank)
+        continue;
+      std::string Mine = listeningAddress(M->Ctx->getPair(int(R))->address().str());
+      Prefixed.set(Key(Rank, R), std::vector<char>(Mine.begin(), Mine.end()));
+    }
+    for (size_t R = 0; R != Ranks; ++R) {
+      if (R == Rank)
+        continue;
+      Prefixed.wait({Key(R, Rank)}, M->timeout());
+      std::vector<char> A = Prefixed.get(Key(R, Rank));
+      M->Addresses[R].assign(A.begin(), A.end());
+    }
+    return M;
+  } catch (const std::exception &X) {
+    Text = X.what();
+  }
+  GlooFailure F = classifyFailure(Text, {});
+  return makeError(F.Kind == ErrorKind::Backend ? ErrorKind::Timeout : F.Kind,
+                   formatv("rank {0} of {1} could not join gloo group '{2}' within {3} ms (every "
+                           "rank must join; gloo: {4})",
+                           Rank, Ranks, Id, M->TimeoutMs.load(), Text));
+}
+
+Expected<GlooDriver::Elems> GlooDriver::elements(ElemType T, uint64_t Bytes) {
+  if (unsigned(T) >= NumElemTypes)
+    return makeError(ErrorKind::Unsupported, formatv("unknown element type #{0}", unsigned(T)));
+  unsigned Size = elemTypeBytes(T);
+  if (Bytes % Size)
+    return invalid(formatv("{0} bytes are not whole {1} elements ({2} bytes each)", Bytes,
+                           elemTypeName(T), Size));
+  return Elems{T, Bytes / Size};
+}
+
+Error GlooDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                  Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Error Err = checkSameType("all_reduce", E.Type, T))
+    return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(T);
+  if (Error Err = checkSpan("all_reduce source", Src, Bytes))
+    return Err;
+  if (Error Err = checkSpan("all_reduce destination", Dst, Bytes))
+    return Err;
+  if (E.Count == 0)
+    return Error::success(); // every rank has the same count: nothing to exchange
+  const char *In = Src.Data;
+  char *Out = Dst.Data;
+  uint64_t Count = E.Count;
+  return enqueue(C, S, "all_reduce", [=](Membership &M) {
+    reduce(M, In, Out, Count, T, Op, Scale, std::nullopt);
+  });
+}
+
+Error GlooDriver::allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
+                            Elems E, ReduceOp Op, CommStream S) {
+  return allReduceScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
+}
+
+Error GlooDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
+                                      const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                      double Scale, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Error Err = checkSameType("reduce_scatter", E.Type, T))
+    return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(T);
+  if (Error Err = checkSpan("reduce_scatter source", Src, Bytes * C->Size))
+    return Err;
+  if (Error Err = checkSpan("reduce_scatter destination", Dst, Bytes))
+    return Err;
+  if (E.Count == 0)
+    return Error::success();
+  const char *In = Src.Data;
+  char *Out = Dst.Data;
+  uint64_t Count = E.Count * uint64_t(C->Size);
+  return enqueue(C, S, "reduce_scatter", [=](Membership &M) {
+    reduce(M, In, Out, Count, T, Op, Scale, M.Rank);
+  });
+}
+
+Error GlooDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                Elems E, ReduceOp Op, CommStream S) {
+  return reduceScatterScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
+}
+
+Error GlooDriver::allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
+                            Elems E, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  if (Error Err = checkSpan("all_gather source", Src, Bytes))
+    return Err;
+  if (Error Err = checkSpan("all_gather destination", Dst, Bytes * C->Size))
+    return Err;
+  if (Bytes == 0)
+    return Error::success();
+  char *In = Src.Data;
+  char *Out = Dst.Data;
+  return enqueue(C, S, "all_gather", [=](Membership &M) {
+    ::gloo::AllgatherOptions O(M.Ctx);
+    O.setTimeout(M.timeout());
+    // In place (the input is this rank's chunk of the output): no input.
+    if (In != Out + Bytes * uint64_t(M.Rank))
+      O.setInput(reinterpret_cast<uint8_t *>(In), Bytes);
+    O.setOutput(reinterpret_cast<uint8_t *>(Out), Bytes * uint64_t(M.Size));
+    ::gloo::allgather(O);
+  });
+}
+
+Error GlooDriver::broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
+                            Elems E, size_t Root, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Root >= size_t(C->Size))
+    return invalid(formatv("broadcast root {0} is not in 0..{1}", Root, C->Size - 1));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  bool IsRoot = Root == size_t(C->Rank);
+  if (IsRoot && !Src)
+    return invalid(formatv("rank {0} is the broadcast root and needs a source", Root));
+  if (!IsRoot && Src)
+    return invalid(formatv("rank {0} is not the broadcast root ({1}); only the root has a source",
+                           C->Rank, Root));
+  if (IsRoot)
+    if (Error Err = checkSpan("broadcast source", *Src, Bytes))
+      return Err;
+  if (Error Err = checkSpan("broadcast destination", Dst, Bytes))
+    return Err;
+  if (Bytes == 0)
+    return Error::success();
+  char *In = IsRoot ? Src->Data : nullptr;
+  char *Out = Dst.Data;
+  return enqueue(C, S, "broadcast", [=](Membership &M) {
+    ::gloo::BroadcastOptions O(M.Ctx);
+    O.setTimeout(M.timeout());
+    O.setRoot(int(Root));
+    if (In && In != Out)
+      O.setInput(reinterpret_cast<uint8_t *>(In), Bytes);
+    O.setOutput(reinterpret_cast<uint8_t *>(Out), Bytes);
+    ::gloo::broadcast(O);
+  });
+}
+
+Error GlooDriver::allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
+                           Elems E, size_t Ranks, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Ranks != size_t(C->Size))
+    return invalid(formatv("all_to_all over {0} chunks in a group of {1} ranks", Ranks, C->Size));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type) * Ranks;
+  if (Error Err = checkSpan("all_to_all source", Src, Bytes))
+    return Err;
+  if (Error Err = checkSpan("all_to_all destination", Dst, Bytes))
+    return Err;
+  if (Bytes == 0)
+    return Error::success();
+  char *In = Src.Data;
+  char *Out = Dst.Data;
+  return enqueue(C, S, "all_to_all", [=](Membership &M) {
+    ::gloo::AlltoallOptions O(M.Ctx);
+    O.setTimeout(M.timeout());
+    O.setInput(reinterpret_cast<uint8_t *>(In), Bytes);
+    O.setOutput(reinterpret_cast<uint8_t *>(Out), Bytes);
+    ::gloo::alltoall(O);
+  });
+}
+
+Error GlooDriver::allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
+                            ElemType T, ArrayRef<uint64_t> SendCounts,
+                            ArrayRef<uint64_t> RecvCounts, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (SendCounts.size() != size_t(C->Size) || RecvCounts.size() != size_t(C->Size))
+    return invalid(formatv("all_to_all_v needs {0} send and receive counts, got {1} and {2}",
+                           C->Size, SendCounts.size(), RecvCounts.size()));
+  unsigned Size = elemTypeBytes(T);
+  std::vector<int64_t> SendBytes, RecvBytes;
+  uint64_t Sent = 0, Received = 0;
+  for (uint64_t X : SendCounts) {
+    SendBytes.push_back(int64_t(X * Size));
+    Sent += X;
+  }
+  for (uint64_t X : RecvCounts) {
+    RecvBytes.push_back(int64_t(X * Size));
+    Received += X;
+  }
+  if (Error Err = checkSpan("all_to_all_v source", Src, Sent * Size))
+    return Err;
+  if (Error Err = checkSpan("all_to_all_v destination", Dst, Received * Size))
+    return Err;
+  // Every rank takes part even when it moves nothing: a peer may still
+  // send it an empty chunk, which must not wait for the next one.
+  char *In = Src.Data;
+  char *Out = Dst.Data;
+  return enqueue(C, S, "all_to_all_v",
+                 [=, SendBytes = std::move(SendBytes),
+                  RecvBytes = std::move(RecvBytes)](Membership &M) {
+                   static char Empty = 0;
+                   ::gloo::AlltoallvOptions O(M.Ctx);
+                   O.setTimeout(M.timeout());
+                   O.setInput(reinterpret_cast<uint8_t *>(In ? In : &Empty), SendBytes);
+                   O.setOutput(reinterpret_cast<uint8_t *>(Out ? Out : &Empty), RecvBytes);
+                   ::gloo::alltoallv(O);
+                 });
+}
+
+Error GlooDriver::barrier(const Communicator &C, CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  return enqueue(C, S, "barrier", [](Membership &M) {
+    ::gloo::BarrierOptions O(M.Ctx);
+    O.setTimeout(M.timeout());
+    ::gloo::barrier(O);
+  });
+}
+
+/// One unbound-buffer transfer with \p Peer, waited for within the timeout.
+static void transfer(Membership &M, char *Data, uint64_t Bytes, int Peer, bool Send) {
+  static char Empty = 0;
+  auto Buf = M.Ctx->createUnboundBuffer(Data ? Data : &Empty, Bytes);
+  if (Send)
+    Buf->send(Peer, Membership::PointToPointSlot);
+  else
+    Buf->recv(Peer, Membership::PointToPointSlot);
+  bool Done = Send ? Buf->waitSend(M.timeout()) : Buf->waitRecv(M.timeout());
+  if (!Done)
+    throw std::runtime_error(formatv("Timed out waiting {0}ms for {1} of {2} bytes with rank {3} "
+                                     "to complete",
+                                     M.timeout().count(), Send ? "send" : "recv", Bytes, Peer)
+                                 .str());
+}
+
+Error GlooDriver::send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
+                       CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Peer >= size_t(C->Size) || Peer == size_t(C->Rank))
+    return invalid(formatv("send peer {0} is not another rank in 0..{1}", Peer, C->Size - 1));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  if (Error Err = checkSpan("send source", Src, Bytes))
+    return Err;
+  char *Data = Src.Data;
+  return enqueue(C, S, "send", [=](Membership &M) { transfer(M, Data, Bytes, int(Peer), true); });
+}
+
+Error GlooDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
+                       CommStream S) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (Peer >= size_t(C->Size) || Peer == size_t(C->Rank))
+    return invalid(formatv("recv peer {0} is not another rank in 0..{1}", Peer, C->Size - 1));
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  if (Error Err = checkSpan("recv destination", Dst, Bytes))
+    return Err;
+  char *Data = Dst.Data;
+  return enqueue(C, S, "recv", [=](Membership &M) { transfer(M, Data, Bytes, int(Peer), false); });
+}
+
+Expected<std::vector<uint32_t>> GlooDriver::allGatherWords(const Communicator &C,
+                                                           ArrayRef<uint32_t> Local) {
+  if (Error Err = checkComm(C))
+    return Err;
+  if (C->Pending.load())
+    return invalid("all_gather_words runs on the caller's thread: synchronize the comm stream "
+                   "first");
+  std::vector<uint32_t> Mine(Local.begin(), Local.end());
+  std::vector<uint32_t> Out(Local.size() * C->Size);
+  if (Out.empty())
+    return Out;
+  Error E = C->run("all_gather_words", [&] {
+    ::gloo::AllgatherOptions O(C->Ctx);
+    O.setTimeout(C->timeout());
+    O.setInput(Mine.data(), Mine.size());
+    O.setOutput(Out.data(), Out.size());
+    ::gloo::allgather(O);
+  });
+  if (E)
+    return E;
+  return Out;
+}
+
+size_t GlooDriver::rankOf(const Communicator &C) { return size_t(C->Rank); }
+size_t GlooDriver::sizeOf(const Communicator &C) { return size_t(C->Size); }
+
+Expected<GlooDriver::Communicator> GlooDriver::split(const Communicator &C, int Color, int Key) {
+  if (Error Err = checkComm(C))
+    return Err;
+  uint64_t Epoch = ++C->Splits;
+  uint32_t Mine[2] = {uint32_t(Color), uint32_t(Key)};
+  Expected<std::vector<uint32_t>> All = allGatherWords(C, Mine);
+  if (!All)
+    return All.takeError();
+  if (Color < 0)
+    return Communicator();
+  // Members of my color, ordered by key then parent rank.
+  std::vector<std::pair<int, int>> Members;
+  for (int R = 0; R != C->Size; ++R)
+    if (int32_t((*All)[2 * R]) == Color)
+      Members.push_back({int32_t((*All)[2 * R + 1]), R});
+  llvm::stable_sort(Members);
+  size_t NewRank = 0;
+  for (size_t I = 0; I != Members.size(); ++I)
+    if (Members[I].second == C->Rank)
+      NewRank = I;
+  std::string Name = formatv("{0}.split{1}.color{2}", C->Name, Epoch, Color);
+  Expected<Communicator> Child = join(Name, Members.size(), NewRank);
+  if (Child)
+    setTimeout(*Child, C->timeout());
+  return Child;
+}
+
+Error GlooDriver::health(const Communicator &C) {
+  if (Error Err = checkComm(C))
+    return Err;
+  return C->health();
+}
+
+void GlooDriver::setTimeout(const Communicator &C, std::chrono::milliseconds T) {
+  if (!C || T.count() <= 0)
+    return;
+  C->TimeoutMs = T.count();
+  if (C->Ctx)
+    C->Ctx->setTimeout(T);
+}
+
+static_assert(CollectiveDriver<GlooDriver>, "the gloo driver implements the seed interface");
+
+} // namespace collc::rt::gloo

@@ -1,0 +1,126 @@
+//===- runtime/gloo/GlooDriver.h - Ranks as processes, over Gloo -*- C++ -*-===//
+//
+// The gloo backend: one rank per process (on one host or many), collectives
+// by Gloo's own algorithms over its TCP transport (gloo::allreduce,
+// allgather, broadcast, alltoall(v), barrier; send/recv through unbound
+// buffers). Processes meet through a Gloo store built from the run's
+// rendezvous address (runtime/gloo/GlooStore.h): a group joins by name, as
+// a PrefixStore of that name over the process's store, and connects a full
+// mesh.
+//
+// Gloo throws C++ exceptions; every one is caught inside this backend and
+// returned as a RuntimeError naming the peer when the message allows (see
+// GlooFailure.h). After a failure the communicator is broken: Gloo leaves
+// its pairs in an unknown state, so later work is refused with the first
+// error rather than run on them.
+//
+// Gloo's headers stay out of this header (the communicator is opaque), so
+// its users compile as the rest of collc does.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_GLOO_GLOODRIVER_H
+#define COLLC_RUNTIME_GLOO_GLOODRIVER_H
+
+#include "runtime/exec/CollectiveDriver.h"
+#include "runtime/exec/HostStream.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <memory>
+
+namespace collc::rt::gloo {
+
+/// One process's membership of one Gloo group (GlooDriver.cpp).
+class Membership;
+
+struct GlooDriver {
+  using Communicator = std::shared_ptr<Membership>;
+  /// A group is named, and every process names it alike: the name is the id.
+  using UniqueId = std::string;
+  using DataType = ElemType;
+  using CommStream = HostStream *;
+  struct Resource {
+    char *Data = nullptr;
+    uint64_t Bytes = 0;
+  };
+  using Elems = Elements<ElemType>;
+
+  static llvm::StringRef name() { return "gloo"; }
+  /// Gloo takes ranks and counts as int.
+  static constexpr size_t MaxRanks = 1 << 16;
+
+  // --- the seed's interface ------------------------------------------------
+  static llvm::Expected<UniqueId> groupId(const CommunicationId &Id);
+  /// Connects a full mesh with the other \p Ranks - 1 processes that join
+  /// \p Id; needs the process's rendezvous (configureRendezvous) first.
+  static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
+  static llvm::Expected<Elems> elements(ElemType T, uint64_t Bytes);
+  static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               Elems E, ReduceOp Op, CommStream S);
+  static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               Elems E, CommStream S);
+  static llvm::Error reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                   Elems E, ReduceOp Op, CommStream S);
+  static llvm::Error broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
+                               Elems E, size_t Root, CommStream S);
+  static llvm::Error allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
+                              Elems E, size_t Ranks, CommStream S);
+  static llvm::Error send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
+                          CommStream S);
+  static llvm::Error recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
+                          CommStream S);
+
+  // --- beyond the seed -------------------------------------------------------
+  static llvm::Error allReduceScaled(const Communicator &C, const Resource &Src,
+                                     const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                     double Scale, CommStream S);
+  /// Gloo has no reduce_scatter for every type (its halving-doubling one is
+  /// typed and takes a plain function, no factor): this is Gloo's
+  /// allreduce on a copy of the source, of which the rank keeps its chunk.
+  static llvm::Error reduceScatterScaled(const Communicator &C, const Resource &Src,
+                                         const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
+                                         double Scale, CommStream S);
+  static llvm::Error allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
+                               ElemType T, llvm::ArrayRef<uint64_t> SendCounts,
+                               llvm::ArrayRef<uint64_t> RecvCounts, CommStream S);
+  static llvm::Error barrier(const Communicator &C, CommStream S);
+  /// Synchronous, on the caller's thread; needs no outstanding stream work
+  /// on \p C (the ranks would otherwise pair it with different operations).
+  static llvm::Expected<std::vector<uint32_t>> allGatherWords(const Communicator &C,
+                                                              llvm::ArrayRef<uint32_t> Local);
+  static llvm::Expected<std::vector<uint32_t>>
+  allGatherWords(const Communicator &C, llvm::ArrayRef<uint32_t> Local, CommStream) {
+    return allGatherWords(C, Local);
+  }
+  /// Ranks of equal non-negative \p Color join a new group named after the
+  /// parent, the split's number and the color, ordered by \p Key then rank.
+  static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
+  /// This process's rank in \p C and its size (the communicator is opaque
+  /// here; the seed communicator asks them of a split's result).
+  static size_t rankOf(const Communicator &C);
+  static size_t sizeOf(const Communicator &C);
+  /// Never blocks: the error that broke the communicator, if any.
+  static llvm::Error health(const Communicator &C);
+  /// Gloo's context timeout (connect and every operation).
+  static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
+
+  // --- streams ----------------------------------------------------------------
+  using StreamOwner = std::unique_ptr<HostStream>;
+  static StreamOwner createStream(llvm::StringRef Name) {
+    return std::make_unique<HostStream>(Name.str());
+  }
+  static CommStream streamOf(const StreamOwner &S) { return S.get(); }
+  static uint64_t record(CommStream S) { return S->lastTicket(); }
+  static llvm::Error waitFor(CommStream S, uint64_t Ticket) { return S->waitFor(Ticket); }
+  static llvm::Error synchronize(CommStream S) { return S->synchronize(); }
+  static void flush(CommStream S) { S->kick(); }
+  static Resource resource(void *Data, uint64_t Bytes) {
+    return Resource{static_cast<char *>(Data), Bytes};
+  }
+};
+
+static_assert(ExecutorDriver<GlooDriver>);
+
+} // namespace collc::rt::gloo
+
+#endif

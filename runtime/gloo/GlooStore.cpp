@@ -1,0 +1,124 @@
+//===- runtime/gloo/GlooStore.cpp - Where the processes of a gloo run meet -===//
+
+#include "runtime/gloo/GlooStore.h"
+
+#include "runtime/exec/RuntimeError.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#define HIREDIS_NESTED_INCLUDE // Debian installs hiredis.h under hiredis/
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/redis_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <mutex>
+#include <optional>
+#include <signal.h>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace collc::rt::gloo {
+
+namespace {
+
+struct ProcessRendezvous {
+  std::mutex M;
+  std::optional<RendezvousAddress> Where;
+  std::shared_ptr<::gloo::rendezvous::Store> Store;
+  std::shared_ptr<::gloo::transport::Device> Device;
+};
+ProcessRendezvous &state() {
+  static ProcessRendezvous S;
+  return S;
+}
+
+bool isLoopback(StringRef Host) {
+  return Host == "127.0.0.1" || Host == "localhost" || Host == "::1";
+}
+
+} // namespace
+
+std::string deviceHostname(const RendezvousAddress &Where) {
+  if (const char *Env = getenv("COLLC_GLOO_HOSTNAME"); Env && *Env)
+    return Env;
+  if (Where.How == RendezvousAddress::Kind::Redis && !isLoopback(Where.Host)) {
+    char Name[256] = {};
+    if (gethostname(Name, sizeof(Name) - 1) == 0 && Name[0])
+      return Name;
+  }
+  return "127.0.0.1";
+}
+
+Error configureRendezvous(const RendezvousAddress &Where) {
+  if (Where.How == RendezvousAddress::Kind::Mpi)
+    return makeError(ErrorKind::InvalidArgument,
+                     "the gloo backend meets through a store: give --rendezvous file:DIR or "
+                     "redis://HOST:PORT, not mpi");
+  ProcessRendezvous &S = state();
+  std::lock_guard<std::mutex> L(S.M);
+  if (S.Where) {
+    if (S.Where->text() == Where.text())
+      return Error::success();
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("the gloo rendezvous of this process is already {0}; it cannot "
+                             "become {1}",
+                             S.Where->text(), Where.text()));
+  }
+  S.Where = Where;
+  return Error::success();
+}
+
+Expected<std::shared_ptr<::gloo::rendezvous::Store>> processStore() {
+  ProcessRendezvous &S = state();
+  std::lock_guard<std::mutex> L(S.M);
+  if (S.Store)
+    return S.Store;
+  if (!S.Where)
+    return makeError(ErrorKind::InvalidArgument,
+                     "the gloo backend has no rendezvous: call gloo::configureRendezvous "
+                     "(file:DIR or redis://HOST:PORT) before joining a group");
+  const RendezvousAddress &W = *S.Where;
+  try {
+    if (W.How == RendezvousAddress::Kind::File) {
+      if (std::error_code EC = sys::fs::create_directories(W.Directory))
+        return makeError(ErrorKind::Backend, formatv("gloo rendezvous directory '{0}': {1}",
+                                                     W.Directory, EC.message()));
+      S.Store = std::make_shared<::gloo::rendezvous::FileStore>(W.Directory);
+    } else {
+      S.Store = std::make_shared<::gloo::rendezvous::RedisStore>(W.Host, int(W.Port));
+    }
+  } catch (const std::exception &X) {
+    return makeError(ErrorKind::Backend,
+                     formatv("gloo rendezvous {0} is not usable: {1}", W.text(), X.what()));
+  }
+  return S.Store;
+}
+
+Expected<std::shared_ptr<::gloo::transport::Device>> processDevice() {
+  ProcessRendezvous &S = state();
+  std::lock_guard<std::mutex> L(S.M);
+  if (S.Device)
+    return S.Device;
+  // Gloo writes to its sockets without MSG_NOSIGNAL: a write to a peer
+  // that died would kill this process with SIGPIPE instead of failing the
+  // operation with the peer named. Ignore it, unless the program installed
+  // a handler of its own.
+  struct sigaction Old = {};
+  if (sigaction(SIGPIPE, nullptr, &Old) == 0 && Old.sa_handler == SIG_DFL)
+    signal(SIGPIPE, SIG_IGN);
+  ::gloo::transport::tcp::attr Attr;
+  Attr.hostname = deviceHostname(S.Where.value_or(RendezvousAddress()));
+  try {
+    S.Device = ::gloo::transport::tcp::CreateDevice(Attr);
+  } catch (const std::exception &X) {
+    return makeError(ErrorKind::Backend, formatv("gloo cannot listen on '{0}' (set "
+                                                 "COLLC_GLOO_HOSTNAME to an address of this "
+                                                 "host): {1}",
+                                                 Attr.hostname, X.what()));
+  }
+  return S.Device;
+}
+
+} // namespace collc::rt::gloo

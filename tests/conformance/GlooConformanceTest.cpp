@@ -1,0 +1,91 @@
+//===- tests/conformance/GlooConformanceTest.cpp - The suite on `gloo` -----===//
+//
+// The driver conformance suite on the gloo backend, one rank per process:
+// run it under a launcher (tests/launch/spawn_ranks.py -n N, or torchrun,
+// mpirun, srun) with COLLC_RENDEZVOUS=file:DIR|redis://HOST:PORT. Each
+// process runs its own rank of every test and checks only that rank's
+// results; the world is the launcher's. Started alone, every case says why
+// it skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/conformance/ConformanceSuite.h"
+
+#include "runtime/gloo/GlooDriver.h"
+#include "runtime/gloo/GlooStore.h"
+#include "runtime/launch/ProcessPlace.h"
+#include "runtime/launch/RendezvousAddress.h"
+
+namespace collc::test {
+
+template <> struct DriverHarness<rt::gloo::GlooDriver> {
+  using Driver = rt::gloo::GlooDriver;
+
+  /// This process's place and rendezvous, or why there is none.
+  struct Setup {
+    rt::ProcessPlace Place;
+    std::string Why;
+  };
+  static const Setup &setup() {
+    static const Setup S = [] {
+      Setup S;
+      llvm::Expected<rt::ProcessPlace> Place = rt::placeFromLauncher();
+      if (!Place) {
+        S.Why = "not started by a launcher (tests/launch/spawn_ranks.py): " +
+                llvm::toString(Place.takeError());
+        return S;
+      }
+      S.Place = *Place;
+      std::optional<std::string> Where = rt::processEnvironment("COLLC_RENDEZVOUS");
+      if (!Where) {
+        S.Why = "COLLC_RENDEZVOUS is not set (file:DIR or redis://HOST:PORT)";
+        return S;
+      }
+      llvm::Expected<rt::RendezvousAddress> Address = rt::parseRendezvous(*Where);
+      llvm::Error E = Address ? rt::gloo::configureRendezvous(*Address) : Address.takeError();
+      if (E)
+        S.Why = "COLLC_RENDEZVOUS: " + llvm::toString(std::move(E));
+      return S;
+    }();
+    return S;
+  }
+
+  static std::string name() { return "gloo"; }
+  /// Gloo's ring combines ranks in its own order (with two ranks the driver
+  /// puts them in rank order, but the suite's trait is one for all worlds);
+  /// narrow floats travel as f32 and round once (GlooReduction.h).
+  static constexpr bool RankOrderedReductions = false;
+  static constexpr bool NarrowAccumulatesInF32 = true;
+  static std::vector<int> worlds() {
+    return setup().Why.empty() ? std::vector<int>{int(setup().Place.World)} : std::vector<int>{2};
+  }
+  static std::string unavailable() { return setup().Why; }
+  static bool runsRank(int R) { return R == setup().Place.Rank; }
+
+  class Buffer {
+  public:
+    explicit Buffer(uint64_t Bytes) : Host(Bytes) {}
+    Driver::Resource resource(uint64_t Offset = 0) {
+      return Driver::resource(Host.data() + Offset, Host.size() - Offset);
+    }
+    void write(llvm::ArrayRef<char> Data, uint64_t Offset = 0) {
+      std::copy(Data.begin(), Data.end(), Host.begin() + Offset);
+    }
+    std::vector<char> read() const { return Host; }
+    uint64_t size() const { return Host.size(); }
+
+  private:
+    std::vector<char> Host;
+  };
+
+  /// Only this process's rank runs here; the others run in their processes.
+  static void runRanks(int World, llvm::function_ref<void(int)> Body) {
+    if (World == setup().Place.World)
+      Body(int(setup().Place.Rank));
+  }
+};
+
+} // namespace collc::test
+
+using GlooHarness = collc::test::DriverHarness<collc::rt::gloo::GlooDriver>;
+COLLC_CONFORMANCE_SUITE(GlooHarness, GlooConformance);

@@ -1,0 +1,178 @@
+//===- tests/launch/GlooRankMain.cpp - One rank of a gloo test run ---------===//
+//
+// Started once per rank by tests/launch/spawn_ranks.py (rank, world and
+// rendezvous from its environment), this process runs its own rank of a
+// real plan on createGlooExecutor.
+//
+//   collc_gloo_rank executor STEPS
+//     replays the plan STEPS times and checks this rank's results against
+//     runtime/verify's reference after every step; exit 0 when they match.
+//   collc_gloo_rank kill VICTIM
+//     every rank replays the plan; at step 3 rank VICTIM SIGKILLs itself in
+//     the middle of the step (after its first compute). A survivor must fail
+//     within twice the timeout (COLLC_TIMEOUT_MS) with an error that names
+//     rank VICTIM: it then prints "survivor: named rank VICTIM" and exits 3
+//     (the test expects exactly that status from every survivor) once twice
+//     the timeout has passed since the step began; any other outcome exits 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Compile.h"
+#include "runtime/exec/RuntimeError.h"
+#include "runtime/exec/Timeout.h"
+#include "runtime/gloo/GlooExecutor.h"
+#include "runtime/verify/PlanChecker.h"
+#include "runtime/verify/SyntheticData.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <csignal>
+#include <thread>
+#include <cstdlib>
+#include <unistd.h>
+
+using namespace collc;
+using namespace collc::rt;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+// Every kind of driver operation the executor issues for a data- and
+// tensor-parallel step, on both reduce paths (f32 direct, bf16 staged).
+const char *TestProgram = R"(program @gloo_rank_test world(WORLD) {
+  group @dp = world
+  %a = compute @layer_a : f32[1000]
+  %b = compute @layer_b : bf16[77]
+  %c = compute @layer_c : i32[64]
+  %ra = all_reduce sum %a in @dp
+  %rb = all_reduce avg %b in @dp
+  %gc = all_gather %c in @dp
+  compute @optimizer(%ra, %rb, %gc)
+}
+)";
+
+int fail(const llvm::Twine &Msg) {
+  llvm::errs() << "error: " << Msg << "\n";
+  return 1;
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  if (Argc != 3)
+    return fail("usage: collc_gloo_rank executor STEPS | kill VICTIM");
+  std::string Mode = Argv[1];
+  int Arg = atoi(Argv[2]);
+  Expected<ProcessPlace> Place = placeFromLauncher();
+  if (!Place)
+    return fail(llvm::toString(Place.takeError()));
+  std::optional<std::string> WhereText = processEnvironment("COLLC_RENDEZVOUS");
+  if (!WhereText)
+    return fail("COLLC_RENDEZVOUS is not set");
+  Expected<RendezvousAddress> Where = parseRendezvous(*WhereText);
+  if (!Where)
+    return fail(llvm::toString(Where.takeError()));
+  Expected<std::chrono::milliseconds> Timeout = timeoutFromEnvironment();
+  if (!Timeout)
+    return fail(llvm::toString(Timeout.takeError()));
+
+  std::string Text = TestProgram;
+  Text.replace(Text.find("WORLD"), 5, std::to_string(Place->World));
+  Expected<plan::Plan> P = compileProgramText(Text, "", "gloo_rank_test.coll");
+  if (!P)
+    return fail(llvm::toString(P.takeError()));
+  ExecutorOptions Opts;
+  Opts.Timeout = *Timeout;
+  Expected<std::unique_ptr<Executor>> X = createGlooExecutor(*P, *Place, *Where, Opts);
+  if (!X)
+    return fail(llvm::toString(X.takeError()));
+  Executor &E = **X;
+  int64_t Rank = Place->Rank;
+
+  std::vector<std::vector<char>> Storage;
+  for (const std::string &Name : E.unboundTensors()) {
+    uint32_t T = 0;
+    while (P->Tensors[T].Name != Name)
+      ++T;
+    Storage.emplace_back(P->Tensors[T].Type.bytes(), 0);
+    if (Error Err = E.bind(Name, Storage.back().data(), Storage.back().size()))
+      return fail(llvm::toString(std::move(Err)));
+  }
+  if (Error Err = E.capture())
+    return fail(llvm::toString(std::move(Err)));
+
+  bool Kill = Mode == "kill";
+  int Steps = Kill ? 1000 : Arg;
+  for (int Step = 0; Step != Steps; ++Step) {
+    auto Start = std::chrono::steady_clock::now();
+    bool First = true;
+    Error Err = E.replay([&](const plan::Compute &C, uint32_t) -> Error {
+      if (Kill && Rank == Arg && Step == 3 && !First)
+        raise(SIGKILL); // mid-step: after a compute whose gradient is in flight
+      First = false;
+      for (uint32_t T : C.Outputs) {
+        Expected<llvm::MutableArrayRef<char>> M = E.tensor(P->Tensors[T].Name);
+        if (!M)
+          return M.takeError();
+        fillSynthetic(*P, T, Rank, *M);
+      }
+      return Error::success();
+    });
+    if (Err) {
+      auto Took = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - Start);
+      int64_t Peer = -1;
+      std::string Msg;
+      llvm::handleAllErrors(
+          std::move(Err),
+          [&](const RuntimeError &R) {
+            Peer = R.peer();
+            Msg = R.text();
+          },
+          [&](const llvm::ErrorInfoBase &B) { Msg = B.message(); });
+      llvm::outs() << llvm::formatv("step {0} failed after {1} ms: {2}\n", Step, Took.count(),
+                                    Msg);
+      bool Named = Peer == Arg && Msg.find(llvm::formatv("rank {0}", Arg).str()) != std::string::npos;
+      if (Kill && Named && Took <= 2 * *Timeout) {
+        llvm::outs() << "survivor: named rank " << Arg << "\n";
+        llvm::outs().flush();
+        // Stay until the others' deadline too: a survivor that left at once
+        // would be the next lost peer of those still finding out.
+        std::this_thread::sleep_until(Start + 2 * *Timeout);
+        _exit(3); // Gloo's threads may still hold the dead pairs: leave at once
+      }
+      return fail(Kill ? llvm::formatv("expected an error naming rank {0} within {1} ms", Arg,
+                                       2 * Timeout->count())
+                             .str()
+                       : Msg);
+    }
+    if (Kill)
+      continue;
+    // This rank only (the others check theirs); Gloo's float sums within
+    // the summation bound, narrow floats accumulated in f32.
+    CheckOptions Check;
+    Check.OnlyRank = Rank;
+    Check.Reductions.RankOrdered = false;
+    Expected<CheckSummary> S = checkPlanResults(
+        *P,
+        [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
+          Expected<llvm::MutableArrayRef<char>> M = E.tensor(P->Tensors[T].Name);
+          if (!M) {
+            llvm::consumeError(M.takeError());
+            return {};
+          }
+          return *M;
+        },
+        Check);
+    if (!S)
+      return fail(llvm::formatv("step {0}: {1}", Step, llvm::toString(S.takeError())));
+    llvm::outs() << llvm::formatv("step {0}: {1} tensors, {2} bytes match the reference\n", Step,
+                                  S->TensorsChecked, S->BytesChecked);
+  }
+  if (Kill)
+    return fail("no rank was lost in 1000 steps");
+  return 0;
+}
