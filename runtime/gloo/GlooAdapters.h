@@ -20,9 +20,9 @@ namespace collc::rt {
 
 /// This process's communicator in the group \p GroupName of \p Size
 /// processes, as rank \p Rank.
-llvm::Expected<std::shared_ptr<Communicator>>
-createGlooCommunicator(llvm::StringRef GroupName, size_t Size, size_t Rank,
-                       CommunicatorOptions Opts = {});
+llvm::Expected<std::shared_ptr<Communicator>> createGlooCommunicator(llvm::StringRef GroupName,
+                                                                     size_t Size, size_t Rank,
+                                                                     CommunicatorOptions Opts = {});
 
 /// GlooSession::create(Name, World, Rank, Timeout).
 using GlooSession = HostSession<gloo::GlooDriver>;

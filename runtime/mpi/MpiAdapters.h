@@ -27,9 +27,9 @@ namespace collc::rt {
 
 /// This process's communicator over MPI_COMM_WORLD: \p Size and \p Rank
 /// must be the world's.
-llvm::Expected<std::shared_ptr<Communicator>>
-createMpiCommunicator(llvm::StringRef GroupName, size_t Size, size_t Rank,
-                      CommunicatorOptions Opts = {});
+llvm::Expected<std::shared_ptr<Communicator>> createMpiCommunicator(llvm::StringRef GroupName,
+                                                                    size_t Size, size_t Rank,
+                                                                    CommunicatorOptions Opts = {});
 
 /// MpiDistributedSession::create(Name, World, Rank, Timeout): the world.
 using MpiDistributedSession = HostSession<mpi::MpiDriver>;

@@ -126,9 +126,9 @@ private:
 /// This rank's communicator in the group named \p GroupName, joined through
 /// the driver (a driver whose groups come from split accepts its world).
 template <typename D>
-llvm::Expected<std::shared_ptr<Communicator>>
-createDriverCommunicator(llvm::StringRef GroupName, size_t Size, size_t Rank,
-                         CommunicatorOptions Opts) {
+llvm::Expected<std::shared_ptr<Communicator>> createDriverCommunicator(llvm::StringRef GroupName,
+                                                                       size_t Size, size_t Rank,
+                                                                       CommunicatorOptions Opts) {
   llvm::Expected<typename D::UniqueId> Id = D::groupId({GroupName.str()});
   if (!Id)
     return Id.takeError();

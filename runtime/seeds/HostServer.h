@@ -30,17 +30,14 @@ public:
 
   llvm::Error syncCollective(StreamId Stream) override { return D::synchronize(stream(Stream)); }
 
-  llvm::Error commInit(llvm::ArrayRef<DeviceId> Devices) override {
-    return Core.commInit(Devices);
-  }
+  llvm::Error commInit(llvm::ArrayRef<DeviceId> Devices) override { return Core.commInit(Devices); }
 
   llvm::Error allReduce(Binding Src, Binding Dst, ElemType T, StreamId Stream, ReduceOp Op,
                         llvm::ArrayRef<DeviceId> Devices) override {
     return kick(Core.allReduce(Src, Dst, T, Op, Devices, stream(Stream)), Stream);
   }
 
-  llvm::Error send(const CopyDescriptor &Desc, ElemType T, StreamId Stream,
-                   DeviceId Dst) override {
+  llvm::Error send(const CopyDescriptor &Desc, ElemType T, StreamId Stream, DeviceId Dst) override {
     return kick(Core.send(Desc, T, Dst, stream(Stream)), Stream);
   }
 

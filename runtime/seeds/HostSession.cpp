@@ -10,8 +10,8 @@ Error checkValueShape(StringRef What, const ValueDescriptor &Desc) {
   for (size_t I = 0; I != Desc.Shape.size(); ++I)
     if (Desc.Shape[I] < 0)
       return makeError(ErrorKind::InvalidArgument,
-                       formatv("{0}: dimension {1} of the shape is {2}; expected a size >= 0",
-                               What, I, Desc.Shape[I]));
+                       formatv("{0}: dimension {1} of the shape is {2}; expected a size >= 0", What,
+                               I, Desc.Shape[I]));
   return Error::success();
 }
 

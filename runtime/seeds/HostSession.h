@@ -89,8 +89,8 @@ public:
     auto E = D::elements(In.Desc.Type, In.Desc.bytes());
     if (!E)
       return E.takeError();
-    if (llvm::Error Err = D::allReduce(Comm, resource(In), resource(Out), *E, ReduceOp::Sum,
-                                       stream()))
+    if (llvm::Error Err =
+            D::allReduce(Comm, resource(In), resource(Out), *E, ReduceOp::Sum, stream()))
       return Err;
     return submitted(In, std::move(Out));
   }
@@ -112,8 +112,7 @@ public:
     return submitted(In, std::move(Out));
   }
 
-  llvm::Expected<Submission<HostValue>> allToAllV(const CollectiveScope &Scope,
-                                                  const HostValue &In,
+  llvm::Expected<Submission<HostValue>> allToAllV(const CollectiveScope &Scope, const HostValue &In,
                                                   llvm::ArrayRef<size_t> SendRows,
                                                   llvm::ArrayRef<size_t> RecvRows) override {
     if (llvm::Error E = checkScope(Scope))
@@ -135,8 +134,8 @@ public:
     ValueDescriptor OutDesc = In.Desc;
     OutDesc.Shape[0] = int64_t(Received);
     HostValue Out = HostValue::zeros(OutDesc);
-    if (llvm::Error Err = D::allToAllV(Comm, resource(In), resource(Out), In.Desc.Type, Send,
-                                       Recv, stream()))
+    if (llvm::Error Err =
+            D::allToAllV(Comm, resource(In), resource(Out), In.Desc.Type, Send, Recv, stream()))
       return Err;
     return submitted(In, std::move(Out));
   }
@@ -190,9 +189,9 @@ private:
   }
   llvm::Error checkScope(const CollectiveScope &S) const {
     if (S.Group != "world")
-      return makeError(ErrorKind::Unsupported,
-                       llvm::formatv("the {0} session runs over its world only, not '{1}'",
-                                     D::name(), S.Group));
+      return makeError(
+          ErrorKind::Unsupported,
+          llvm::formatv("the {0} session runs over its world only, not '{1}'", D::name(), S.Group));
     return llvm::Error::success();
   }
   llvm::Expected<Submission<HostValue>> submitted(HostValue In, HostValue Out) {

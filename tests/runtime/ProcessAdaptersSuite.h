@@ -1,4 +1,5 @@
-//===- tests/runtime/ProcessAdaptersSuite.h - The seed adapters, one rank per process -*- C++ -*-===//
+//===- tests/runtime/ProcessAdaptersSuite.h - The seed adapters, one rank per process -*- C++
+//-*-===//
 //
 // The three seed adapters (Communicator, DistributedSession,
 // ServerCommunication) on a backend whose ranks are processes: each process
@@ -133,8 +134,8 @@ template <typename B> void sessionOnProcesses() {
     for (int K = 0; K <= R; ++K)
       Want.insert(Want.end(), {float(10 * Q + R), -1});
   }
-  HostValue A2A = waited((*S)->allToAllV(
-      World, floatValue(Rows, {int64_t(Rows.size() / 2), 2}), Send, Recv));
+  HostValue A2A =
+      waited((*S)->allToAllV(World, floatValue(Rows, {int64_t(Rows.size() / 2), 2}), Send, Recv));
   EXPECT_EQ(floatsIn(A2A), Want);
 
   // Rank 0 sends to the last rank.
@@ -183,8 +184,8 @@ template <typename B> void serverOnProcesses() {
   std::vector<int32_t> P = {R + 1}, PSum(1);
   if (R > 1)
     return;
-  llvm::Error E = S->allReduce({P.data(), 4}, {PSum.data(), 4}, ElemType::I32, 5, ReduceOp::Sum,
-                               Pair);
+  llvm::Error E =
+      S->allReduce({P.data(), 4}, {PSum.data(), 4}, ElemType::I32, 5, ReduceOp::Sum, Pair);
   if (B::ServerSubgroups || W == 2) {
     ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
     ASSERT_FALSE(bool(S->syncCollective(5)));
@@ -208,8 +209,6 @@ template <typename B> void serverOnProcesses() {
   TEST(Prefix, SessionSubmissionsCompleteWithTheirResults) {                                       \
     collc::test::sessionOnProcesses<B>();                                                          \
   }                                                                                                \
-  TEST(Prefix, ServerCollectivesAndPointToPointByDeviceId) {                                       \
-    collc::test::serverOnProcesses<B>();                                                           \
-  }
+  TEST(Prefix, ServerCollectivesAndPointToPointByDeviceId) { collc::test::serverOnProcesses<B>(); }
 
 #endif
