@@ -595,6 +595,9 @@ Expected<std::vector<uint32_t>> GlooDriver::allGatherWords(const Communicator &C
   return Out;
 }
 
+size_t GlooDriver::rankOf(const Communicator &C) { return size_t(C->Rank); }
+size_t GlooDriver::sizeOf(const Communicator &C) { return size_t(C->Size); }
+
 Expected<GlooDriver::Communicator> GlooDriver::split(const Communicator &C, int Color, int Key) {
   if (Error Err = checkComm(C))
     return Err;

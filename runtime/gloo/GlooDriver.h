@@ -95,6 +95,10 @@ struct GlooDriver {
   /// Ranks of equal non-negative \p Color join a new group named after the
   /// parent, the split's number and the color, ordered by \p Key then rank.
   static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
+  /// This process's rank in \p C and its size (the communicator is opaque
+  /// here; the seed communicator asks them of a split's result).
+  static size_t rankOf(const Communicator &C);
+  static size_t sizeOf(const Communicator &C);
   /// Never blocks: the error that broke the communicator, if any.
   static llvm::Error health(const Communicator &C);
   /// Gloo's context timeout (connect and every operation).

@@ -2,7 +2,9 @@
 //
 // The Communicator adapter, written once over the driver concept: every call
 // validates through the driver, enqueues on the communicator's comm stream
-// and waits. Backends instantiate it (runtime/local, runtime/nccl).
+// and waits. Backends instantiate it (runtime/local, runtime/nccl,
+// runtime/mpi, runtime/gloo), host backends through
+// createDriverCommunicator below.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_DRIVERCOMMUNICATOR_H
@@ -98,8 +100,16 @@ public:
       return Child.takeError();
     if (!*Child)
       return std::shared_ptr<Communicator>();
+    size_t ChildRank, ChildSize;
+    if constexpr (requires { D::rankOf(*Child); }) { // an opaque communicator (gloo)
+      ChildRank = D::rankOf(*Child);
+      ChildSize = D::sizeOf(*Child);
+    } else {
+      ChildRank = (*Child)->rank();
+      ChildSize = (*Child)->size();
+    }
     return std::shared_ptr<Communicator>(std::make_shared<DriverCommunicator<D>>(
-        *Child, (*Child)->rank(), (*Child)->size(), Name + ".color" + std::to_string(Color)));
+        *Child, ChildRank, ChildSize, Name + ".color" + std::to_string(Color)));
   }
 
   const typename D::Communicator &driverComm() const { return Comm; }
@@ -112,6 +122,23 @@ private:
   std::string Name;
   typename D::StreamOwner Stream;
 };
+
+/// This rank's communicator in the group named \p GroupName, joined through
+/// the driver (a driver whose groups come from split accepts its world).
+template <typename D>
+llvm::Expected<std::shared_ptr<Communicator>> createDriverCommunicator(llvm::StringRef GroupName,
+                                                                       size_t Size, size_t Rank,
+                                                                       CommunicatorOptions Opts) {
+  llvm::Expected<typename D::UniqueId> Id = D::groupId({GroupName.str()});
+  if (!Id)
+    return Id.takeError();
+  llvm::Expected<typename D::Communicator> C = D::join(*Id, Size, Rank);
+  if (!C)
+    return C.takeError();
+  D::setTimeout(*C, Opts.Timeout);
+  return std::shared_ptr<Communicator>(
+      std::make_shared<DriverCommunicator<D>>(*C, Rank, Size, GroupName.str()));
+}
 
 } // namespace collc::rt
 

@@ -7,6 +7,12 @@
 // happens around it (the local server kicks its stream; the NCCL server
 // fences the caller's CUDA stream).
 //
+// A driver that cannot join a group by name (GroupsBySplit: mpi) builds
+// every group but its world by a split that every process must call; a
+// server's collective is called only by the devices of its group, so such
+// a server serves only the group of the whole world and refuses any other
+// as Unsupported.
+//
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_SERVERCORE_H
 #define COLLC_RUNTIME_SERVERCORE_H
@@ -32,7 +38,10 @@ public:
   using Comm = typename D::Communicator;
   using CommStream = typename D::CommStream;
 
-  explicit ServerCore(DeviceId Device) : Device(Device) {}
+  /// \p WorldSize: the number of processes, for a GroupsBySplit driver (0:
+  /// unknown, the driver's join decides).
+  explicit ServerCore(DeviceId Device, size_t WorldSize = 0)
+      : Device(Device), WorldSize(WorldSize) {}
 
   llvm::Error commInit(llvm::ArrayRef<DeviceId> Devices) {
     if (Devices.empty())
@@ -98,6 +107,14 @@ public:
     auto It = Groups.find(Sorted);
     if (It != Groups.end())
       return It->second;
+    if constexpr (requires { D::GroupsBySplit; })
+      if (WorldSize != 0 && Sorted.size() != WorldSize)
+        return makeError(ErrorKind::Unsupported,
+                         llvm::formatv("the {0} server of device {1} cannot form a group of {2} "
+                                       "of its {3} processes: {0} builds groups other than the "
+                                       "world by a split every process calls; list every "
+                                       "process's device",
+                                       D::name(), Device, Sorted.size(), WorldSize));
     std::string Name = "server:";
     for (DeviceId Dv : Sorted)
       Name += std::to_string(Dv) + ",";
@@ -140,6 +157,7 @@ public:
 
 private:
   DeviceId Device;
+  size_t WorldSize;
   std::map<std::vector<DeviceId>, Comm> Groups;
   std::vector<DeviceId> InitDevices;
 };

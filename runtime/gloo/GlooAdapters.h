@@ -1,0 +1,37 @@
+//===- runtime/gloo/GlooAdapters.h - The seeds 001-003 on the gloo backend -*- C++ -*-===//
+//
+// The three seed adapters, instantiated on the gloo driver (one rank per
+// process; the process's rendezvous must be configured first,
+// runtime/gloo/GlooStore.h): createGlooCommunicator (seed 002),
+// GlooSession (seed 003) and GlooServer (seed 001). Gloo joins any group by
+// name, so every group a seed asks for is built, a server's group of some
+// processes only included.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_GLOO_GLOOADAPTERS_H
+#define COLLC_RUNTIME_GLOO_GLOOADAPTERS_H
+
+#include "runtime/gloo/GlooDriver.h"
+#include "runtime/seeds/Communicator.h"
+#include "runtime/seeds/HostServer.h"
+#include "runtime/seeds/HostSession.h"
+
+namespace collc::rt {
+
+/// This process's communicator in the group \p GroupName of \p Size
+/// processes, as rank \p Rank.
+llvm::Expected<std::shared_ptr<Communicator>> createGlooCommunicator(llvm::StringRef GroupName,
+                                                                     size_t Size, size_t Rank,
+                                                                     CommunicatorOptions Opts = {});
+
+/// GlooSession::create(Name, World, Rank, Timeout).
+using GlooSession = HostSession<gloo::GlooDriver>;
+extern template class HostSession<gloo::GlooDriver>;
+
+/// GlooServer S(DeviceId): one server per process.
+using GlooServer = HostServer<gloo::GlooDriver>;
+extern template class HostServer<gloo::GlooDriver>;
+
+} // namespace collc::rt
+
+#endif
