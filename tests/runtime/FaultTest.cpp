@@ -87,7 +87,9 @@ TEST_F(FaultTest, SilentlyKilledRankIsNamedBySurvivorsWithinTwiceTheTimeout) {
   F.KillAtOp = 3; // mid-step: after two good operations
   F.KillSilently = true;
   local::setFaultPlan(F);
-  const milliseconds Timeout(300);
+  // Long enough that a loaded machine's scheduling delays stay well inside
+  // the "twice the timeout" the survivors are held to.
+  const milliseconds Timeout(1000);
   std::vector<Outcome> Out = run(Name, 4, 6, Timeout);
   for (int R = 0; R != 4; ++R) {
     SCOPED_TRACE("rank " + std::to_string(R));
@@ -104,7 +106,8 @@ TEST_F(FaultTest, SilentlyKilledRankIsNamedBySurvivorsWithinTwiceTheTimeout) {
     EXPECT_NE(Out[R].HealthAfter.Text.find("rank 2"), std::string::npos) << Out[R].HealthAfter.Text;
     EXPECT_TRUE(Out[R].NextOp.Failed);
     EXPECT_EQ(Out[R].NextOp.Kind, ErrorKind::Broken) << Out[R].NextOp.Text;
-    EXPECT_LT(Out[R].NextOpMs, 50.0) << "a broken communicator must refuse, not wait";
+    EXPECT_LT(Out[R].NextOpMs, 0.5 * double(Timeout.count()))
+        << "a broken communicator must refuse, not wait";
   }
 }
 
@@ -240,7 +243,9 @@ TEST_F(FaultTest, HealthNeverBlocksWhileAPeerIsLate) {
     EXPECT_FALSE(bool(D::synchronize(S.get())));
   });
   EXPECT_FALSE(Health.Failed) << Health.Text;
-  EXPECT_LT(HealthMs, 10.0);
+  // Rank 0's operation waits until released: any bound shows health() did
+  // not wait for it; a generous one keeps a loaded machine from failing it.
+  EXPECT_LT(HealthMs, 2000.0);
 }
 
 TEST_F(FaultTest, TimeoutIsConfigurablePerCommunicator) {
@@ -265,7 +270,9 @@ TEST_F(FaultTest, TimeoutIsConfigurablePerCommunicator) {
   EXPECT_EQ(F.Peer, 1);
   EXPECT_NE(F.Text.find("150 ms"), std::string::npos) << F.Text;
   EXPECT_GE(Ms, 140.0);
-  EXPECT_LT(Ms, 300.0);
+  // Far below the default timeout (300 s), with room for a loaded machine:
+  // the property is that this communicator's own timeout applied.
+  EXPECT_LT(Ms, 20000.0);
 }
 
 } // namespace
