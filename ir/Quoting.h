@@ -10,8 +10,8 @@
 // through, so UTF-8 stays readable. A quoted string therefore never spans a
 // line, and every byte string round-trips through writeQuoted + unquote.
 //
-// JSON (llvm::json, tools/collc/JSONWriter) and DOT labels
-// (tools/collc/dump/DumpDot.cpp) follow their own formats' escaping rules
+// JSON (llvm::json, compiler/dump/JSONWriter) and DOT labels
+// (compiler/dump/DumpDot.cpp) follow their own formats' escaping rules
 // and stay separate on purpose.
 //
 //===----------------------------------------------------------------------===//

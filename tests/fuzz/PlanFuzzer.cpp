@@ -20,7 +20,7 @@
 #include "runtime/local/LocalExecutor.h"
 #include "tools/collc/LocalRun.h"
 #include "runtime/nccl/NcclLowering.h"
-#include "tools/collc/dump/Dump.h"
+#include "compiler/dump/Dump.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"

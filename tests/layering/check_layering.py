@@ -33,6 +33,9 @@ LAYERS = [
     # why) exactly as the IR does, from the one quoting module.
     ("compiler/plan", [*IR_VOCABULARY, "ir/Quoting.h"]),
     ("compiler", ["ir", "passes", "passes/analysis", "compiler/plan"]),
+    # The ways to look at a plan (text, JSON, DOT, the simulated trace):
+    # printed by the tool and by the C API alike.
+    ("compiler/dump", ["ir", "passes/analysis", "compiler", "compiler/plan"]),
     ("runtime/exec", [*IR_VOCABULARY, "compiler/plan"]),
     ("runtime/verify", [*IR_VOCABULARY, "compiler/plan", "runtime/exec"]),
     ("runtime/seeds", [*IR_VOCABULARY, "runtime/exec"]),
@@ -49,11 +52,21 @@ LAYERS = [
     # only through its neutral WorldGather (never runtime/mpi or runtime/gloo).
     ("runtime/nccl", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds",
                       "runtime/launch"]),
-    ("tools", ["ir", "passes", "passes/analysis", "compiler", "compiler/plan", "runtime/exec",
-               "runtime/verify", "runtime/seeds", "runtime/launch", "runtime/local",
-               "runtime/mpi", "runtime/gloo", "runtime/nccl"]),
+    # The table of process backends (mpi, gloo, nccl) that the tool and the C
+    # API create executors from.
+    ("runtime/process", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/launch",
+                         "runtime/mpi", "runtime/gloo"]),
+    # The C API (collc.h) over the compiler and the runtime: a library, so it
+    # sits below the tool and sees none of it.
+    ("api", ["ir", "passes", "passes/analysis", "compiler", "compiler/plan", "compiler/dump",
+             "runtime/exec", "runtime/launch", "runtime/local", "runtime/nccl",
+             "runtime/process"]),
+    ("tools", ["ir", "passes", "passes/analysis", "compiler", "compiler/plan", "compiler/dump",
+               "runtime/exec", "runtime/verify", "runtime/seeds", "runtime/launch",
+               "runtime/local", "runtime/mpi", "runtime/gloo", "runtime/nccl",
+               "runtime/process"]),
 ]
-LIBRARY_ROOTS = ["ir", "passes", "compiler", "runtime", "tools"]
+LIBRARY_ROOTS = ["ir", "passes", "compiler", "runtime", "api", "tools"]
 SOURCE = re.compile(r"\.(h|cpp|cu|def)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

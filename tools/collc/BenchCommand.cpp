@@ -17,7 +17,7 @@
 
 #include "compiler/Compile.h"
 #include "passes/analysis/CostModel.h"
-#include "tools/collc/JSONWriter.h"
+#include "compiler/dump/JSONWriter.h"
 #include "tools/collc/ProcessBackends.h"
 #include "tools/collc/ProcessLaunchFlags.h"
 #include "tools/collc/bench/ProcessBench.h"

@@ -9,7 +9,7 @@
 #include "OutputFile.h"
 #include "ToolSupport.h"
 
-#include "tools/collc/dump/Dump.h"
+#include "compiler/dump/Dump.h"
 #include "runtime/nccl/NcclLowering.h"
 
 #include "llvm/Support/FileSystem.h"

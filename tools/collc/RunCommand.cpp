@@ -24,7 +24,7 @@
 
 #include "compiler/Compile.h"
 #include "tools/collc/Shrink.h"
-#include "tools/collc/ChromeTrace.h"
+#include "compiler/dump/ChromeTrace.h"
 #include "runtime/local/LocalDriver.h"
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/verify/PlanChecker.h"

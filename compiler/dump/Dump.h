@@ -1,4 +1,4 @@
-//===- tools/collc/dump/Dump.h - Ways to look at a plan -------------*- C++ -*-===//
+//===- compiler/dump/Dump.h - Ways to look at a plan -------------*- C++ -*-===//
 //
 // `collc dump PLAN --format text|json|dot|trace`. One file per format.
 //

@@ -1,6 +1,6 @@
-//===- tools/collc/JSONWriter.cpp - Streaming JSON output -------------===//
+//===- compiler/dump/JSONWriter.cpp - Streaming JSON output -------------===//
 
-#include "tools/collc/JSONWriter.h"
+#include "compiler/dump/JSONWriter.h"
 
 #include "llvm/Support/Format.h"
 

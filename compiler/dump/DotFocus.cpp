@@ -1,4 +1,4 @@
-//===- tools/collc/dump/DotFocus.cpp - What a DOT dump shows ------------------===//
+//===- compiler/dump/DotFocus.cpp - What a DOT dump shows ------------------===//
 //
 // `--focus-rank`, `--focus-bucket` and `--focus-steps` of `collc dump --format
 // dot`: each keeps a part of the graph, so a large plan can be read (and laid
@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/collc/dump/DotGraph.h"
+#include "compiler/dump/DotGraph.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

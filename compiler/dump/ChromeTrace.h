@@ -1,4 +1,4 @@
-//===- tools/collc/ChromeTrace.h - The frame of collc's Chrome traces -*- C++ -*-===//
+//===- compiler/dump/ChromeTrace.h - The frame of collc's Chrome traces -*- C++ -*-===//
 //
 // `collc dump --format trace` (the simulated step) and `collc run --trace`
 // (the measured one) write Chrome/Perfetto traces with one frame: times in
@@ -6,11 +6,11 @@
 // trace always says which plan it shows.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_TOOLS_COLLC_CHROMETRACE_H
-#define COLLC_TOOLS_COLLC_CHROMETRACE_H
+#ifndef COLLC_COMPILER_DUMP_CHROMETRACE_H
+#define COLLC_COMPILER_DUMP_CHROMETRACE_H
 
 #include "compiler/plan/Plan.h"
-#include "tools/collc/JSONWriter.h"
+#include "compiler/dump/JSONWriter.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 

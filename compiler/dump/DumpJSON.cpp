@@ -1,8 +1,8 @@
-//===- tools/collc/dump/DumpJSON.cpp - A plan as JSON -------------------------===//
+//===- compiler/dump/DumpJSON.cpp - A plan as JSON -------------------------===//
 
-#include "tools/collc/dump/Dump.h"
+#include "compiler/dump/Dump.h"
 
-#include "tools/collc/JSONWriter.h"
+#include "compiler/dump/JSONWriter.h"
 
 using namespace llvm;
 

@@ -1,4 +1,4 @@
-//===- tools/collc/dump/DumpTrace.cpp - The simulated step as a trace ---------===//
+//===- compiler/dump/DumpTrace.cpp - The simulated step as a trace ---------===//
 //
 // Chrome trace event format (chrome://tracing, ui.perfetto.dev): one process
 // per rank, one thread per compute stream and one for the comm stream;
@@ -6,13 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/collc/dump/Dump.h"
+#include "compiler/dump/Dump.h"
 
 #include "compiler/PlanStepModel.h"
 
-#include "tools/collc/JSONWriter.h"
+#include "compiler/dump/JSONWriter.h"
 
-#include "tools/collc/ChromeTrace.h"
+#include "compiler/dump/ChromeTrace.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,6 +1,6 @@
-//===- tools/collc/dump/DotGraph.cpp - A plan as nodes and data edges ---------===//
+//===- compiler/dump/DotGraph.cpp - A plan as nodes and data edges ---------===//
 
-#include "tools/collc/dump/DotGraph.h"
+#include "compiler/dump/DotGraph.h"
 
 #include "llvm/ADT/STLExtras.h"
 

@@ -1,4 +1,4 @@
-//===- tools/collc/JSONWriter.h - Streaming JSON output -----*- C++ -*-===//
+//===- compiler/dump/JSONWriter.h - Streaming JSON output -----*- C++ -*-===//
 //
 // A streaming JSON writer with the shape of llvm::json::OStream (object,
 // array, attribute, value). collc cannot use LLVM 14's JSON.h: with clang 14,
@@ -9,8 +9,8 @@
 // JSON cannot spell, print as null. Strings are escaped per RFC 8259.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_SUPPORT_JSONWRITER_H
-#define COLLC_COMPILER_SUPPORT_JSONWRITER_H
+#ifndef COLLC_COMPILER_DUMP_JSONWRITER_H
+#define COLLC_COMPILER_DUMP_JSONWRITER_H
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"

@@ -1,4 +1,4 @@
-//===- tools/collc/dump/DumpDot.cpp - A plan as a Graphviz graph --------------===//
+//===- compiler/dump/DumpDot.cpp - A plan as a Graphviz graph --------------===//
 //
 // Computes are boxes, comms ellipses, an edge carries data from its producer
 // to its consumer. Shaped to be read, and laid out by `dot -Tsvg` in seconds
@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/collc/dump/DotGraph.h"
+#include "compiler/dump/DotGraph.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"

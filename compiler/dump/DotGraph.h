@@ -1,4 +1,4 @@
-//===- tools/collc/dump/DotGraph.h - A plan as nodes and data edges -*- C++ -*-===//
+//===- compiler/dump/DotGraph.h - A plan as nodes and data edges -*- C++ -*-===//
 //
 // The graph the DOT dump draws and focuses, computed once from the plan:
 // every compute and comm is a node (computes 0..C-1, then comms), with the
@@ -9,7 +9,7 @@
 #ifndef COLLC_COMPILER_DUMP_DOTGRAPH_H
 #define COLLC_COMPILER_DUMP_DOTGRAPH_H
 
-#include "tools/collc/dump/Dump.h"
+#include "compiler/dump/Dump.h"
 #include "compiler/plan/Plan.h"
 
 #include <cstdint>

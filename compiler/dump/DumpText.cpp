@@ -1,6 +1,6 @@
-//===- tools/collc/dump/DumpText.cpp - A readable summary of a plan -----------===//
+//===- compiler/dump/DumpText.cpp - A readable summary of a plan -----------===//
 
-#include "tools/collc/dump/Dump.h"
+#include "compiler/dump/Dump.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,0 +1,88 @@
+//===- api/ApiEntry.h - The one gate every C entry point goes through -*- C++ -*-===//
+//
+// Every function of collc.h is `return entry(__func__, [&] { ... });`:
+//  - entry() clears this thread's last error, runs the body, turns its
+//    llvm::Error into a result and text (api/ApiError.h), and catches every
+//    exception, so nothing but a collcResult_t crosses the boundary;
+//  - Args is the one place arguments are checked (null pointers, struct
+//    sizes, ranges), so every refusal reads alike: "collcExecutorBind: name
+//    is NULL: expected a tensor name".
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_API_APIENTRY_H
+#define COLLC_API_APIENTRY_H
+
+#include "api/ApiError.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <string>
+
+namespace collc::api {
+
+template <class Body> collcResult_t entry(const char *Function, Body &&B) noexcept {
+  clearLastError();
+  try {
+    return finish(Function, B());
+  } catch (const std::bad_alloc &) {
+    return fail(collcSystemError, llvm::Twine(Function) + ": out of memory");
+  } catch (...) {
+    return fail(collcInternalError, llvm::Twine(Function) + ": internal error: an exception");
+  }
+}
+
+/// Checks of the arguments of one call; the first failure is kept, and
+/// done() returns it. Each check names the argument and what was expected.
+class Args {
+public:
+  /// \p Name must not be null; \p What says what it should point at.
+  Args &notNull(const void *P, const char *Name, const char *What) {
+    if (!P)
+      set(collcInvalidArgument, llvm::formatv("{0} is NULL: expected {1}", Name, What));
+    return *this;
+  }
+  /// A versioned struct (null allowed when \p Optional): its first field
+  /// `size` must be at least the size of the first version.
+  template <class T> Args &versioned(const T *S, const char *Name, size_t FirstVersion,
+                                     bool Optional) {
+    if (!S) {
+      if (!Optional)
+        set(collcInvalidArgument, llvm::formatv("{0} is NULL: expected a {0} struct", Name));
+      return *this;
+    }
+    if (S->size < FirstVersion || S->size > (size_t(1) << 16))
+      set(collcInvalidArgument,
+          llvm::formatv("{0}->size is {1}: expected sizeof the struct ({2}; initialize it "
+                        "with its Init function)",
+                        Name, S->size, sizeof(T)));
+    return *this;
+  }
+  /// \p Value must lie in Low..High.
+  Args &inRange(int64_t Value, const char *Name, int64_t Low, int64_t High) {
+    if (Value < Low || Value > High)
+      set(collcInvalidArgument,
+          llvm::formatv("{0} is {1}: expected {2}..{3}", Name, Value, Low, High));
+    return *this;
+  }
+  llvm::Error done() { return std::move(First); }
+
+  ~Args() { llvm::consumeError(std::move(First)); }
+
+private:
+  void set(collcResult_t R, const std::string &Text) {
+    if (!First)
+      First = makeApiError(R, Text);
+  }
+  llvm::Error First = llvm::Error::success();
+};
+
+/// Stores in *\p Out a malloc'd copy of \p S, which the caller frees with
+/// collcFree.
+llvm::Error returnString(const std::string &S, char **Out);
+
+} // namespace collc::api
+
+#endif

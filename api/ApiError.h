@@ -1,0 +1,49 @@
+//===- api/ApiError.h - Results and the per-thread last error -*- C++ -*-===//
+//
+// Inside the API everything is an llvm::Error; at the boundary it becomes a
+// collcResult_t and this thread's last-error text. ApiError carries a result
+// the runtime's ErrorKind cannot say (invalid usage, a system failure); the
+// runtime's own errors map by kind (resultOf).
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_API_APIERROR_H
+#define COLLC_API_APIERROR_H
+
+#include "collc/collc.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace collc::api {
+
+class ApiError : public llvm::ErrorInfo<ApiError> {
+public:
+  static char ID;
+  ApiError(collcResult_t Result, std::string Message)
+      : Result(Result), Message(std::move(Message)) {}
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+  collcResult_t result() const { return Result; }
+
+private:
+  collcResult_t Result;
+  std::string Message;
+};
+
+llvm::Error makeApiError(collcResult_t Result, const llvm::Twine &Message);
+
+/// Consumes \p E: collcSuccess, or its result with the last error set to
+/// "Function: text".
+collcResult_t finish(const char *Function, llvm::Error E);
+
+/// Sets this thread's last error and returns \p R (for failures outside any
+/// llvm::Error: a caught exception).
+collcResult_t fail(collcResult_t R, const llvm::Twine &Text);
+
+void clearLastError();
+
+} // namespace collc::api
+
+#endif

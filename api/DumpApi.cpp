@@ -1,0 +1,149 @@
+//===- api/DumpApi.cpp - collc.h: dump and simulate a plan -------------===//
+//
+// The same dumps and figures as `collc dump` and `collc simulate`, from the
+// same functions (compiler/dump/, compiler/PlanStepModel.h,
+// runtime/nccl/NcclLowering.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "api/ApiEntry.h"
+#include "api/Handles.h"
+
+#include "compiler/PlanStepModel.h"
+#include "compiler/dump/Dump.h"
+#include "runtime/nccl/NcclLowering.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace collc;
+using namespace collc::api;
+
+namespace {
+
+Expected<LinkClass> linkOf(const char *Link, const char *Name) {
+  Expected<LinkClass> L = findLinkClass(Link ? Link : "h100-nvlink");
+  if (!L)
+    return makeApiError(collcInvalidArgument, Twine(Name) + ": " + toString(L.takeError()));
+  return *L;
+}
+
+Expected<DumpOptions> dumpOptionsOf(const collcDumpOptions_t &O) {
+  DumpOptions D;
+  D.Explain = O.explain != 0;
+  Expected<LinkClass> L = linkOf(O.link, "options->link");
+  if (!L)
+    return L.takeError();
+  D.Link = *L;
+  bool Dot = O.format == collcDumpDot;
+  if (!Dot && (O.focusRank != -1 || O.focusBucket != -1 || O.focusSteps))
+    return makeApiError(collcInvalidArgument,
+                        "options->focusRank, focusBucket and focusSteps apply to collcDumpDot "
+                        "only: expected -1, -1 and NULL");
+  if (O.focusRank != -1)
+    D.Focus.Rank = O.focusRank;
+  if (O.focusBucket != -1)
+    D.Focus.Bucket = O.focusBucket;
+  if (O.focusSteps) {
+    Expected<StepRange> R = parseStepRange(O.focusSteps);
+    if (!R)
+      return makeApiError(collcInvalidArgument,
+                          "options->focusSteps: " + toString(R.takeError()));
+    D.Focus.Steps = *R;
+  }
+  return D;
+}
+
+} // namespace
+
+extern "C" {
+
+collcResult_t collcDumpOptionsInit(collcDumpOptions_t *Options) {
+  return entry(__func__, [&]() -> Error {
+    if (Error E = Args().notNull(Options, "options", "a collcDumpOptions_t").done())
+      return E;
+    *Options = collcDumpOptions_t COLLC_DUMP_OPTIONS_INIT;
+    return Error::success();
+  });
+}
+
+collcResult_t collcPlanDump(collcPlan_t Plan, const collcDumpOptions_t *Options, char **Out) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
+        .notNull(Out, "out", "where to store the dump")
+        .versioned(Options, "options", sizeof(collcDumpOptions_t), /*Optional=*/true);
+    if (Options)
+      A.inRange(Options->format, "options->format", collcDumpText, collcDumpNccl);
+    if (Error E = A.done())
+      return E;
+    collcDumpOptions_t O = COLLC_DUMP_OPTIONS_INIT;
+    if (Options)
+      O = *Options;
+    Expected<DumpOptions> D = dumpOptionsOf(O);
+    if (!D)
+      return D.takeError();
+    const plan::Plan &P = *Plan->P;
+    std::string S;
+    raw_string_ostream OS(S);
+    switch (O.format) {
+    case collcDumpText:
+      dumpText(P, *D, OS);
+      break;
+    case collcDumpJSON:
+      dumpJSON(P, *D, OS);
+      break;
+    case collcDumpDot:
+      if (Error E = dumpDot(P, *D, OS))
+        return E;
+      break;
+    case collcDumpTrace:
+      if (Error E = dumpTrace(P, *D, OS))
+        return E;
+      break;
+    case collcDumpNccl: {
+      Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(P, O.rank);
+      if (!L)
+        return L.takeError();
+      rt::nccl::printLowering(P, *L, OS);
+      break;
+    }
+    }
+    return returnString(OS.str(), Out);
+  });
+}
+
+collcResult_t collcSimResultInit(collcSimResult_t *Result) {
+  return entry(__func__, [&]() -> Error {
+    if (Error E = Args().notNull(Result, "result", "a collcSimResult_t").done())
+      return E;
+    *Result = collcSimResult_t COLLC_SIM_RESULT_INIT;
+    return Error::success();
+  });
+}
+
+collcResult_t collcPlanSimulate(collcPlan_t Plan, const char *Link, collcSimResult_t *Result) {
+  return entry(__func__, [&]() -> Error {
+    if (Error E = Args()
+                      .notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
+                      .versioned(Result, "result", sizeof(collcSimResult_t), /*Optional=*/false)
+                      .done())
+      return E;
+    SimOptions Opts;
+    Expected<LinkClass> L = linkOf(Link, "link");
+    if (!L)
+      return L.takeError();
+    Opts.Link = *L;
+    Expected<SimResult> R = simulatePlan(*Plan->P, Opts);
+    if (!R)
+      return R.takeError();
+    Result->stepUs = R->StepUs;
+    Result->computeOnlyUs = R->ComputeOnlyStepUs;
+    Result->exposedCommUs = R->ExposedCommUs;
+    Result->commBusyUs = R->CommBusyUs;
+    Result->slowestRank = R->SlowestRank;
+    return Error::success();
+  });
+}
+
+} // extern "C"

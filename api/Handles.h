@@ -1,0 +1,30 @@
+//===- api/Handles.h - What collc.h's opaque handles hold -------*- C++ -*-===//
+#ifndef COLLC_API_HANDLES_H
+#define COLLC_API_HANDLES_H
+
+#include "collc/collc.h"
+
+#include "compiler/plan/Plan.h"
+#include "runtime/exec/Executor.h"
+
+#include <memory>
+#include <string>
+
+/// A plan, shared with the executors made from it: collcPlanDestroy may come
+/// before theirs (a Python object may be collected in any order).
+struct collcPlan {
+  std::shared_ptr<const collc::plan::Plan> P;
+};
+
+struct collcExecutor {
+  // Destroyed bottom to top: the executor before what it uses.
+  std::shared_ptr<const collc::plan::Plan> Plan;
+  std::string Backend;
+  std::unique_ptr<collc::rt::Executor> Exec;
+  /// collcExecutorUnbound's first name, kept for the caller.
+  std::string FirstUnbound;
+  /// Whether capture() succeeded since the last bind.
+  bool Captured = false;
+};
+
+#endif

@@ -1,0 +1,230 @@
+//===- api/PlanApi.cpp - collc.h: compile, load, save, digest ----------===//
+
+#include "api/ApiEntry.h"
+#include "api/Handles.h"
+
+#include "compiler/Compile.h"
+#include "ir/Parser.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace llvm;
+using namespace collc;
+using namespace collc::api;
+
+namespace collc::api {
+
+/// A copy of \p S the caller frees with collcFree (malloc: collcFree is free).
+Error returnString(const std::string &S, char **Out) {
+  char *Copy = static_cast<char *>(std::malloc(S.size() + 1));
+  if (!Copy)
+    return makeApiError(collcSystemError, formatv("out of memory for {0} bytes", S.size() + 1));
+  std::memcpy(Copy, S.data(), S.size() + 1);
+  *Out = Copy;
+  return Error::success();
+}
+
+} // namespace collc::api
+
+namespace {
+
+Error returnPlan(Expected<plan::Plan> P, collcPlan_t *Out) {
+  if (!P)
+    return P.takeError();
+  *Out = new collcPlan{std::make_shared<const plan::Plan>(std::move(*P))};
+  return Error::success();
+}
+
+Error checkPlan(Args &A, collcPlan_t Plan) {
+  return A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad").done();
+}
+
+/// The pipeline \p O asks for, as `collc compile` builds it from its flags.
+Expected<std::string> pipelineOf(const collcCompileOptions_t &O) {
+  bool Pipeline = O.pipeline && *O.pipeline;
+  bool Layout = O.align != 0 || O.views != 1;
+  if (Pipeline && (O.bucketPolicy || Layout))
+    return makeApiError(collcInvalidArgument,
+                        "options->pipeline cannot be combined with bucketPolicy, align or views: "
+                        "expected them inside the pipeline (bucket{...}, plan-memory{...})");
+  if (Pipeline)
+    return std::string(O.pipeline);
+  Expected<std::string> Bucket = bucketPassFor(O.bucketPolicy ? O.bucketPolicy : "ddp");
+  if (!Bucket)
+    return makeApiError(collcInvalidArgument,
+                        "options->bucketPolicy: " + toString(Bucket.takeError()));
+  std::string Memory = "plan-memory";
+  if (Layout) {
+    uint64_t Align = O.align ? O.align : 256;
+    if (Align & (Align - 1))
+      return makeApiError(collcInvalidArgument,
+                          formatv("options->align is {0}: expected a power of two", Align));
+    if (O.views != 0 && O.views != 1)
+      return makeApiError(collcInvalidArgument,
+                          formatv("options->views is {0}: expected 0 or 1", O.views));
+    Memory += formatv("{{align={0},views={1}}", Align, O.views ? "true" : "false").str();
+  }
+  return defaultPipeline(*Bucket, Memory);
+}
+
+} // namespace
+
+extern "C" {
+
+collcResult_t collcCompileOptionsInit(collcCompileOptions_t *Options) {
+  return entry(__func__, [&]() -> Error {
+    if (Error E = Args().notNull(Options, "options", "a collcCompileOptions_t").done())
+      return E;
+    *Options = collcCompileOptions_t COLLC_COMPILE_OPTIONS_INIT;
+    return Error::success();
+  });
+}
+
+collcResult_t collcCompile(const char *Program, const collcCompileOptions_t *Options,
+                           collcPlan_t *Out) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(Program, "program", "NUL-terminated program text")
+        .notNull(Out, "plan", "where to store the plan")
+        .versioned(Options, "options", sizeof(collcCompileOptions_t), /*Optional=*/true);
+    if (Options)
+      A.inRange(Options->world, "options->world", 0, MaxWorldSize);
+    if (Error E = A.done())
+      return E;
+    collcCompileOptions_t O = COLLC_COMPILE_OPTIONS_INIT;
+    if (Options)
+      O = *Options;
+    CompileOptions Opts;
+    // As `collc compile`: the unchanged-IR check is the tests' (collc opt).
+    Opts.PM.CheckUnchanged = false;
+    Expected<std::string> Pipeline = pipelineOf(O);
+    if (!Pipeline)
+      return Pipeline.takeError();
+    Opts.Pipeline = *Pipeline;
+    if (O.bucketPolicy)
+      Opts.Notes.push_back(std::string("bucket: ") + O.bucketPolicy);
+    ParseOptions Parse;
+    Parse.WorldSize = O.world;
+    Expected<ParsedProgram> P =
+        parseProgramText(Program, O.sourceName ? O.sourceName : "<program>", Parse);
+    if (!P)
+      return P.takeError();
+    DiagnosticEngine Diags(P->Source.get());
+    // Diagnostics go into the error's text (the last error), not to stderr:
+    // a library does not print.
+    std::string Log;
+    raw_string_ostream LogOS(Log);
+    return returnPlan(compileProgram(*P->Prog, Opts, Diags, LogOS), Out);
+  });
+}
+
+collcResult_t collcPlanLoad(const char *Text, collcPlan_t *Out) {
+  return entry(__func__, [&]() -> Error {
+    if (Error E = Args()
+                      .notNull(Text, "text", "NUL-terminated plan text")
+                      .notNull(Out, "plan", "where to store the plan")
+                      .done())
+      return E;
+    return returnPlan(plan::readPlan(Text, "<plan text>"), Out);
+  });
+}
+
+collcResult_t collcPlanLoadFile(const char *Path, collcPlan_t *Out) {
+  return entry(__func__, [&]() -> Error {
+    if (Error E = Args()
+                      .notNull(Path, "path", "the path of a plan file")
+                      .notNull(Out, "plan", "where to store the plan")
+                      .done())
+      return E;
+    return returnPlan(plan::readPlanFile(Path), Out);
+  });
+}
+
+collcResult_t collcPlanSave(collcPlan_t Plan, const char *Path) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(Path, "path", "where to write the plan");
+    if (Error E = checkPlan(A, Plan))
+      return E;
+    // Beside the target and renamed on success: a failure leaves an old
+    // file as it was.
+    Expected<sys::fs::TempFile> Temp = sys::fs::TempFile::create(Twine(Path) + ".tmp-%%%%%%");
+    if (!Temp)
+      return makeApiError(collcSystemError, formatv("cannot write {0}: {1}", Path,
+                                                    toString(Temp.takeError())));
+    {
+      raw_fd_ostream OS(Temp->FD, /*shouldClose=*/false);
+      plan::writePlan(*Plan->P, OS);
+      OS.flush();
+      if (OS.has_error()) {
+        std::string Why = OS.error().message();
+        OS.clear_error();
+        consumeError(Temp->discard());
+        return makeApiError(collcSystemError, formatv("cannot write {0}: {1}", Path, Why));
+      }
+    }
+    if (Error E = Temp->keep(Path))
+      return makeApiError(collcSystemError,
+                          formatv("cannot write {0}: {1}", Path, toString(std::move(E))));
+    return Error::success();
+  });
+}
+
+collcResult_t collcPlanText(collcPlan_t Plan, char **Text) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(Text, "text", "where to store the text");
+    if (Error E = checkPlan(A, Plan))
+      return E;
+    std::string S;
+    raw_string_ostream OS(S);
+    plan::writePlan(*Plan->P, OS);
+    return returnString(OS.str(), Text);
+  });
+}
+
+collcResult_t collcPlanDigest(collcPlan_t Plan, const char **Digest) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(Digest, "digest", "where to store the digest");
+    if (Error E = checkPlan(A, Plan))
+      return E;
+    *Digest = Plan->P->Digest.c_str();
+    return Error::success();
+  });
+}
+
+collcResult_t collcPlanWorld(collcPlan_t Plan, int64_t *World) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(World, "world", "where to store the world size");
+    if (Error E = checkPlan(A, Plan))
+      return E;
+    *World = Plan->P->World;
+    return Error::success();
+  });
+}
+
+collcResult_t collcPlanDestroy(collcPlan_t Plan) {
+  return entry(__func__, [&]() -> Error {
+    delete Plan;
+    return Error::success();
+  });
+}
+
+void collcFree(void *P) { std::free(P); }
+
+collcResult_t collcGetVersion(int *Version) {
+  return entry(__func__, [&]() -> Error {
+    if (Error E = Args().notNull(Version, "version", "where to store the version").done())
+      return E;
+    *Version = COLLC_VERSION_CODE;
+    return Error::success();
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,258 @@
+/*===- collc.h - The C API of collc ------------------------------*- C -*-===*
+ *
+ * Compile a program's collectives to a plan, look at the plan, and replay it
+ * every step on the local, mpi or gloo backend, from any language that can
+ * call C (C11; no LLVM, no C++ in this header).
+ *
+ * In NCCL's manner:
+ *  - every function returns a collcResult_t; on anything but collcSuccess,
+ *    collcGetLastError() gives this thread's text naming the value and what
+ *    was expected. No exception, abort or exit crosses this boundary.
+ *  - objects are opaque handles (collcPlan_t, collcExecutor_t), created by a
+ *    function that fills an out-pointer and released by its Destroy.
+ *  - option and result structs are versioned: their first field `size` is
+ *    sizeof the struct the caller was compiled with; initialize them with the
+ *    *Init function (or the COLLC_*_INIT macro), then set what you need.
+ *  - ownership is stated on each function. Strings returned through
+ *    `char **` are the caller's, released with collcFree(); `const char *`
+ *    results belong to the handle they came from.
+ *
+ * Threads: one handle is used by one thread at a time; the ranks of the local
+ * backend are executors driven from different threads of one process.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef COLLC_COLLC_H
+#define COLLC_COLLC_H
+
+#include "collc/version.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define COLLC_API
+#elif defined(COLLC_BUILDING_API)
+#define COLLC_API __attribute__((visibility("default")))
+#else
+#define COLLC_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===------------------------------------------------------------------===*
+ * Results and errors
+ *===------------------------------------------------------------------===*/
+
+typedef enum {
+  collcSuccess = 0,
+  collcInvalidArgument = 1, /* a null handle or pointer, a value out of range, bad input text */
+  collcInvalidUsage = 2,    /* a call out of order (replay before capture, ...) */
+  collcSystemError = 3,     /* the system failed: a file, memory, the library underneath */
+  collcInternalError = 4,   /* a bug in collc: please report the last error text */
+  collcTimeout = 5,         /* a peer did not arrive in time (the text names it) */
+  collcMismatch = 6,        /* ranks disagree: plan digests, collectives */
+  collcUnsupported = 7,     /* this build or machine cannot do it (the text says why) */
+  collcRemoteError = 8,     /* a peer is gone or the group broke earlier */
+  collcNumResults = 9
+} collcResult_t;
+
+/* A static string naming \p result ("collcTimeout: a peer did not arrive in
+ * time"); never NULL. */
+COLLC_API const char *collcGetErrorString(collcResult_t result);
+
+/* The text of the last failure of a collc function on this thread, "" when
+ * the last call succeeded. Owned by collc; valid until the next collc call
+ * on this thread. */
+COLLC_API const char *collcGetLastError(void);
+
+/* Releases a string collc returned through a `char **` (NULL: nothing). */
+COLLC_API void collcFree(void *p);
+
+/* COLLC_VERSION_CODE of the library at run time (the header's may differ). */
+COLLC_API collcResult_t collcGetVersion(int *version);
+
+/*===------------------------------------------------------------------===*
+ * Plans
+ *===------------------------------------------------------------------===*/
+
+typedef struct collcPlan *collcPlan_t;
+
+typedef struct {
+  size_t size;              /* sizeof(collcCompileOptions_t) */
+  const char *pipeline;     /* NULL or "": the default pipeline (docs/passes.md) */
+  const char *bucketPolicy; /* NULL: "ddp"; "fixed:25MiB", "auto", "none". Not with pipeline. */
+  int64_t world;            /* 0: the world the program declares; else 1..2^20 */
+  uint64_t align;           /* alignment of tensors in buffers, a power of two; 0: 256 */
+  int views;                /* 1 (default): zero-copy views; 0: pack every input */
+  const char *sourceName;   /* NULL: "<program>"; names the text in diagnostics */
+} collcCompileOptions_t;
+
+#define COLLC_COMPILE_OPTIONS_INIT {sizeof(collcCompileOptions_t), NULL, NULL, 0, 0, 1, NULL}
+COLLC_API collcResult_t collcCompileOptionsInit(collcCompileOptions_t *options);
+
+/* Compiles the NUL-terminated program text \p program to a plan. \p options
+ * may be NULL (all defaults). On success *plan is the caller's, released with
+ * collcPlanDestroy. A program error's text is its located diagnostics. */
+COLLC_API collcResult_t collcCompile(const char *program, const collcCompileOptions_t *options,
+                                     collcPlan_t *plan);
+
+/* Reads a plan from the NUL-terminated plan text \p text (as written by
+ * collcPlanSave / `collc compile`). *plan is the caller's. */
+COLLC_API collcResult_t collcPlanLoad(const char *text, collcPlan_t *plan);
+/* Reads the plan file at \p path. *plan is the caller's. */
+COLLC_API collcResult_t collcPlanLoadFile(const char *path, collcPlan_t *plan);
+
+/* Writes the plan's text to \p path (through a temporary file renamed on
+ * success: a failure leaves an old file as it was). */
+COLLC_API collcResult_t collcPlanSave(collcPlan_t plan, const char *path);
+/* The plan's text in *text, NUL-terminated; the caller frees it with
+ * collcFree. */
+COLLC_API collcResult_t collcPlanText(collcPlan_t plan, char **text);
+
+/* The plan's digest ("xxh64:<hex>"; what every rank compares before it
+ * replays). *digest belongs to the plan. */
+COLLC_API collcResult_t collcPlanDigest(collcPlan_t plan, const char **digest);
+/* The world the plan was compiled for. */
+COLLC_API collcResult_t collcPlanWorld(collcPlan_t plan, int64_t *world);
+
+/* Releases the caller's reference (NULL: nothing). Executors created from the
+ * plan keep it alive until they are destroyed. */
+COLLC_API collcResult_t collcPlanDestroy(collcPlan_t plan);
+
+/*===------------------------------------------------------------------===*
+ * Looking at a plan: `collc dump` and `collc simulate`
+ *===------------------------------------------------------------------===*/
+
+typedef enum {
+  collcDumpText = 0,  /* a readable summary */
+  collcDumpJSON = 1,  /* JSON with `buckets` */
+  collcDumpDot = 2,   /* a Graphviz graph */
+  collcDumpTrace = 3, /* a Chrome/Perfetto trace of the simulated step */
+  collcDumpNccl = 4   /* the CUDA/NCCL calls rank `rank` issues */
+} collcDumpFormat_t;
+
+typedef struct {
+  size_t size;              /* sizeof(collcDumpOptions_t) */
+  collcDumpFormat_t format; /* collcDumpText */
+  int explain;              /* 0; 1: include the passes' decisions */
+  const char *link;         /* NULL: "h100-nvlink" (trace: the link class simulated) */
+  int64_t rank;             /* collcDumpNccl: the rank listed (0) */
+  int64_t focusRank;        /* collcDumpDot: only this rank's ops; -1: all */
+  int64_t focusBucket;      /* collcDumpDot: this bucket and its neighbours; -1: all */
+  const char *focusSteps;   /* collcDumpDot: "A..B" (0-based); NULL: all */
+} collcDumpOptions_t;
+
+#define COLLC_DUMP_OPTIONS_INIT {sizeof(collcDumpOptions_t), collcDumpText, 0, NULL, 0, -1, -1, NULL}
+COLLC_API collcResult_t collcDumpOptionsInit(collcDumpOptions_t *options);
+
+/* The plan in \p options->format (NULL options: text) into *out, which the
+ * caller frees with collcFree. The same text `collc dump` prints. */
+COLLC_API collcResult_t collcPlanDump(collcPlan_t plan, const collcDumpOptions_t *options,
+                                      char **out);
+
+typedef struct {
+  size_t size;           /* sizeof(collcSimResult_t), set by the caller */
+  double stepUs;         /* one step, on the slowest rank */
+  double computeOnlyUs;  /* the step with free communication */
+  double exposedCommUs;  /* communication not hidden behind compute */
+  double commBusyUs;     /* communication time of the slowest rank */
+  int64_t slowestRank;
+} collcSimResult_t;
+
+#define COLLC_SIM_RESULT_INIT {sizeof(collcSimResult_t), 0, 0, 0, 0, 0}
+COLLC_API collcResult_t collcSimResultInit(collcSimResult_t *result);
+
+/* Simulates one step of the plan with the cost model on link class \p link
+ * (NULL: "h100-nvlink"; `collc simulate --list-links`), as `collc simulate`.
+ * \p result is the caller's, its size set. */
+COLLC_API collcResult_t collcPlanSimulate(collcPlan_t plan, const char *link,
+                                          collcSimResult_t *result);
+
+/*===------------------------------------------------------------------===*
+ * Executors: bind, capture, replay every step
+ *===------------------------------------------------------------------===*/
+
+typedef struct collcExecutor *collcExecutor_t;
+
+typedef struct {
+  size_t size;            /* sizeof(collcExecutorOptions_t) */
+  const char *backend;    /* NULL: "local"; "mpi", "gloo"; "nccl" (see collcExecutorBindDevice) */
+  /* Where the ranks of one run meet. local: any name shared by the run's
+   * executors (NULL: "collc"; two runs alive at once in one process use two
+   * names). gloo: "file:DIR" or "redis://HOST:PORT". mpi: NULL or "mpi". */
+  const char *rendezvous;
+  int64_t timeoutMs;      /* every wait; 0: COLLC_TIMEOUT_MS, else 300000 */
+  int digestHandshake;    /* 1 (default): compare plan digests across ranks at capture */
+} collcExecutorOptions_t;
+
+#define COLLC_EXECUTOR_OPTIONS_INIT {sizeof(collcExecutorOptions_t), NULL, NULL, 0, 1}
+COLLC_API collcResult_t collcExecutorOptionsInit(collcExecutorOptions_t *options);
+
+/* The executor of rank \p rank (0..world-1) of \p plan. \p options may be
+ * NULL (local, defaults). The executor holds a reference to the plan. *exec
+ * is the caller's, released with collcExecutorDestroy. On mpi the first
+ * executor of the process initializes MPI, which stays up until exit. */
+COLLC_API collcResult_t collcExecutorCreate(collcPlan_t plan, int64_t rank,
+                                            const collcExecutorOptions_t *options,
+                                            collcExecutor_t *exec);
+
+/* The rank the executor runs. */
+COLLC_API collcResult_t collcExecutorRank(collcExecutor_t exec, int64_t *rank);
+
+/* Binds tensor \p name (without '%') to \p bytes of host memory at \p data,
+ * which stays the caller's and must outlive the executor or the next bind of
+ * the name. \p bytes must be the tensor's size exactly. Binding again
+ * requires capturing again. */
+COLLC_API collcResult_t collcExecutorBind(collcExecutor_t exec, const char *name, void *data,
+                                          size_t bytes);
+
+/* On the nccl backend: binds \p name to device memory, the replay to run on
+ * \p cudaStream (a cudaStream_t). Returns collcUnsupported when this build
+ * has no NCCL backend or this machine no GPU, saying which. */
+COLLC_API collcResult_t collcExecutorBindDevice(collcExecutor_t exec, const char *name,
+                                                void *devicePtr, size_t bytes, void *cudaStream);
+
+/* Where tensor \p name lives: a view slot inside a plan buffer (the model
+ * writes its input there: zero copy) or the memory bound to it. *data
+ * belongs to the executor (or to the binder). */
+COLLC_API collcResult_t collcExecutorTensor(collcExecutor_t exec, const char *name, void **data,
+                                            size_t *bytes);
+
+/* How many tensors this rank touches that are neither views nor bound
+ * (capture refuses while any is left); \p name of the first, or "", which
+ * belongs to the executor until its next call. */
+COLLC_API collcResult_t collcExecutorUnbound(collcExecutor_t exec, size_t *count,
+                                             const char **firstName);
+
+/* Resolves the plan for this rank; the first capture compares plan digests
+ * with every rank (collcMismatch names the ranks that differ). Every rank
+ * captures at the same point: it is a collective. */
+COLLC_API collcResult_t collcExecutorCapture(collcExecutor_t exec);
+
+/* Runs the model's compute op \p computeName (the \p index-th compute of the
+ * plan). Return collcSuccess, or another result to stop the step: the replay
+ * returns that result, its text naming the compute. */
+typedef collcResult_t (*collcComputeFn)(const char *computeName, uint32_t index, void *user);
+
+/* One step: every launch, wait and compute of this rank in plan order.
+ * \p compute is called at each compute step (NULL: none is run). Blocks
+ * until this rank's part of the step is done on CPU backends. */
+COLLC_API collcResult_t collcExecutorReplay(collcExecutor_t exec, collcComputeFn compute,
+                                            void *user);
+
+/* Waits until the work of the replays issued so far is done, at most
+ * \p timeoutMs (>= 0; 0: only check), and reports a lost peer. On CPU
+ * backends a replay returns done, so this checks the group's health. */
+COLLC_API collcResult_t collcExecutorSynchronize(collcExecutor_t exec, int64_t timeoutMs);
+
+/* Releases the executor (NULL: nothing): waits for its enqueued work, leaves
+ * its groups and drops its plan reference. */
+COLLC_API collcResult_t collcExecutorDestroy(collcExecutor_t exec);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLLC_COLLC_H */

@@ -1,0 +1,41 @@
+# `cmake --install build --prefix P`: the C API (collc/collc.h, the
+# generated collc/version.h, libcollc.so), the static libraries, the CMake
+# package (collcConfig.cmake, its version file, collc::collc and, with
+# COMPONENTS static, collc::compiler and collc::runtime) and collc.pc.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(FILES api/include/collc/collc.h ${CMAKE_BINARY_DIR}/api/include/collc/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/collc)
+
+install(TARGETS collc_shared EXPORT collcTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT collcTargets NAMESPACE collc:: FILE collcTargets.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/collc)
+
+# collc_compiler is collc::compiler, collc_runtime collc::runtime, ...
+foreach(lib ${COLLC_LIBRARIES})
+  string(REGEX REPLACE "^collc_" "" name ${lib})
+  set_target_properties(${lib} PROPERTIES EXPORT_NAME ${name})
+endforeach()
+install(TARGETS ${COLLC_LIBRARIES} EXPORT collcStaticTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(EXPORT collcStaticTargets NAMESPACE collc:: FILE collcStaticTargets.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/collc)
+
+if(TARGET collc_mpi)
+  set(COLLC_HAVE_MPI_INSTALL TRUE)
+else()
+  set(COLLC_HAVE_MPI_INSTALL FALSE)
+endif()
+configure_package_config_file(cmake/collcConfig.cmake.in
+                              ${CMAKE_BINARY_DIR}/collcConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/collc)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/collcConfigVersion.cmake
+                                 COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/collcConfig.cmake ${CMAKE_BINARY_DIR}/collcConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/collc)
+
+configure_file(api/collc.pc.in ${CMAKE_BINARY_DIR}/collc.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/collc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,160 @@
+//===- tests/api/DumpApiTest.cpp - collc.h: dump and simulate -------------===//
+//
+// The C API prints the very dumps `collc dump` prints and the figures
+// `collc simulate` computes: each is compared with the C++ function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ApiTestUtil.h"
+
+#include "compiler/Compile.h"
+#include "compiler/PlanStepModel.h"
+#include "compiler/dump/Dump.h"
+#include "runtime/nccl/NcclLowering.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace collc;
+using namespace collc::apitest;
+
+namespace {
+
+std::string dumpOf(collcPlan_t P, const collcDumpOptions_t &O) {
+  char *Out = nullptr;
+  EXPECT_OK(collcPlanDump(P, &O, &Out));
+  std::string S = Out ? Out : "";
+  collcFree(Out);
+  return S;
+}
+
+class CApiDump : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_OK(collcCompile(TwoReduces, nullptr, &P));
+    llvm::Expected<plan::Plan> Q = compileProgramText(TwoReduces, "", "<program>");
+    ASSERT_TRUE(bool(Q)) << llvm::toString(Q.takeError());
+    Want = std::move(*Q);
+    collcDumpOptionsInit(&O);
+  }
+  void TearDown() override { collcPlanDestroy(P); }
+  collcPlan_t P = nullptr;
+  plan::Plan Want;
+  collcDumpOptions_t O;
+};
+
+TEST_F(CApiDump, EveryFormatIsTheToolsText) {
+  DumpOptions D;
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  dumpText(Want, D, OS);
+  EXPECT_EQ(dumpOf(P, O), OS.str());
+
+  S.clear();
+  O.format = collcDumpJSON;
+  dumpJSON(Want, D, OS);
+  EXPECT_EQ(dumpOf(P, O), OS.str());
+
+  S.clear();
+  O.format = collcDumpDot;
+  ASSERT_FALSE(bool(dumpDot(Want, D, OS)));
+  EXPECT_EQ(dumpOf(P, O), OS.str());
+
+  S.clear();
+  O.format = collcDumpTrace;
+  O.link = "ib-ndr";
+  D.Link = *findLinkClass("ib-ndr");
+  ASSERT_FALSE(bool(dumpTrace(Want, D, OS)));
+  EXPECT_EQ(dumpOf(P, O), OS.str());
+  EXPECT_NE(OS.str().find("traceEvents"), std::string::npos);
+
+  S.clear();
+  O.format = collcDumpNccl;
+  O.link = nullptr;
+  O.rank = 1;
+  llvm::Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(Want, 1);
+  ASSERT_TRUE(bool(L));
+  rt::nccl::printLowering(Want, *L, OS);
+  EXPECT_EQ(dumpOf(P, O), OS.str());
+}
+
+TEST_F(CApiDump, ExplainAndFocusReachTheDump) {
+  DumpOptions D;
+  D.Explain = true;
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  dumpText(Want, D, OS);
+  O.explain = 1;
+  EXPECT_EQ(dumpOf(P, O), OS.str());
+
+  S.clear();
+  D = DumpOptions();
+  D.Focus.Rank = 1;
+  D.Focus.Steps = StepRange{0, 1};
+  ASSERT_FALSE(bool(dumpDot(Want, D, OS)));
+  collcDumpOptionsInit(&O);
+  O.format = collcDumpDot;
+  O.focusRank = 1;
+  O.focusSteps = "0..1";
+  EXPECT_EQ(dumpOf(P, O), OS.str());
+}
+
+TEST_F(CApiDump, Refusals) {
+  char *Out = nullptr;
+  EXPECT_TRUE(refused(collcPlanDump(nullptr, &O, &Out), collcInvalidArgument,
+                      {"collcPlanDump: plan is NULL"}));
+  EXPECT_TRUE(refused(collcPlanDump(P, &O, nullptr), collcInvalidArgument, {"out is NULL"}));
+  O.size = 3;
+  EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument, {"options->size is 3"}));
+  collcDumpOptionsInit(&O);
+  O.format = collcDumpFormat_t(7);
+  EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument,
+                      {"options->format is 7: expected 0..4"}));
+  collcDumpOptionsInit(&O);
+  O.focusRank = 0;
+  EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument,
+                      {"apply to collcDumpDot only"}));
+  collcDumpOptionsInit(&O);
+  O.format = collcDumpDot;
+  O.focusRank = 5;
+  EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument, {"5"}));
+  O.focusRank = -1;
+  O.focusSteps = "3..1";
+  EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument, {"options->focusSteps"}));
+  collcDumpOptionsInit(&O);
+  O.link = "carrier-pigeon";
+  EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument,
+                      {"options->link", "carrier-pigeon"}));
+  collcDumpOptionsInit(&O);
+  O.format = collcDumpNccl;
+  O.rank = 2;
+  EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument, {"2"}));
+  EXPECT_EQ(Out, nullptr);
+}
+
+TEST_F(CApiDump, SimulateGivesTheStepModelsFigures) {
+  collcSimResult_t R;
+  collcSimResultInit(&R);
+  ASSERT_OK(collcPlanSimulate(P, "pcie", &R));
+  SimOptions Opts;
+  Opts.Link = *findLinkClass("pcie");
+  llvm::Expected<SimResult> W = simulatePlan(Want, Opts);
+  ASSERT_TRUE(bool(W));
+  EXPECT_EQ(R.stepUs, W->StepUs);
+  EXPECT_EQ(R.computeOnlyUs, W->ComputeOnlyStepUs);
+  EXPECT_EQ(R.exposedCommUs, W->ExposedCommUs);
+  EXPECT_EQ(R.commBusyUs, W->CommBusyUs);
+  EXPECT_EQ(R.slowestRank, W->SlowestRank);
+  EXPECT_GT(R.stepUs, 0);
+
+  EXPECT_TRUE(refused(collcPlanSimulate(P, "warp-drive", &R), collcInvalidArgument,
+                      {"link", "warp-drive"}));
+  EXPECT_TRUE(refused(collcPlanSimulate(nullptr, nullptr, &R), collcInvalidArgument,
+                      {"plan is NULL"}));
+  EXPECT_TRUE(refused(collcPlanSimulate(P, nullptr, nullptr), collcInvalidArgument,
+                      {"result is NULL"}));
+  R.size = 0;
+  EXPECT_TRUE(refused(collcPlanSimulate(P, nullptr, &R), collcInvalidArgument,
+                      {"result->size is 0"}));
+}
+
+} // namespace

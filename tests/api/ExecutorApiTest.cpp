@@ -1,0 +1,296 @@
+//===- tests/api/ExecutorApiTest.cpp - collc.h: executors on threads ------===//
+//
+// Ranks of the local backend are threads: each test drives rank 0 and
+// rank 1 of one plan from two threads, through the C API only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ApiTestUtil.h"
+
+#include <array>
+#include <functional>
+#include <thread>
+#include <vector>
+
+using namespace collc::apitest;
+
+namespace {
+
+/// Runs \p Body(rank) on two threads and returns what each returned.
+std::array<collcResult_t, 2> onTwoRanks(const std::function<collcResult_t(int64_t)> &Body) {
+  std::array<collcResult_t, 2> R{collcInternalError, collcInternalError};
+  std::thread T1([&] { R[1] = Body(1); });
+  R[0] = Body(0);
+  T1.join();
+  return R;
+}
+
+collcExecutorOptions_t localOptions(const char *Rendezvous, int64_t TimeoutMs = 20000) {
+  collcExecutorOptions_t O;
+  collcExecutorOptionsInit(&O);
+  O.rendezvous = Rendezvous;
+  O.timeoutMs = TimeoutMs;
+  return O;
+}
+
+struct Counted {
+  std::vector<std::string> Names;
+};
+
+collcResult_t countCompute(const char *Name, uint32_t, void *User) {
+  static_cast<Counted *>(User)->Names.push_back(Name);
+  return collcSuccess;
+}
+
+TEST(CApiExecutor, TwoRanksAllReduceTheirBoundTensors) {
+  collcPlan_t P = compileNone(TwoReduces);
+  std::array<std::array<float, 4>, 2> In, Out;
+  std::array<Counted, 2> Seen;
+  std::array<std::string, 2> Firsts;
+  auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
+    collcExecutorOptions_t O = localOptions("api-sum");
+    collcExecutor_t X = nullptr;
+    if (collcResult_t E = collcExecutorCreate(P, Rank, &O, &X))
+      return E;
+    int64_t Mine = -1;
+    collcExecutorRank(X, &Mine);
+    EXPECT_EQ(Mine, Rank);
+    size_t Count = 0;
+    const char *First = nullptr;
+    EXPECT_OK(collcExecutorUnbound(X, &Count, &First));
+    EXPECT_EQ(Count, 2u);
+    Firsts[Rank] = First;
+    for (int I = 0; I != 4; ++I)
+      In[Rank][I] = float(Rank * 10 + I);
+    EXPECT_OK(collcExecutorBind(X, "a", In[Rank].data(), sizeof(float) * 4));
+    EXPECT_OK(collcExecutorBind(X, "r", Out[Rank].data(), sizeof(float) * 4));
+    EXPECT_OK(collcExecutorUnbound(X, &Count, nullptr));
+    EXPECT_EQ(Count, 0u);
+    void *Where = nullptr;
+    size_t Bytes = 0;
+    EXPECT_OK(collcExecutorTensor(X, "r", &Where, &Bytes));
+    EXPECT_EQ(Where, Out[Rank].data());
+    EXPECT_EQ(Bytes, 16u);
+    collcResult_t E = collcExecutorCapture(X);
+    if (E == collcSuccess)
+      E = collcExecutorReplay(X, countCompute, &Seen[Rank]);
+    if (E == collcSuccess)
+      E = collcExecutorSynchronize(X, 1000);
+    collcExecutorDestroy(X);
+    return E;
+  });
+  EXPECT_EQ(R[0], collcSuccess) << collcGetErrorString(R[0]);
+  EXPECT_EQ(R[1], collcSuccess) << collcGetErrorString(R[1]);
+  EXPECT_EQ(Firsts[0], "a");
+  for (int Rank = 0; Rank != 2; ++Rank) {
+    for (int I = 0; I != 4; ++I)
+      EXPECT_EQ(Out[Rank][I], float(I + 10 + I)) << "rank " << Rank << " element " << I;
+    EXPECT_EQ(Seen[Rank].Names, (std::vector<std::string>{"fwd", "use"}));
+  }
+  collcPlanDestroy(P);
+}
+
+TEST(CApiExecutor, ViewsLiveInThePlansBuffersAndTheCallbackFillsThem) {
+  // The default bucket policy puts both tensors of a bucket in one buffer:
+  // the model writes its input where collcExecutorTensor says.
+  collcPlan_t P = nullptr;
+  ASSERT_OK(collcCompile(BucketedReduces, nullptr, &P));
+  struct Rank {
+    collcExecutor_t X = nullptr;
+    float Got[4] = {};
+  };
+  std::array<Rank, 2> Ranks;
+  auto R = onTwoRanks([&](int64_t I) -> collcResult_t {
+    collcExecutorOptions_t O = localOptions("api-views");
+    if (collcResult_t E = collcExecutorCreate(P, I, &O, &Ranks[I].X))
+      return E;
+    size_t Count = 1;
+    EXPECT_OK(collcExecutorUnbound(Ranks[I].X, &Count, nullptr));
+    EXPECT_EQ(Count, 0u) << "views need no binding";
+    if (collcResult_t E = collcExecutorCapture(Ranks[I].X))
+      return E;
+    auto Fill = [](const char *Name, uint32_t, void *User) -> collcResult_t {
+      auto *Me = static_cast<std::pair<collcExecutor_t, int64_t> *>(User);
+      if (std::string(Name) != "fwd")
+        return collcSuccess;
+      void *A = nullptr;
+      size_t Bytes = 0;
+      if (collcResult_t E = collcExecutorTensor(Me->first, "a", &A, &Bytes))
+        return E;
+      for (int J = 0; J != 4; ++J)
+        static_cast<float *>(A)[J] = float(Me->second + 1);
+      return collcSuccess;
+    };
+    std::pair<collcExecutor_t, int64_t> Me{Ranks[I].X, I};
+    if (collcResult_t E = collcExecutorReplay(Ranks[I].X, Fill, &Me))
+      return E;
+    void *Res = nullptr;
+    size_t Bytes = 0;
+    if (collcResult_t E = collcExecutorTensor(Ranks[I].X, "r", &Res, &Bytes))
+      return E;
+    std::memcpy(Ranks[I].Got, Res, 16);
+    return collcSuccess;
+  });
+  ASSERT_EQ(R[0], collcSuccess);
+  ASSERT_EQ(R[1], collcSuccess);
+  for (auto &Rk : Ranks) {
+    for (float F : Rk.Got)
+      EXPECT_EQ(F, 3.0f);
+    collcExecutorDestroy(Rk.X);
+  }
+  collcPlanDestroy(P);
+}
+
+TEST(CApiExecutor, TheExecutorKeepsItsPlanAlive) {
+  collcPlan_t P = compileNone(TwoReduces);
+  collcExecutorOptions_t O = localOptions("api-alive");
+  collcExecutor_t X = nullptr;
+  ASSERT_OK(collcExecutorCreate(P, 0, &O, &X));
+  collcPlanDestroy(P);
+  size_t Count = 0;
+  EXPECT_OK(collcExecutorUnbound(X, &Count, nullptr));
+  EXPECT_EQ(Count, 2u);
+  EXPECT_OK(collcExecutorDestroy(X));
+  EXPECT_OK(collcExecutorDestroy(nullptr));
+}
+
+TEST(CApiExecutor, CreateRefusals) {
+  collcPlan_t P = compileNone(TwoReduces);
+  collcExecutor_t X = nullptr;
+  EXPECT_TRUE(refused(collcExecutorCreate(nullptr, 0, nullptr, &X), collcInvalidArgument,
+                      {"collcExecutorCreate: plan is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, nullptr, nullptr), collcInvalidArgument,
+                      {"exec is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 2, nullptr, &X), collcInvalidArgument,
+                      {"rank is 2: expected 0..1"}));
+  EXPECT_TRUE(refused(collcExecutorCreate(P, -1, nullptr, &X), collcInvalidArgument,
+                      {"rank is -1: expected 0..1"}));
+  collcExecutorOptions_t O;
+  collcExecutorOptionsInit(&O);
+  O.size = sizeof(size_t);
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
+                      {"options->size is 8"}));
+  collcExecutorOptionsInit(&O);
+  O.timeoutMs = -5;
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
+                      {"options->timeoutMs is -5: expected 0..86400000"}));
+  collcExecutorOptionsInit(&O);
+  O.backend = "carrier-pigeon";
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
+                      {"options->backend is \"carrier-pigeon\": expected local, mpi, gloo"}));
+  O.backend = "nccl";
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcUnsupported, {"nccl"}));
+  O.backend = "gloo";
+  O.rendezvous = "nowhere";
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
+                      {"options->rendezvous", "nowhere", "file:DIR"}));
+  EXPECT_EQ(X, nullptr);
+  collcPlanDestroy(P);
+}
+
+TEST(CApiExecutor, BindRefusalsNameTheTensor) {
+  collcPlan_t P = compileNone(TwoReduces);
+  collcExecutorOptions_t O = localOptions("api-bind");
+  collcExecutor_t X = nullptr;
+  ASSERT_OK(collcExecutorCreate(P, 0, &O, &X));
+  float Buf[8];
+  EXPECT_TRUE(refused(collcExecutorBind(X, "nope", Buf, 16), collcInvalidArgument, {"nope"}));
+  EXPECT_TRUE(refused(collcExecutorBind(X, "a", Buf, 12), collcInvalidArgument, {"%a", "12"}));
+  EXPECT_TRUE(refused(collcExecutorBind(nullptr, "a", Buf, 16), collcInvalidArgument,
+                      {"collcExecutorBind: exec is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorBind(X, nullptr, Buf, 16), collcInvalidArgument,
+                      {"name is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorBind(X, "a", nullptr, 16), collcInvalidArgument,
+                      {"data is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorBindDevice(X, "a", Buf, 16, nullptr), collcUnsupported,
+                      {"local backend", "nccl"}));
+  EXPECT_TRUE(refused(collcExecutorBindDevice(nullptr, "a", Buf, 16, nullptr),
+                      collcInvalidArgument, {"exec is NULL"}));
+  void *Where = nullptr;
+  size_t Bytes = 0;
+  EXPECT_TRUE(refused(collcExecutorTensor(X, "zz", &Where, &Bytes), collcInvalidArgument,
+                      {"zz"}));
+  EXPECT_TRUE(refused(collcExecutorTensor(X, "a", nullptr, &Bytes), collcInvalidArgument,
+                      {"data is NULL"}));
+  size_t Count = 0;
+  EXPECT_TRUE(refused(collcExecutorUnbound(nullptr, &Count, nullptr), collcInvalidArgument,
+                      {"exec is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorUnbound(X, nullptr, nullptr), collcInvalidArgument,
+                      {"count is NULL"}));
+  int64_t Rank = 0;
+  EXPECT_TRUE(refused(collcExecutorRank(nullptr, &Rank), collcInvalidArgument, {"exec is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorRank(X, nullptr), collcInvalidArgument, {"rank is NULL"}));
+  // Capture refuses while a tensor is unbound (nothing to wait for: the
+  // check comes before any rendezvous).
+  EXPECT_TRUE(refused(collcExecutorCapture(X), collcInvalidArgument, {"%a"}));
+  EXPECT_TRUE(refused(collcExecutorCapture(nullptr), collcInvalidArgument, {"exec is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorReplay(X, nullptr, nullptr), collcInvalidUsage,
+                      {"collcExecutorCapture before collcExecutorReplay"}));
+  EXPECT_TRUE(refused(collcExecutorReplay(nullptr, nullptr, nullptr), collcInvalidArgument,
+                      {"exec is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorSynchronize(X, -1), collcInvalidArgument,
+                      {"timeoutMs is -1"}));
+  EXPECT_TRUE(refused(collcExecutorSynchronize(nullptr, 0), collcInvalidArgument,
+                      {"exec is NULL"}));
+  collcExecutorDestroy(X);
+  collcPlanDestroy(P);
+}
+
+TEST(CApiExecutor, RanksWithDifferentPlansAreRefusedAtCapture) {
+  collcPlan_t A = compileNone(TwoReduces);
+  collcPlan_t B = compileNone(OtherReduce);
+  std::array<std::string, 2> Why;
+  auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
+    collcExecutorOptions_t O = localOptions("api-mismatch", 5000);
+    collcExecutor_t X = nullptr;
+    if (collcResult_t E = collcExecutorCreate(Rank == 0 ? A : B, Rank, &O, &X))
+      return E;
+    std::vector<float> In(8), Out(8);
+    size_t Bytes = (Rank == 0 ? 4 : 8) * sizeof(float);
+    collcExecutorBind(X, "a", In.data(), Bytes);
+    collcExecutorBind(X, "r", Out.data(), Bytes);
+    collcResult_t E = collcExecutorCapture(X);
+    Why[Rank] = collcGetLastError();
+    collcExecutorDestroy(X);
+    return E;
+  });
+  for (int Rank = 0; Rank != 2; ++Rank) {
+    EXPECT_EQ(R[Rank], collcMismatch) << collcGetErrorString(R[Rank]) << ": " << Why[Rank];
+    EXPECT_NE(Why[Rank].find("collcExecutorCapture: "), std::string::npos) << Why[Rank];
+    EXPECT_NE(Why[Rank].find("digest"), std::string::npos) << Why[Rank];
+  }
+  collcPlanDestroy(A);
+  collcPlanDestroy(B);
+}
+
+TEST(CApiExecutor, AFailingComputeStopsTheStepWithItsResult) {
+  collcPlan_t P = compileNone(TwoReduces);
+  std::array<std::string, 2> Why;
+  auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
+    collcExecutorOptions_t O = localOptions("api-compute-fails");
+    collcExecutor_t X = nullptr;
+    if (collcResult_t E = collcExecutorCreate(P, Rank, &O, &X))
+      return E;
+    float In[4] = {}, Out[4] = {};
+    collcExecutorBind(X, "a", In, 16);
+    collcExecutorBind(X, "r", Out, 16);
+    collcResult_t E = collcExecutorCapture(X);
+    if (E == collcSuccess) {
+      // Both ranks fail at their first compute, before any collective.
+      auto Fail = [](const char *, uint32_t, void *) { return collcSystemError; };
+      E = collcExecutorReplay(X, Fail, nullptr);
+      Why[Rank] = collcGetLastError();
+    }
+    collcExecutorDestroy(X);
+    return E;
+  });
+  for (int Rank = 0; Rank != 2; ++Rank) {
+    EXPECT_EQ(R[Rank], collcSystemError) << Why[Rank];
+    EXPECT_NE(Why[Rank].find("compute callback of @fwd returned collcSystemError"),
+              std::string::npos)
+        << Why[Rank];
+  }
+  collcPlanDestroy(P);
+}
+
+} // namespace

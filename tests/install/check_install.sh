@@ -1,0 +1,52 @@
+#!/bin/sh
+# Installs the build to a temporary prefix, checks what a consumer gets, and
+# builds and runs the C consumer project against it, twice: through
+# find_package(collc) and through pkg-config.
+#   check_install.sh BUILD_DIR SOURCE_DIR
+set -eu
+BUILD=$1
+SRC=$2
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/collc-install.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+PREFIX=$TMP/prefix
+
+cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
+
+# The public headers are collc.h and its generated version header, which
+# include nothing but each other and the C library's stddef.h/stdint.h.
+headers=$(cd "$PREFIX/include" && find . -type f | sort | tr '\n' ' ')
+[ "$headers" = "./collc/collc.h ./collc/version.h " ] || {
+  echo "installed headers: $headers; expected ./collc/collc.h ./collc/version.h"; exit 1; }
+bad=$(grep -hE '^[[:space:]]*#[[:space:]]*include' "$PREFIX"/include/collc/*.h |
+      grep -vE '"collc/version.h"|<stddef.h>|<stdint.h>' || true)
+[ -z "$bad" ] || { echo "an installed header includes more than collc.h allows: $bad"; exit 1; }
+
+# libcollc.so exports the C API and nothing else, and needs no LLVM.
+LIB=$PREFIX/lib/libcollc.so
+exported=$(nm -D --defined-only "$LIB" | awk '$2 != "A" {print $3}' | sort)
+others=$(echo "$exported" | grep -v '^collc[A-Z]' || true)
+[ -z "$others" ] || { echo "libcollc.so exports more than the C API: $others"; exit 1; }
+echo "libcollc.so exports $(echo "$exported" | wc -l) functions, all collc*"
+if ldd "$LIB" | grep -i llvm; then echo "libcollc.so needs LLVM at run time"; exit 1; fi
+for lib in compiler runtime local; do
+  [ -f "$PREFIX/lib/libcollc_$lib.a" ] || { echo "missing static libcollc_$lib.a"; exit 1; }
+done
+
+EXAMPLE=$SRC/examples/gpt2_ddp.coll
+cmake -S "$SRC/tests/install/consumer" -B "$TMP/build" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+cmake --build "$TMP/build" >/dev/null
+"$TMP/build/consumer" "$EXAMPLE"
+
+PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+export PKG_CONFIG_PATH
+cc -std=c11 -o "$TMP/consumer-pc" "$SRC/tests/install/consumer/main.c" \
+   $(pkg-config --cflags --libs collc) -lpthread
+LD_LIBRARY_PATH=$PREFIX/lib "$TMP/consumer-pc" "$EXAMPLE" >/dev/null
+echo "pkg-config: the consumer builds and runs too"
+
+# docs/c-api.md shows the consumer as it is.
+awk '/^```c$/{on=1; next} /^```$/{on=0} on' "$SRC/docs/c-api.md" > "$TMP/doc-example.c"
+cmp -s "$TMP/doc-example.c" "$SRC/tests/install/consumer/main.c" || {
+  echo "docs/c-api.md's C example differs from tests/install/consumer/main.c"
+  diff "$TMP/doc-example.c" "$SRC/tests/install/consumer/main.c" | head; exit 1; }
+echo "docs/c-api.md's example is tests/install/consumer/main.c"
