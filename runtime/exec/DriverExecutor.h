@@ -477,6 +477,17 @@ private:
   std::vector<TraceEvent> Events;
 };
 
+/// The executor of rank \p Rank of \p P on driver \p D, initialized (the
+/// digest handshake included): what every host backend's factory returns.
+template <typename D>
+llvm::Expected<std::unique_ptr<Executor>> startDriverExecutor(const plan::Plan &P, int64_t Rank,
+                                                              ExecutorOptions Opts) {
+  auto E = std::make_unique<DriverExecutor<D>>(P, Rank, std::move(Opts));
+  if (llvm::Error Err = E->init())
+    return Err;
+  return std::unique_ptr<Executor>(std::move(E));
+}
+
 } // namespace collc::rt
 
 #endif

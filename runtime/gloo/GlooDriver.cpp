@@ -147,38 +147,19 @@ public:
 namespace {
 
 using Communicator = GlooDriver::Communicator;
-using Resource = GlooDriver::Resource;
 
 std::mutex JoinMutex; // the store serves one join at a time
 
-Error invalid(const Twine &Msg) { return makeError(ErrorKind::InvalidArgument, Msg); }
+Error checkComm(const Communicator &C) { return checkCommunicator(C); }
 
-Error checkComm(const Communicator &C) {
-  if (!C)
-    return invalid("no communicator (this rank is not in the group)");
-  return Error::success();
-}
-
-Error checkSpan(StringRef What, const Resource &R, uint64_t Need) {
-  if (Need && !R.Data)
-    return invalid(formatv("{0} is null but must hold {1} bytes", What, Need));
-  if (R.Bytes < Need)
-    return invalid(formatv("{0} holds {1} bytes; the operation needs {2}", What, R.Bytes, Need));
-  return Error::success();
-}
-
-Error checkSameType(StringRef What, ElemType Elements, ElemType T) {
-  if (Elements == T)
-    return Error::success();
-  return invalid(formatv("{0}: elements of {1} but element type {2}", What, elemTypeName(Elements),
-                         elemTypeName(T)));
-}
+/// What the argument checks (HostDriverChecks.h) need of \p C.
+HostGroupView view(const Communicator &C) { return {C->Size, C->Rank}; }
 
 /// Queues \p Body on \p S; it runs under the group's lock, with Gloo's
 /// exceptions turned into errors.
 template <typename F> Error enqueue(const Communicator &C, HostStream *S, const char *What, F Body) {
   if (!S)
-    return invalid("no comm stream");
+    return noStreamError();
   ++C->Pending;
   S->enqueue([C, What, Body = std::move(Body)]() mutable -> Error {
     Error E = C->run(What, [&] { Body(*C); });
@@ -275,16 +256,14 @@ void reduce(Membership &M, const char *Src, char *Dst, uint64_t Count, ElemType 
 } // namespace
 
 Expected<GlooDriver::UniqueId> GlooDriver::groupId(const CommunicationId &Id) {
-  if (Id.Name.empty())
-    return invalid("a communication id needs a name");
+  if (Error E = checkGroupName(Id))
+    return E;
   return Id.Name;
 }
 
 Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, size_t Rank) {
-  if (Ranks == 0 || Ranks > MaxRanks)
-    return invalid(formatv("a gloo group has 1..{0} ranks, not {1}", MaxRanks, Ranks));
-  if (Rank >= Ranks)
-    return invalid(formatv("rank {0} is not in 0..{1}", Rank, Ranks - 1));
+  if (Error E = checkJoin("a gloo", MaxRanks, Ranks, Rank))
+    return E;
   Expected<std::shared_ptr<::gloo::rendezvous::Store>> Store = processStore();
   if (!Store)
     return Store.takeError();
@@ -337,26 +316,11 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
                            Rank, Ranks, Id, M->TimeoutMs.load(), Text));
 }
 
-Expected<GlooDriver::Elems> GlooDriver::elements(ElemType T, uint64_t Bytes) {
-  if (unsigned(T) >= NumElemTypes)
-    return makeError(ErrorKind::Unsupported, formatv("unknown element type #{0}", unsigned(T)));
-  unsigned Size = elemTypeBytes(T);
-  if (Bytes % Size)
-    return invalid(formatv("{0} bytes are not whole {1} elements ({2} bytes each)", Bytes,
-                           elemTypeName(T), Size));
-  return Elems{T, Bytes / Size};
-}
-
 Error GlooDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
                                   Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkSameType("all_reduce", E.Type, T))
-    return Err;
-  uint64_t Bytes = E.Count * elemTypeBytes(T);
-  if (Error Err = checkSpan("all_reduce source", Src, Bytes))
-    return Err;
-  if (Error Err = checkSpan("all_reduce destination", Dst, Bytes))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T))
     return Err;
   if (E.Count == 0)
     return Error::success(); // every rank has the same count: nothing to exchange
@@ -378,12 +342,7 @@ Error GlooDriver::reduceScatterScaled(const Communicator &C, const Resource &Src
                                       double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkSameType("reduce_scatter", E.Type, T))
-    return Err;
-  uint64_t Bytes = E.Count * elemTypeBytes(T);
-  if (Error Err = checkSpan("reduce_scatter source", Src, Bytes * C->Size))
-    return Err;
-  if (Error Err = checkSpan("reduce_scatter destination", Dst, Bytes))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/true, Src, Dst, E, T))
     return Err;
   if (E.Count == 0)
     return Error::success();
@@ -404,11 +363,9 @@ Error GlooDriver::allGather(const Communicator &C, const Resource &Src, const Re
                             Elems E, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
+  if (Error Err = checkAllGather(view(C), Src, Dst, E))
+    return Err;
   uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  if (Error Err = checkSpan("all_gather source", Src, Bytes))
-    return Err;
-  if (Error Err = checkSpan("all_gather destination", Dst, Bytes * C->Size))
-    return Err;
   if (Bytes == 0)
     return Error::success();
   char *In = Src.Data;
@@ -428,20 +385,10 @@ Error GlooDriver::broadcast(const Communicator &C, const Resource *Src, const Re
                             Elems E, size_t Root, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Root >= size_t(C->Size))
-    return invalid(formatv("broadcast root {0} is not in 0..{1}", Root, C->Size - 1));
+  if (Error Err = checkBroadcast(view(C), Src, Dst, E, Root))
+    return Err;
   uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   bool IsRoot = Root == size_t(C->Rank);
-  if (IsRoot && !Src)
-    return invalid(formatv("rank {0} is the broadcast root and needs a source", Root));
-  if (!IsRoot && Src)
-    return invalid(formatv("rank {0} is not the broadcast root ({1}); only the root has a source",
-                           C->Rank, Root));
-  if (IsRoot)
-    if (Error Err = checkSpan("broadcast source", *Src, Bytes))
-      return Err;
-  if (Error Err = checkSpan("broadcast destination", Dst, Bytes))
-    return Err;
   if (Bytes == 0)
     return Error::success();
   char *In = IsRoot ? Src->Data : nullptr;
@@ -461,13 +408,9 @@ Error GlooDriver::allToAll(const Communicator &C, const Resource &Src, const Res
                            Elems E, size_t Ranks, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Ranks != size_t(C->Size))
-    return invalid(formatv("all_to_all over {0} chunks in a group of {1} ranks", Ranks, C->Size));
+  if (Error Err = checkAllToAll(view(C), Src, Dst, E, Ranks))
+    return Err;
   uint64_t Bytes = E.Count * elemTypeBytes(E.Type) * Ranks;
-  if (Error Err = checkSpan("all_to_all source", Src, Bytes))
-    return Err;
-  if (Error Err = checkSpan("all_to_all destination", Dst, Bytes))
-    return Err;
   if (Bytes == 0)
     return Error::success();
   char *In = Src.Data;
@@ -486,24 +429,16 @@ Error GlooDriver::allToAllV(const Communicator &C, const Resource &Src, const Re
                             ArrayRef<uint64_t> RecvCounts, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (SendCounts.size() != size_t(C->Size) || RecvCounts.size() != size_t(C->Size))
-    return invalid(formatv("all_to_all_v needs {0} send and receive counts, got {1} and {2}",
-                           C->Size, SendCounts.size(), RecvCounts.size()));
+  if (Expected<AllToAllVTotals> Totals = checkAllToAllV(view(C), Src, Dst, T, SendCounts, RecvCounts);
+      !Totals)
+    return Totals.takeError();
+  // Gloo takes the chunks in bytes.
   unsigned Size = elemTypeBytes(T);
   std::vector<int64_t> SendBytes, RecvBytes;
-  uint64_t Sent = 0, Received = 0;
-  for (uint64_t X : SendCounts) {
+  for (uint64_t X : SendCounts)
     SendBytes.push_back(int64_t(X * Size));
-    Sent += X;
-  }
-  for (uint64_t X : RecvCounts) {
+  for (uint64_t X : RecvCounts)
     RecvBytes.push_back(int64_t(X * Size));
-    Received += X;
-  }
-  if (Error Err = checkSpan("all_to_all_v source", Src, Sent * Size))
-    return Err;
-  if (Error Err = checkSpan("all_to_all_v destination", Dst, Received * Size))
-    return Err;
   // Every rank takes part even when it moves nothing: a peer may still
   // send it an empty chunk, which must not wait for the next one.
   char *In = Src.Data;
@@ -550,11 +485,9 @@ Error GlooDriver::send(const Communicator &C, const Resource &Src, Elems E, size
                        CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Peer >= size_t(C->Size) || Peer == size_t(C->Rank))
-    return invalid(formatv("send peer {0} is not another rank in 0..{1}", Peer, C->Size - 1));
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  if (Error Err = checkSpan("send source", Src, Bytes))
+  if (Error Err = checkPointToPoint(view(C), /*Send=*/true, Src, E, Peer))
     return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   char *Data = Src.Data;
   return enqueue(C, S, "send", [=](Membership &M) { transfer(M, Data, Bytes, int(Peer), true); });
 }
@@ -563,11 +496,9 @@ Error GlooDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size
                        CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Peer >= size_t(C->Size) || Peer == size_t(C->Rank))
-    return invalid(formatv("recv peer {0} is not another rank in 0..{1}", Peer, C->Size - 1));
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  if (Error Err = checkSpan("recv destination", Dst, Bytes))
+  if (Error Err = checkPointToPoint(view(C), /*Send=*/false, Dst, E, Peer))
     return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   char *Data = Dst.Data;
   return enqueue(C, S, "recv", [=](Membership &M) { transfer(M, Data, Bytes, int(Peer), false); });
 }
@@ -576,9 +507,8 @@ Expected<std::vector<uint32_t>> GlooDriver::allGatherWords(const Communicator &C
                                                            ArrayRef<uint32_t> Local) {
   if (Error Err = checkComm(C))
     return Err;
-  if (C->Pending.load())
-    return invalid("all_gather_words runs on the caller's thread: synchronize the comm stream "
-                   "first");
+  if (Error Err = checkNothingPending(C->Pending.load()))
+    return Err;
   std::vector<uint32_t> Mine(Local.begin(), Local.end());
   std::vector<uint32_t> Out(Local.size() * C->Size);
   if (Out.empty())

@@ -21,8 +21,7 @@
 #ifndef COLLC_RUNTIME_GLOO_GLOODRIVER_H
 #define COLLC_RUNTIME_GLOO_GLOODRIVER_H
 
-#include "runtime/exec/CollectiveDriver.h"
-#include "runtime/exec/HostStream.h"
+#include "runtime/exec/HostDriverBase.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -33,17 +32,11 @@ namespace collc::rt::gloo {
 /// One process's membership of one Gloo group (GlooDriver.cpp).
 class Membership;
 
-struct GlooDriver {
+/// Types, elements() and the stream calls come from HostDriverBase.
+struct GlooDriver : HostDriverBase {
   using Communicator = std::shared_ptr<Membership>;
   /// A group is named, and every process names it alike: the name is the id.
   using UniqueId = std::string;
-  using DataType = ElemType;
-  using CommStream = HostStream *;
-  struct Resource {
-    char *Data = nullptr;
-    uint64_t Bytes = 0;
-  };
-  using Elems = Elements<ElemType>;
 
   static llvm::StringRef name() { return "gloo"; }
   /// Gloo takes ranks and counts as int.
@@ -54,7 +47,6 @@ struct GlooDriver {
   /// Connects a full mesh with the other \p Ranks - 1 processes that join
   /// \p Id; needs the process's rendezvous (configureRendezvous) first.
   static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
-  static llvm::Expected<Elems> elements(ElemType T, uint64_t Bytes);
   static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
                                Elems E, ReduceOp Op, CommStream S);
   static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
@@ -103,20 +95,6 @@ struct GlooDriver {
   static llvm::Error health(const Communicator &C);
   /// Gloo's context timeout (connect and every operation).
   static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
-
-  // --- streams ----------------------------------------------------------------
-  using StreamOwner = std::unique_ptr<HostStream>;
-  static StreamOwner createStream(llvm::StringRef Name) {
-    return std::make_unique<HostStream>(Name.str());
-  }
-  static CommStream streamOf(const StreamOwner &S) { return S.get(); }
-  static uint64_t record(CommStream S) { return S->lastTicket(); }
-  static llvm::Error waitFor(CommStream S, uint64_t Ticket) { return S->waitFor(Ticket); }
-  static llvm::Error synchronize(CommStream S) { return S->synchronize(); }
-  static void flush(CommStream S) { S->kick(); }
-  static Resource resource(void *Data, uint64_t Bytes) {
-    return Resource{static_cast<char *>(Data), Bytes};
-  }
 };
 
 static_assert(ExecutorDriver<GlooDriver>);

@@ -10,6 +10,7 @@
 #include "runtime/gloo/GlooReduction.h"
 
 #include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/WrapArithmetic.h"
 
 #include <cstring>
 #include <type_traits>
@@ -27,36 +28,18 @@ template <typename A> void store(void *P, size_t I, A V) {
   std::memcpy(static_cast<char *>(P) + I * sizeof(A), &V, sizeof(A));
 }
 
-template <typename A> A add(A X, A Y) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return A(U(X) + U(Y));
-  } else {
-    return X + Y;
-  }
-}
-template <typename A> A mul(A X, A Y) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-    return A(U(W(U(X)) * W(U(Y))));
-  } else {
-    return X * Y;
-  }
-}
-
 template <typename A, ReduceOp Op>
 void pairwise(void *Out, const void *X, const void *Y, size_t Count) {
   for (size_t I = 0; I != Count; ++I) {
     A L = load<A>(X, I), R = load<A>(Y, I), V;
     if constexpr (Op == ReduceOp::Prod)
-      V = mul(L, R);
+      V = mulWrap(L, R);
     else if constexpr (Op == ReduceOp::Min)
       V = R < L ? R : L;
     else if constexpr (Op == ReduceOp::Max)
       V = R > L ? R : L;
     else
-      V = add(L, R); // sum, avg, premul_sum
+      V = addWrap(L, R); // sum, avg, premul_sum
     store(Out, I, V);
   }
 }
@@ -129,7 +112,7 @@ void toWire(ElemType T, ReduceOp Op, double Scale, const char *Src, char *Wire, 
     bool Scaled = Op == ReduceOp::PremulSum;
     for (uint64_t I = 0; I != Count; ++I) {
       A V = A(ToAcc(load<S>(Src, I)));
-      store<A>(Wire, I, Scaled ? mul(V, Factor) : V);
+      store<A>(Wire, I, Scaled ? mulWrap(V, Factor) : V);
     }
   });
 }
@@ -141,14 +124,8 @@ void fromWire(ElemType T, ReduceOp Op, unsigned Ranks, const char *Wire, char *D
     using A = decltype(Acc);
     for (uint64_t I = 0; I != Count; ++I) {
       A V = load<A>(Wire, I);
-      if (Op == ReduceOp::Avg) {
-        if constexpr (std::is_integral_v<A>) {
-          using W = std::conditional_t<std::is_signed_v<A>, int64_t, uint64_t>;
-          V = A(W(V) / W(Ranks));
-        } else {
-          V = V / A(Ranks);
-        }
-      }
+      if (Op == ReduceOp::Avg)
+        V = averageOf(V, Ranks);
       store<S>(Dst, I, S(FromAcc(V)));
     }
   });

@@ -2,6 +2,8 @@
 
 #include "runtime/launch/ProcessPlace.h"
 
+#include "runtime/exec/RuntimeError.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdlib>
@@ -94,6 +96,15 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
                                      "0..world-1 and a world of at least 1",
                                      Place.Rank, Place.World, Place.Source));
   return Place;
+}
+
+Error checkPlanWorld(StringRef Program, int64_t PlanWorld, const ProcessPlace &Place) {
+  if (Place.World == PlanWorld)
+    return Error::success();
+  return makeError(ErrorKind::InvalidArgument,
+                   formatv("plan @{0} is for a world of {1} ranks, but {2} says this run has "
+                           "{3} processes (this one is rank {4})",
+                           Program, PlanWorld, Place.Source, Place.World, Place.Rank));
 }
 
 } // namespace collc::rt

@@ -49,6 +49,10 @@ std::optional<std::string> processEnvironment(llvm::StringRef Name);
 llvm::Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags = {},
                                                EnvironmentLookup Env = processEnvironment);
 
+/// A plan (\p Program, compiled for \p PlanWorld ranks) runs only where the
+/// launcher's world is the plan's: refused otherwise, naming both.
+llvm::Error checkPlanWorld(llvm::StringRef Program, int64_t PlanWorld, const ProcessPlace &Place);
+
 } // namespace collc::rt
 
 #endif

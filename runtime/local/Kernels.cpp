@@ -12,6 +12,7 @@
 #include "runtime/local/Kernels.h"
 
 #include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/WrapArithmetic.h"
 
 #include <algorithm>
 #include <cstring>
@@ -96,27 +97,6 @@ using U32T = Plain<uint32_t, uint32_t>;
 using I64T = Plain<int64_t, int64_t>;
 using U64T = Plain<uint64_t, uint64_t>;
 
-/// Integer arithmetic that wraps instead of overflowing (no UB).
-template <typename A> A addWrap(A X, A Y) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return A(U(X) + U(Y));
-  } else {
-    return X + Y;
-  }
-}
-template <typename A> A mulWrap(A X, A Y) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    // Promote to at least unsigned int so the product of two shorts does not
-    // overflow a signed int.
-    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-    return A(U(W(U(X)) * W(U(Y))));
-  } else {
-    return X * Y;
-  }
-}
-
 template <typename T>
 void reduceTyped(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t SrcOffset,
                  char *const *Dsts, unsigned NDsts, uint64_t DstOffset, uint64_t Count,
@@ -165,16 +145,9 @@ void reduceTyped(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
         break;
       }
     }
-    if (Op == ReduceOp::Avg) {
-      if constexpr (std::is_integral_v<A>) {
-        using W = std::conditional_t<std::is_signed_v<A>, int64_t, uint64_t>;
-        for (size_t I = 0; I != Len; ++I)
-          Acc[I] = A(W(Acc[I]) / W(N));
-      } else {
-        for (size_t I = 0; I != Len; ++I)
-          Acc[I] = Acc[I] / A(N);
-      }
-    }
+    if (Op == ReduceOp::Avg)
+      for (size_t I = 0; I != Len; ++I)
+        Acc[I] = averageOf(Acc[I], N);
     const char *Result;
     if constexpr (std::is_same_v<S, A>) {
       Result = reinterpret_cast<const char *>(Acc);

@@ -45,21 +45,10 @@ std::optional<FaultPlan> faultsFor(const Rendezvous &G) {
   return Faults;
 }
 
-Error invalid(const Twine &Msg) { return makeError(ErrorKind::InvalidArgument, Msg); }
+Error checkComm(const LocalDriver::Communicator &C) { return checkCommunicator(C); }
 
-Error checkComm(const LocalDriver::Communicator &C) {
-  if (!C)
-    return invalid("no communicator (this rank is not in the group)");
-  return Error::success();
-}
-
-Error checkSpan(StringRef What, const LocalDriver::Resource &R, uint64_t Need) {
-  if (Need && !R.Data)
-    return invalid(formatv("{0} is null but must hold {1} bytes", What, Need));
-  if (R.Bytes < Need)
-    return invalid(formatv("{0} holds {1} bytes; the operation needs {2}", What, R.Bytes, Need));
-  return Error::success();
-}
+/// What the argument checks (HostDriverChecks.h) need of \p C.
+HostGroupView view(const LocalDriver::Communicator &C) { return {C->size(), C->rank()}; }
 
 /// The faults planned for this rank's next operation, if any: kills and
 /// delays happen here, a wrong size changes \p P.
@@ -312,7 +301,7 @@ Error runCollective(Membership &C, Post P) {
 
 Error enqueue(const LocalDriver::Communicator &C, HostStream *S, Post P) {
   if (!S)
-    return invalid("no comm stream");
+    return noStreamError();
   // A plain pointer, not a second reference: the task stays trivially
   // copyable (no atomic reference counting per operation), and the
   // membership outlives it (its destructor waits for what was enqueued).
@@ -352,8 +341,8 @@ void setFaultPlan(std::optional<FaultPlan> Plan) {
 }
 
 Expected<LocalDriver::UniqueId> LocalDriver::groupId(const CommunicationId &Id) {
-  if (Id.Name.empty())
-    return invalid("a communication id needs a name");
+  if (Error E = checkGroupName(Id))
+    return E;
   Registry &R = registry();
   std::lock_guard<std::mutex> L(R.M);
   auto [It, New] = R.Ids.try_emplace(Id.Name, R.Next);
@@ -365,25 +354,23 @@ Expected<LocalDriver::UniqueId> LocalDriver::groupId(const CommunicationId &Id) 
 }
 
 Expected<LocalDriver::Communicator> LocalDriver::join(UniqueId Id, size_t Ranks, size_t Rank) {
-  if (Ranks == 0 || Ranks > MaxRanks)
-    return invalid(formatv("a local group has 1..{0} ranks, not {1}", MaxRanks, Ranks));
-  if (Rank >= Ranks)
-    return invalid(formatv("rank {0} is not in 0..{1}", Rank, Ranks - 1));
+  if (Error E = checkJoin("a local", MaxRanks, Ranks, Rank))
+    return E;
   Registry &R = registry();
   std::shared_ptr<Rendezvous> G;
   {
     std::lock_guard<std::mutex> L(R.M);
     auto Name = R.Names.find(Id);
     if (Name == R.Names.end())
-      return invalid(formatv("unknown group id {0} (get one from groupId)", Id));
+      return invalidArgument(formatv("unknown group id {0} (get one from groupId)", Id));
     std::weak_ptr<Rendezvous> &Slot = R.Groups[Id];
     G = Slot.lock();
     if (!G) {
       G = std::make_shared<Rendezvous>(Name->second, int(Ranks));
       Slot = G;
     } else if (size_t(G->size()) != Ranks) {
-      return invalid(formatv("group '{0}' has {1} ranks; rank {2} joined it with {3}", G->name(),
-                             G->size(), Rank, Ranks));
+      return invalidArgument(formatv("group '{0}' has {1} ranks; rank {2} joined it with {3}",
+                                     G->name(), G->size(), Rank, Ranks));
     }
   }
   if (Error E = G->claim(int(Rank)))
@@ -391,36 +378,11 @@ Expected<LocalDriver::Communicator> LocalDriver::join(UniqueId Id, size_t Ranks,
   return std::make_shared<Membership>(std::move(G), int(Rank));
 }
 
-Expected<LocalDriver::Elems> LocalDriver::elements(ElemType T, uint64_t Bytes) {
-  if (unsigned(T) >= NumElemTypes)
-    return makeError(ErrorKind::Unsupported, formatv("unknown element type #{0}", unsigned(T)));
-  unsigned Size = elemTypeBytes(T);
-  if (Bytes % Size)
-    return invalid(formatv("{0} bytes are not whole {1} elements ({2} bytes each)", Bytes,
-                           elemTypeName(T), Size));
-  return Elems{T, Bytes / Size};
-}
-
-/// The executor names the element type twice (NCCL's drivers need it); the
-/// two must agree.
-static Error checkSameType(StringRef What, ElemType Elements, ElemType T) {
-  if (Elements == T)
-    return Error::success();
-  return makeError(ErrorKind::InvalidArgument,
-                   formatv("{0}: elements of {1} but element type {2}", What,
-                           elemTypeName(Elements), elemTypeName(T)));
-}
-
 Error LocalDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
                                    Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkSameType("all_reduce", E.Type, T))
-    return Err;
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  if (Error Err = checkSpan("all_reduce source", Src, Bytes))
-    return Err;
-  if (Error Err = checkSpan("all_reduce destination", Dst, Bytes))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T))
     return Err;
   Post P = makePost(OpCode::AllReduce, E.Type, E.Count, Src.Data, Dst.Data);
   P.Op = Op;
@@ -437,10 +399,7 @@ Error LocalDriver::allGather(const Communicator &C, const Resource &Src, const R
                              Elems E, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  if (Error Err = checkSpan("all_gather source", Src, Bytes))
-    return Err;
-  if (Error Err = checkSpan("all_gather destination", Dst, Bytes * C->size()))
+  if (Error Err = checkAllGather(view(C), Src, Dst, E))
     return Err;
   return enqueue(C, S, makePost(OpCode::AllGather, E.Type, E.Count, Src.Data, Dst.Data));
 }
@@ -450,12 +409,7 @@ Error LocalDriver::reduceScatterScaled(const Communicator &C, const Resource &Sr
                                        double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkSameType("reduce_scatter", E.Type, T))
-    return Err;
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  if (Error Err = checkSpan("reduce_scatter source", Src, Bytes * C->size()))
-    return Err;
-  if (Error Err = checkSpan("reduce_scatter destination", Dst, Bytes))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/true, Src, Dst, E, T))
     return Err;
   Post P = makePost(OpCode::ReduceScatter, E.Type, E.Count, Src.Data, Dst.Data);
   P.Op = Op;
@@ -472,20 +426,9 @@ Error LocalDriver::broadcast(const Communicator &C, const Resource *Src, const R
                              Elems E, size_t Root, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Root >= size_t(C->size()))
-    return invalid(formatv("broadcast root {0} is not in 0..{1}", Root, C->size() - 1));
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  bool IsRoot = Root == size_t(C->rank());
-  if (IsRoot && !Src)
-    return invalid(formatv("rank {0} is the broadcast root and needs a source", Root));
-  if (!IsRoot && Src)
-    return invalid(formatv("rank {0} is not the broadcast root ({1}); only the root has a source",
-                           C->rank(), Root));
-  if (IsRoot)
-    if (Error Err = checkSpan("broadcast source", *Src, Bytes))
-      return Err;
-  if (Error Err = checkSpan("broadcast destination", Dst, Bytes))
+  if (Error Err = checkBroadcast(view(C), Src, Dst, E, Root))
     return Err;
+  bool IsRoot = Root == size_t(C->rank());
   Post P = makePost(OpCode::Broadcast, E.Type, E.Count, IsRoot ? Src->Data : nullptr, Dst.Data);
   P.Root = int64_t(Root);
   return enqueue(C, S, P);
@@ -495,12 +438,7 @@ Error LocalDriver::allToAll(const Communicator &C, const Resource &Src, const Re
                             Elems E, size_t Ranks, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Ranks != size_t(C->size()))
-    return invalid(formatv("all_to_all over {0} chunks in a group of {1} ranks", Ranks, C->size()));
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type) * Ranks;
-  if (Error Err = checkSpan("all_to_all source", Src, Bytes))
-    return Err;
-  if (Error Err = checkSpan("all_to_all destination", Dst, Bytes))
+  if (Error Err = checkAllToAll(view(C), Src, Dst, E, Ranks))
     return Err;
   return enqueue(C, S, makePost(OpCode::AllToAll, E.Type, E.Count, Src.Data, Dst.Data));
 }
@@ -510,25 +448,15 @@ Error LocalDriver::allToAllV(const Communicator &C, const Resource &Src, const R
                              ArrayRef<uint64_t> RecvCounts, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (SendCounts.size() != size_t(C->size()) || RecvCounts.size() != size_t(C->size()))
-    return invalid(formatv("all_to_all_v needs {0} send and receive counts, got {1} and {2}",
-                           C->size(), SendCounts.size(), RecvCounts.size()));
-  uint64_t Sent = 0, Received = 0;
-  for (uint64_t X : SendCounts)
-    Sent += X;
-  for (uint64_t X : RecvCounts)
-    Received += X;
-  unsigned Size = elemTypeBytes(T);
-  if (Error Err = checkSpan("all_to_all_v source", Src, Sent * Size))
-    return Err;
-  if (Error Err = checkSpan("all_to_all_v destination", Dst, Received * Size))
-    return Err;
+  if (Expected<AllToAllVTotals> Totals = checkAllToAllV(view(C), Src, Dst, T, SendCounts, RecvCounts);
+      !Totals)
+    return Totals.takeError();
   // The counts must outlive the asynchronous operation: keep copies.
   auto Counts = std::make_shared<std::vector<uint64_t>>(SendCounts.begin(), SendCounts.end());
   Counts->insert(Counts->end(), RecvCounts.begin(), RecvCounts.end());
   Post P = makePost(OpCode::AllToAllV, T, 0, Src.Data, Dst.Data);
   if (!S)
-    return invalid("no comm stream");
+    return noStreamError();
   C->noteEnqueued();
   S->enqueue([C, P, Counts]() mutable -> Error {
     P.SendCounts = Counts->data();
@@ -550,13 +478,11 @@ Error LocalDriver::send(const Communicator &C, const Resource &Src, Elems E, siz
                         CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Peer >= size_t(C->size()) || Peer == size_t(C->rank()))
-    return invalid(formatv("send peer {0} is not another rank in 0..{1}", Peer, C->size() - 1));
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  if (Error Err = checkSpan("send source", Src, Bytes))
+  if (Error Err = checkPointToPoint(view(C), /*Send=*/true, Src, E, Peer))
     return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   if (!S)
-    return invalid("no comm stream");
+    return noStreamError();
   C->noteEnqueued();
   const char *Data = Src.Data;
   S->enqueue([C, Data, Bytes, E, Peer]() -> Error {
@@ -575,13 +501,11 @@ Error LocalDriver::recv(const Communicator &C, const Resource &Dst, Elems E, siz
                         CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Peer >= size_t(C->size()) || Peer == size_t(C->rank()))
-    return invalid(formatv("recv peer {0} is not another rank in 0..{1}", Peer, C->size() - 1));
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  if (Error Err = checkSpan("recv destination", Dst, Bytes))
+  if (Error Err = checkPointToPoint(view(C), /*Send=*/false, Dst, E, Peer))
     return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   if (!S)
-    return invalid("no comm stream");
+    return noStreamError();
   C->noteEnqueued();
   char *Data = Dst.Data;
   S->enqueue([C, Data, Bytes, E, Peer]() -> Error {
@@ -600,9 +524,8 @@ Expected<std::vector<uint32_t>> LocalDriver::allGatherWords(const Communicator &
                                                             ArrayRef<uint32_t> Local) {
   if (Error Err = checkComm(C))
     return Err;
-  if (C->pending())
-    return invalid("all_gather_words runs on the caller's thread: synchronize the comm stream "
-                   "first");
+  if (Error Err = checkNothingPending(C->pending()))
+    return Err;
   std::vector<uint32_t> Out(Local.size() * C->size());
   Post P =
       makePost(OpCode::Words, ElemType::U32, Local.size(),

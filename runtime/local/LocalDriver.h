@@ -14,9 +14,8 @@
 #ifndef COLLC_RUNTIME_LOCAL_LOCALDRIVER_H
 #define COLLC_RUNTIME_LOCAL_LOCALDRIVER_H
 
-#include "runtime/exec/CollectiveDriver.h"
+#include "runtime/exec/HostDriverBase.h"
 #include "runtime/local/Rendezvous.h"
-#include "runtime/exec/HostStream.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -90,16 +89,10 @@ struct FaultPlan {
 };
 void setFaultPlan(std::optional<FaultPlan> Plan);
 
-struct LocalDriver {
+/// Types, elements() and the stream calls come from HostDriverBase.
+struct LocalDriver : HostDriverBase {
   using Communicator = std::shared_ptr<Membership>;
   using UniqueId = uint64_t;
-  using DataType = ElemType;
-  using CommStream = HostStream *;
-  struct Resource {
-    char *Data = nullptr;
-    uint64_t Bytes = 0;
-  };
-  using Elems = Elements<ElemType>;
 
   static llvm::StringRef name() { return "local"; }
   /// Ranks are threads: a group has at most this many.
@@ -108,7 +101,6 @@ struct LocalDriver {
   // --- the seed's interface ------------------------------------------------
   static llvm::Expected<UniqueId> groupId(const CommunicationId &Id);
   static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
-  static llvm::Expected<Elems> elements(ElemType T, uint64_t Bytes);
   static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
                                Elems E, ReduceOp Op, CommStream S);
   static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
@@ -156,22 +148,6 @@ struct LocalDriver {
   /// Never blocks; names a lost peer.
   static llvm::Error health(const Communicator &C);
   static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
-
-  // --- streams ----------------------------------------------------------------
-  using StreamOwner = std::unique_ptr<HostStream>;
-  static StreamOwner createStream(llvm::StringRef Name) {
-    return std::make_unique<HostStream>(Name.str());
-  }
-  static CommStream streamOf(const StreamOwner &S) { return S.get(); }
-  /// A ticket for everything enqueued on \p S so far.
-  static uint64_t record(CommStream S) { return S->lastTicket(); }
-  static llvm::Error waitFor(CommStream S, uint64_t Ticket) { return S->waitFor(Ticket); }
-  static llvm::Error synchronize(CommStream S) { return S->synchronize(); }
-  /// Makes enqueued work progress while the caller does other things.
-  static void flush(CommStream S) { S->kick(); }
-  static Resource resource(void *Data, uint64_t Bytes) {
-    return Resource{static_cast<char *>(Data), Bytes};
-  }
 };
 
 static_assert(ExecutorDriver<LocalDriver>);

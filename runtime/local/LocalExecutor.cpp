@@ -11,10 +11,7 @@ namespace collc::rt {
 
 Expected<std::unique_ptr<Executor>> createLocalExecutor(const plan::Plan &Plan, int64_t Rank,
                                                         ExecutorOptions Opts) {
-  auto E = std::make_unique<DriverExecutor<local::LocalDriver>>(Plan, Rank, std::move(Opts));
-  if (Error Err = E->init())
-    return Err;
-  return std::unique_ptr<Executor>(std::move(E));
+  return startDriverExecutor<local::LocalDriver>(Plan, Rank, std::move(Opts));
 }
 
 } // namespace collc::rt

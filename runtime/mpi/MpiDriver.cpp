@@ -21,24 +21,17 @@ namespace collc::rt::mpi {
 namespace {
 
 using Comm = MpiDriver::Communicator;
-using Resource = MpiDriver::Resource;
 using Scratch = std::shared_ptr<std::vector<char>>;
 
-Error invalid(const Twine &Msg) { return makeError(ErrorKind::InvalidArgument, Msg); }
-
+/// Present and not broken by an earlier failure.
 Error checkComm(const Comm &C) {
-  if (!C)
-    return invalid("no communicator (this rank is not in the group)");
+  if (Error E = checkCommunicator(C))
+    return E;
   return C->check();
 }
 
-Error checkSpan(StringRef What, const Resource &R, uint64_t Need) {
-  if (Need && !R.Data)
-    return invalid(formatv("{0} is null but must hold {1} bytes", What, Need));
-  if (R.Bytes < Need)
-    return invalid(formatv("{0} holds {1} bytes; the operation needs {2}", What, R.Bytes, Need));
-  return Error::success();
-}
+/// What the argument checks (HostDriverChecks.h) need of \p C.
+HostGroupView view(const Comm &C) { return {C->size(), C->rank()}; }
 
 /// Open MPI 4.1's counts and displacements are int.
 Error checkCount(StringRef What, uint64_t Count) {
@@ -47,13 +40,6 @@ Error checkCount(StringRef What, uint64_t Count) {
   return makeError(ErrorKind::Unsupported,
                    formatv("{0} of {1} elements: MPI counts are int (at most {2})", What, Count,
                            INT_MAX));
-}
-
-Error checkSameType(StringRef What, ElemType Elements, ElemType T) {
-  if (Elements == T)
-    return Error::success();
-  return invalid(formatv("{0}: elements of {1} but element type {2}", What,
-                         elemTypeName(Elements), elemTypeName(T)));
 }
 
 /// Data movement: unsigned integers of the element's size.
@@ -73,7 +59,7 @@ MPI_Datatype moveType(ElemType T) {
 /// Queues \p Body on \p S; it runs unless the group broke before it.
 template <typename F> Error enqueue(const Comm &C, HostStream *S, F Body) {
   if (!S)
-    return invalid("no comm stream");
+    return noStreamError();
   // A plain pointer: the group's destructor waits for what was enqueued.
   MpiGroup *G = C.get();
   G->noteEnqueued();
@@ -135,8 +121,8 @@ bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
 } // namespace
 
 Expected<MpiDriver::UniqueId> MpiDriver::groupId(const CommunicationId &Id) {
-  if (Id.Name.empty())
-    return invalid("a communication id needs a name");
+  if (Error E = checkGroupName(Id))
+    return E;
   return Id.Name;
 }
 
@@ -147,10 +133,10 @@ Expected<MpiDriver::Communicator> MpiDriver::join(UniqueId Id, size_t Ranks, siz
   MPI_Comm_size(MPI_COMM_WORLD, &WorldSize);
   MPI_Comm_rank(MPI_COMM_WORLD, &WorldRank);
   if (Ranks != size_t(WorldSize) || Rank != size_t(WorldRank))
-    return invalid(formatv("group '{0}': joined as rank {1} of {2}, but this process is rank {3} "
-                           "of MPI_COMM_WORLD's {4} (mpi groups other than the world come "
-                           "from split)",
-                           Id, Rank, Ranks, WorldRank, WorldSize));
+    return invalidArgument(formatv("group '{0}': joined as rank {1} of {2}, but this process is "
+                                   "rank {3} of MPI_COMM_WORLD's {4} (mpi groups other than the "
+                                   "world come from split)",
+                                   Id, Rank, Ranks, WorldRank, WorldSize));
   std::chrono::milliseconds Limit = defaultTimeout();
   MPI_Comm New = MPI_COMM_NULL;
   MPI_Request Req = MPI_REQUEST_NULL;
@@ -172,26 +158,11 @@ Expected<MpiDriver::Communicator> MpiDriver::join(UniqueId Id, size_t Ranks, siz
   return MpiGroup::adopt(New, Id, Limit);
 }
 
-Expected<MpiDriver::Elems> MpiDriver::elements(ElemType T, uint64_t Bytes) {
-  if (unsigned(T) >= NumElemTypes)
-    return makeError(ErrorKind::Unsupported, formatv("unknown element type #{0}", unsigned(T)));
-  unsigned Size = elemTypeBytes(T);
-  if (Bytes % Size)
-    return invalid(formatv("{0} bytes are not whole {1} elements ({2} bytes each)", Bytes,
-                           elemTypeName(T), Size));
-  return Elems{T, Bytes / Size};
-}
-
 Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
                                  Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkSameType("all_reduce", E.Type, T))
-    return Err;
-  uint64_t Bytes = E.Count * elemTypeBytes(T);
-  if (Error Err = checkSpan("all_reduce source", Src, Bytes))
-    return Err;
-  if (Error Err = checkSpan("all_reduce destination", Dst, Bytes))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T))
     return Err;
   if (Error Err = checkCount("all_reduce", E.Count))
     return Err;
@@ -236,14 +207,10 @@ Error MpiDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
                                      double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkSameType("reduce_scatter", E.Type, T))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/true, Src, Dst, E, T))
     return Err;
   uint64_t Bytes = E.Count * elemTypeBytes(T);
   uint64_t N = uint64_t(C->size());
-  if (Error Err = checkSpan("reduce_scatter source", Src, Bytes * N))
-    return Err;
-  if (Error Err = checkSpan("reduce_scatter destination", Dst, Bytes))
-    return Err;
   if (Error Err = checkCount("reduce_scatter", E.Count))
     return Err;
   uint64_t Count = E.Count;
@@ -287,13 +254,11 @@ Error MpiDriver::allGather(const Communicator &C, const Resource &Src, const Res
                            Elems E, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  if (Error Err = checkSpan("all_gather source", Src, Bytes))
-    return Err;
-  if (Error Err = checkSpan("all_gather destination", Dst, Bytes * C->size()))
+  if (Error Err = checkAllGather(view(C), Src, Dst, E))
     return Err;
   if (Error Err = checkCount("all_gather", E.Count))
     return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   // In place: this rank's input already is its chunk of the output.
   bool InPlace = Src.Data == Dst.Data + Bytes * uint64_t(C->rank());
   const char *In = Src.Data;
@@ -311,22 +276,12 @@ Error MpiDriver::broadcast(const Communicator &C, const Resource *Src, const Res
                            Elems E, size_t Root, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Root >= size_t(C->size()))
-    return invalid(formatv("broadcast root {0} is not in 0..{1}", Root, C->size() - 1));
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  bool IsRoot = Root == size_t(C->rank());
-  if (IsRoot && !Src)
-    return invalid(formatv("rank {0} is the broadcast root and needs a source", Root));
-  if (!IsRoot && Src)
-    return invalid(formatv("rank {0} is not the broadcast root ({1}); only the root has a source",
-                           C->rank(), Root));
-  if (IsRoot)
-    if (Error Err = checkSpan("broadcast source", *Src, Bytes))
-      return Err;
-  if (Error Err = checkSpan("broadcast destination", Dst, Bytes))
+  if (Error Err = checkBroadcast(view(C), Src, Dst, E, Root))
     return Err;
   if (Error Err = checkCount("broadcast", E.Count))
     return Err;
+  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
+  bool IsRoot = Root == size_t(C->rank());
   const char *In = IsRoot ? Src->Data : nullptr;
   char *Out = Dst.Data;
   return enqueue(C, S, [=](MpiGroup &G) -> Error {
@@ -343,12 +298,7 @@ Error MpiDriver::allToAll(const Communicator &C, const Resource &Src, const Reso
                           Elems E, size_t Ranks, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Ranks != size_t(C->size()))
-    return invalid(formatv("all_to_all over {0} chunks in a group of {1} ranks", Ranks, C->size()));
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type) * Ranks;
-  if (Error Err = checkSpan("all_to_all source", Src, Bytes))
-    return Err;
-  if (Error Err = checkSpan("all_to_all destination", Dst, Bytes))
+  if (Error Err = checkAllToAll(view(C), Src, Dst, E, Ranks))
     return Err;
   if (Error Err = checkCount("all_to_all", E.Count))
     return Err;
@@ -368,10 +318,10 @@ Error MpiDriver::allToAllV(const Communicator &C, const Resource &Src, const Res
                            CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
+  if (Expected<AllToAllVTotals> Totals = checkAllToAllV(view(C), Src, Dst, T, SendCounts, RecvCounts);
+      !Totals)
+    return Totals.takeError();
   size_t N = size_t(C->size());
-  if (SendCounts.size() != N || RecvCounts.size() != N)
-    return invalid(formatv("all_to_all_v needs {0} send and receive counts, got {1} and {2}", N,
-                           SendCounts.size(), RecvCounts.size()));
   // Counts and displacements in elements, as MPI's ints; they must outlive
   // the request.
   auto Table = std::make_shared<std::vector<int>>(4 * N);
@@ -388,11 +338,6 @@ Error MpiDriver::allToAllV(const Communicator &C, const Resource &Src, const Res
     Sent += SendCounts[R];
     Received += RecvCounts[R];
   }
-  unsigned Size = elemTypeBytes(T);
-  if (Error Err = checkSpan("all_to_all_v source", Src, Sent * Size))
-    return Err;
-  if (Error Err = checkSpan("all_to_all_v destination", Dst, Received * Size))
-    return Err;
   const char *In = Src.Data;
   char *Out = Dst.Data;
   return enqueue(C, S, [=](MpiGroup &G) -> Error {
@@ -417,9 +362,7 @@ Error MpiDriver::send(const Communicator &C, const Resource &Src, Elems E, size_
                       CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Peer >= size_t(C->size()) || Peer == size_t(C->rank()))
-    return invalid(formatv("send peer {0} is not another rank in 0..{1}", Peer, C->size() - 1));
-  if (Error Err = checkSpan("send source", Src, E.Count * elemTypeBytes(E.Type)))
+  if (Error Err = checkPointToPoint(view(C), /*Send=*/true, Src, E, Peer))
     return Err;
   if (Error Err = checkCount("send", E.Count))
     return Err;
@@ -437,9 +380,7 @@ Error MpiDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_
                       CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Peer >= size_t(C->size()) || Peer == size_t(C->rank()))
-    return invalid(formatv("recv peer {0} is not another rank in 0..{1}", Peer, C->size() - 1));
-  if (Error Err = checkSpan("recv destination", Dst, E.Count * elemTypeBytes(E.Type)))
+  if (Error Err = checkPointToPoint(view(C), /*Send=*/false, Dst, E, Peer))
     return Err;
   if (Error Err = checkCount("recv", E.Count))
     return Err;
@@ -469,9 +410,8 @@ Expected<std::vector<uint32_t>> MpiDriver::allGatherWords(const Communicator &C,
                                                           ArrayRef<uint32_t> Local, CommStream) {
   if (Error Err = checkComm(C))
     return Err;
-  if (C->pending())
-    return invalid("all_gather_words runs on the caller's thread: synchronize the comm stream "
-                   "first");
+  if (Error Err = checkNothingPending(C->pending()))
+    return Err;
   std::vector<uint32_t> Out(Local.size() * size_t(C->size()));
   if (Error Err = checkCount("all_gather_words", Local.size()))
     return Err;

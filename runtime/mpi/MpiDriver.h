@@ -21,25 +21,19 @@
 #ifndef COLLC_RUNTIME_MPI_MPIDRIVER_H
 #define COLLC_RUNTIME_MPI_MPIDRIVER_H
 
-#include "runtime/exec/CollectiveDriver.h"
-#include "runtime/exec/HostStream.h"
+#include "runtime/exec/HostDriverBase.h"
 #include "runtime/mpi/MpiGroup.h"
 
 #include <memory>
 
 namespace collc::rt::mpi {
 
-struct MpiDriver {
+/// Types and elements() come from HostDriverBase (every element type moves;
+/// narrow floats reduce through f32).
+struct MpiDriver : HostDriverBase {
   using Communicator = std::shared_ptr<MpiGroup>;
   /// The group's name: MPI needs no id beyond MPI_COMM_WORLD.
   using UniqueId = std::string;
-  using DataType = ElemType;
-  using CommStream = HostStream *;
-  struct Resource {
-    char *Data = nullptr;
-    uint64_t Bytes = 0;
-  };
-  using Elems = Elements<ElemType>;
 
   static llvm::StringRef name() { return "mpi"; }
   /// Groups other than the world come from split() of the world, called by
@@ -51,8 +45,6 @@ struct MpiDriver {
   /// A dup of MPI_COMM_WORLD: \p Ranks and \p Rank must be its size and
   /// this process's rank in it.
   static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
-  /// Every element type (narrow floats reduce through f32).
-  static llvm::Expected<Elems> elements(ElemType T, uint64_t Bytes);
   static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
                                Elems E, ReduceOp Op, CommStream S);
   static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
@@ -100,9 +92,6 @@ struct MpiDriver {
   static llvm::Error waitFor(CommStream S, uint64_t Ticket) { return S->waitFor(Ticket); }
   static llvm::Error synchronize(CommStream S) { return S->synchronize(); }
   static void flush(CommStream S) { S->kick(); }
-  static Resource resource(void *Data, uint64_t Bytes) {
-    return Resource{static_cast<char *>(Data), Bytes};
-  }
 };
 
 static_assert(ExecutorDriver<MpiDriver>);

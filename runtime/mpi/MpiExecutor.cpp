@@ -15,20 +15,14 @@ Expected<std::unique_ptr<Executor>> createMpiExecutor(const plan::Plan &P,
                                                       const ProcessPlace &Place,
                                                       const RendezvousAddress &Where,
                                                       ExecutorOptions Opts) {
-  if (Place.World != P.World)
-    return makeError(ErrorKind::InvalidArgument,
-                     formatv("plan @{0} is for a world of {1}, but {2} says this run has {3} "
-                             "processes",
-                             P.Program, P.World, Place.Source, Place.World));
+  if (Error E = checkPlanWorld(P.Program, P.World, Place))
+    return E;
   if (Where.How != RendezvousAddress::Kind::Mpi)
     return makeError(ErrorKind::InvalidArgument,
                      formatv("the mpi backend meets through MPI_COMM_WORLD, not rendezvous '{0}' "
                              "(use 'mpi')",
                              Where.text()));
-  auto E = std::make_unique<DriverExecutor<mpi::MpiDriver>>(P, Place.Rank, std::move(Opts));
-  if (Error Err = E->init())
-    return Err;
-  return std::unique_ptr<Executor>(std::move(E));
+  return startDriverExecutor<mpi::MpiDriver>(P, Place.Rank, std::move(Opts));
 }
 
 } // namespace collc::rt

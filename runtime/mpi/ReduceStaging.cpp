@@ -3,6 +3,7 @@
 #include "runtime/mpi/ReduceStaging.h"
 
 #include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/WrapArithmetic.h"
 
 #include <cstring>
 #include <type_traits>
@@ -52,33 +53,12 @@ void floatToNarrow(ElemType T, float F, char *P) {
   }
 }
 
-/// x * s as the reference multiplies: integers wrap (in the unsigned type,
-/// widened past int promotion), floats round once.
-template <typename A> A scaled(A X, A S) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-    return A(U(W(U(X)) * W(U(S))));
-  } else {
-    return X * S;
-  }
-}
-
-template <typename A> A averaged(A X, unsigned N) {
-  if constexpr (std::is_integral_v<A>) {
-    using W = std::conditional_t<std::is_signed_v<A>, int64_t, uint64_t>;
-    return A(W(X) / W(N));
-  } else {
-    return X / A(N);
-  }
-}
-
 template <typename A> void scaleAll(double Scale, const char *Src, uint64_t Count, char *Wire) {
   A S = A(Scale);
   for (uint64_t I = 0; I != Count; ++I) {
     A X;
     std::memcpy(&X, Src + I * sizeof(A), sizeof(A));
-    X = scaled(X, S);
+    X = mulWrap(X, S);
     std::memcpy(Wire + I * sizeof(A), &X, sizeof(A));
   }
 }
@@ -87,7 +67,7 @@ template <typename A> void averageAll(unsigned N, const char *Wire, uint64_t Cou
   for (uint64_t I = 0; I != Count; ++I) {
     A X;
     std::memcpy(&X, Wire + I * sizeof(A), sizeof(A));
-    X = averaged(X, N);
+    X = averageOf(X, N);
     std::memcpy(Dst + I * sizeof(A), &X, sizeof(A));
   }
 }

@@ -3,6 +3,7 @@
 #include "runtime/verify/PlanChecker.h"
 
 #include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/WrapArithmetic.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/verify/SyntheticData.h"
 
@@ -32,23 +33,8 @@ template <typename A> struct Acc { A V; };
 template <typename S, typename A, typename LoadF, typename StoreF>
 void reduceOne(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
                char *Out, LoadF Load, StoreF Store) {
-  auto Mul = [](A X, A Y) -> A {
-    if constexpr (std::is_integral_v<A>) {
-      using U = std::make_unsigned_t<A>;
-      using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-      return A(U(W(U(X)) * W(U(Y))));
-    } else {
-      return X * Y;
-    }
-  };
-  auto Add = [](A X, A Y) -> A {
-    if constexpr (std::is_integral_v<A>) {
-      using U = std::make_unsigned_t<A>;
-      return A(U(X) + U(Y));
-    } else {
-      return X + Y;
-    }
-  };
+  auto Mul = mulWrap<A>;
+  auto Add = addWrap<A>;
   A ScaleA = A(Scale);
   A R = Load(Srcs[0], I);
   if (Op == ReduceOp::PremulSum)
@@ -74,14 +60,8 @@ void reduceOne(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, u
       break;
     }
   }
-  if (Op == ReduceOp::Avg) {
-    if constexpr (std::is_integral_v<A>) {
-      using W = std::conditional_t<std::is_signed_v<A>, int64_t, uint64_t>;
-      R = A(W(R) / W(N));
-    } else {
-      R = R / A(N);
-    }
-  }
+  if (Op == ReduceOp::Avg)
+    R = averageOf(R, N);
   Store(Out, R);
 }
 

@@ -11,6 +11,7 @@
 #ifndef COLLC_TESTS_CONFORMANCE_DRIVERHARNESS_H
 #define COLLC_TESTS_CONFORMANCE_DRIVERHARNESS_H
 
+#include "runtime/exec/HostDriverChecks.h"
 #include "runtime/local/LocalDriver.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -24,6 +25,24 @@ namespace collc::test {
 
 template <typename D> struct DriverHarness;
 
+/// Memory a host driver (local, mpi, gloo) reads and writes; the suite fills
+/// and checks it through host copies.
+class HostBuffer {
+public:
+  explicit HostBuffer(uint64_t Bytes) : Host(Bytes) {}
+  rt::HostResource resource(uint64_t Offset = 0) {
+    return rt::HostResource{Host.data() + Offset, Host.size() - Offset};
+  }
+  void write(llvm::ArrayRef<char> Data, uint64_t Offset = 0) {
+    std::copy(Data.begin(), Data.end(), Host.begin() + Offset);
+  }
+  std::vector<char> read() const { return Host; }
+  uint64_t size() const { return Host.size(); }
+
+private:
+  std::vector<char> Host;
+};
+
 template <> struct DriverHarness<rt::local::LocalDriver> {
   using Driver = rt::local::LocalDriver;
   static std::string name() { return "local"; }
@@ -31,23 +50,7 @@ template <> struct DriverHarness<rt::local::LocalDriver> {
   /// Why the backend cannot run here ("" when it can).
   static std::string unavailable() { return ""; }
 
-  /// Memory the driver reads and writes; the suite fills and checks it
-  /// through host copies.
-  class Buffer {
-  public:
-    explicit Buffer(uint64_t Bytes) : Host(Bytes) {}
-    Driver::Resource resource(uint64_t Offset = 0) {
-      return Driver::resource(Host.data() + Offset, Host.size() - Offset);
-    }
-    void write(llvm::ArrayRef<char> Data, uint64_t Offset = 0) {
-      std::copy(Data.begin(), Data.end(), Host.begin() + Offset);
-    }
-    std::vector<char> read() const { return Host; }
-    uint64_t size() const { return Host.size(); }
-
-  private:
-    std::vector<char> Host;
-  };
+  using Buffer = HostBuffer;
 
   /// Runs \p Body(rank) for every rank at once and returns when all did (a
   /// harness with one process per rank runs its own and says which with

@@ -45,22 +45,7 @@ template <> struct DriverHarness<rt::mpi::MpiDriver> {
   /// narrow floats are widened to f32 by the driver, as the reference does.
   static constexpr bool RankOrderedReductions = false;
 
-  /// Host memory, as for local.
-  class Buffer {
-  public:
-    explicit Buffer(uint64_t Bytes) : Host(Bytes) {}
-    Driver::Resource resource(uint64_t Offset = 0) {
-      return Driver::resource(Host.data() + Offset, Host.size() - Offset);
-    }
-    void write(llvm::ArrayRef<char> Data, uint64_t Offset = 0) {
-      std::copy(Data.begin(), Data.end(), Host.begin() + Offset);
-    }
-    std::vector<char> read() const { return Host; }
-    uint64_t size() const { return Host.size(); }
-
-  private:
-    std::vector<char> Host;
-  };
+  using Buffer = HostBuffer;
 
   /// Only this process's rank runs here; the others run in their processes.
   static void runRanks(int World, llvm::function_ref<void(int)> Body) {

@@ -1,0 +1,49 @@
+//===- tests/runtime/HostDriverChecksTest.cpp - The host drivers' argument checks -===//
+//
+// The checks every host driver (local, mpi, gloo) calls: sizes that overflow
+// 64 bits are refused rather than wrapped into a small span that would pass.
+// The messages of the ordinary refusals are tested per backend by the
+// conformance suite.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/exec/HostDriverChecks.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdint>
+
+using namespace collc;
+using namespace collc::rt;
+
+namespace {
+
+std::string failure(llvm::Error E) { return E ? llvm::toString(std::move(E)) : ""; }
+
+TEST(HostDriverChecks, ACountThatOverflowsIsRefusedNotWrapped) {
+  char Byte = 0;
+  HostResource Small{&Byte, 1};
+  // 2^62 f32 elements wrap to 0 bytes in 64 bits.
+  HostElements E{ElemType::F32, uint64_t(1) << 62};
+  EXPECT_NE(failure(checkAllToAll({2, 0}, Small, Small, E, 2)).find("overflow 64 bits"),
+            std::string::npos);
+  EXPECT_NE(failure(checkPointToPoint({2, 0}, true, Small, E, 1)).find("overflow 64 bits"),
+            std::string::npos);
+  uint64_t Counts[2] = {~uint64_t(0), 1};
+  llvm::Expected<AllToAllVTotals> V = checkAllToAllV({2, 0}, Small, Small, ElemType::U8, Counts,
+                                                     Counts);
+  ASSERT_FALSE(bool(V));
+  EXPECT_EQ(llvm::toString(V.takeError()), "all_to_all_v: the send counts overflow 64 bits");
+}
+
+TEST(HostDriverChecks, ABroadcastNamesTheRootAndTheRange) {
+  char Bytes[4] = {};
+  HostResource R{Bytes, 4};
+  HostElements E{ElemType::F32, 1};
+  EXPECT_EQ(failure(checkBroadcast({4, 1}, &R, R, E, 9)), "broadcast root 9 is not in 0..3");
+  EXPECT_EQ(failure(checkBroadcast({4, 1}, &R, R, E, 0)),
+            "rank 1 is not the broadcast root (0); only the root has a source");
+  EXPECT_EQ(failure(checkBroadcast({4, 1}, &R, R, E, 1)), "");
+}
+
+} // namespace
