@@ -82,16 +82,7 @@ struct MpiDriver : HostDriverBase {
   static llvm::Error health(const Communicator &C);
   static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
 
-  // --- streams ----------------------------------------------------------------
-  using StreamOwner = std::unique_ptr<HostStream>;
-  static StreamOwner createStream(llvm::StringRef Name) {
-    return std::make_unique<HostStream>(Name.str());
-  }
-  static CommStream streamOf(const StreamOwner &S) { return S.get(); }
-  static uint64_t record(CommStream S) { return S->lastTicket(); }
-  static llvm::Error waitFor(CommStream S, uint64_t Ticket) { return S->waitFor(Ticket); }
-  static llvm::Error synchronize(CommStream S) { return S->synchronize(); }
-  static void flush(CommStream S) { S->kick(); }
+  // Streams: HostDriverBase's (the host comm stream every host backend uses).
 };
 
 static_assert(ExecutorDriver<MpiDriver>);
