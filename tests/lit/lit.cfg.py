@@ -25,5 +25,6 @@ if config.have_nccl:
 for backend in ("mpi", "gloo"):
     if getattr(config, "have_" + backend, False):
         config.available_features.add(backend)
-# Process-backend tests start their processes with mpirun (as root here).
-config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+# Process-backend tests start their processes with mpirun, as the ctest
+# tests do (tests/CMakeLists.txt: COLLC_MPIRUN).
+config.substitutions.append(("%mpirun", config.mpirun))
