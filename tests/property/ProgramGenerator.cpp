@@ -59,7 +59,10 @@ private:
   };
   uint64_t pick(uint64_t N) { return Rng() % N; }
   bool chance(unsigned Percent) { return pick(100) < Percent; }
-  std::string fresh(const char *Prefix) { return "%" + std::string(Prefix) + std::to_string(N++); }
+  std::string fresh(const char *Prefix) {
+    std::string S = "%";
+    return S.append(Prefix).append(std::to_string(N++));
+  }
   static std::string when(const std::string &Pred) { return Pred.empty() ? "" : " when " + Pred; }
   void line(std::string L) { Shape.Lines.push_back("  " + std::move(L)); }
 
