@@ -11,8 +11,10 @@ using namespace llvm;
 
 namespace collc {
 
+StringRef checkPipeline() { return "verify,check-cross-rank"; }
+
 std::string defaultPipeline(StringRef BucketPass, StringRef PlanMemoryPass) {
-  std::string P = "verify,check-cross-rank,order,";
+  std::string P = checkPipeline().str() + ",order,";
   if (!BucketPass.empty())
     P += BucketPass.str() + ",";
   P += "fuse,order,schedule," + PlanMemoryPass.str() + ",check-cross-rank";

@@ -22,6 +22,10 @@
 
 namespace collc {
 
+/// What `collc check` runs, and what the default pipeline starts with: the
+/// program is well formed on every rank, and the ranks agree.
+llvm::StringRef checkPipeline();
+
 /// The default pipeline with \p BucketPass in its bucket slot (empty: none)
 /// and \p PlanMemoryPass in its memory slot.
 std::string defaultPipeline(llvm::StringRef BucketPass = "bucket{policy=ddp}",

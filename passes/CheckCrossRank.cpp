@@ -5,7 +5,11 @@
 // communication together with blocking (rendezvous) semantics:
 //  - a collective completes when every member of its subgroup reaches its
 //    next collective in that subgroup; those must agree on kind, reduce op,
-//    element types, element counts and root;
+//    element types, element counts and root, and must be one op: the plan
+//    binds an op's tensors on every member that issues it, so two ops
+//    (written with complementary `when`s) that would pair only by their
+//    position are refused rather than lowered to a plan that cannot run
+//    (passes reorder ops, which would re-pair them; issue 13);
 //  - a send completes with the peer's recv from this rank; the two must
 //    move the same number of elements of the same type;
 //  - if ranks remain blocked, the wait-for graph is searched for a cycle
@@ -54,6 +58,8 @@ public:
 private:
   bool reportStall();
   std::string describe(OpId I) const;
+  /// describe() with the results it defines: "%r = all_reduce sum %a : f32[16]".
+  std::string describeDef(OpId I) const;
   std::string describeWait(int64_t R) const;
   std::string groupDesc(GroupId G, ArrayRef<int32_t> Members) const;
   /// The root of \p O on \p R as a local rank, or -1.
@@ -89,6 +95,16 @@ std::string CrossRankChecker::describe(OpId I) const {
   for (size_t K = 0; K != Data.size(); ++K)
     S += (K ? ", %" : " %") + P.value(Data[K]).Name.str() + " : " + P.value(Data[K]).Type.str();
   return S;
+}
+
+std::string CrossRankChecker::describeDef(OpId I) const {
+  const Op &O = P.ops()[I];
+  std::string S;
+  if (O.Kind != OpKind::Recv)
+    for (size_t K = 0; K != O.Results.size(); ++K)
+      S += (K ? ", %" : "%") + P.value(O.Results[K]).Name.str() +
+           (K + 1 == O.Results.size() ? " = " : "");
+  return S + describe(I);
 }
 
 std::string CrossRankChecker::groupDesc(GroupId G, ArrayRef<int32_t> Members) const {
@@ -153,6 +169,22 @@ bool CrossRankChecker::collective(GroupId G, ArrayRef<int32_t> Members, ArrayRef
                         Ref, Members[I], groupDesc(G, Members), What, ordinal(Seq),
                         describe(Ops.front())));
     Diags.note(Other.Loc, formatv("rank {0} issues {1} here", Members[I], describe(Ops[I])));
+    return false;
+  }
+  // They agree; now they must be one op. Each member's own op would be
+  // lowered to a comm whose tensors are bound on its ranks only, and the
+  // passes keep pairings by op, not by position.
+  for (size_t I = 1; I != Members.size(); ++I) {
+    if (Ops[I] == Ops.front())
+      continue;
+    Diags.error(RefOp.Loc,
+                formatv("ranks {0} and {1} of {2} issue different ops as their {3} collective "
+                        "in the group, which a plan cannot pair: rank {0} issues {4}; write one "
+                        "op that every member issues",
+                        Ref, Members[I], groupDesc(G, Members), ordinal(Seq),
+                        describeDef(Ops.front())));
+    Diags.note(P.ops()[Ops[I]].Loc,
+               formatv("rank {0} issues {1} here", Members[I], describeDef(Ops[I])));
     return false;
   }
   return true;

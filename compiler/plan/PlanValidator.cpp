@@ -281,6 +281,10 @@ Error Validator::comm(size_t I) {
         }))
       return E;
   }
+  // No rank issues it (its `when` holds on no member): its shape is the
+  // one the IR inferred, for the group's size, not the world's.
+  if (N < 0 && C.Group >= 0 && !P.Groups[C.Group].Subgroups.empty())
+    N = int64_t(P.Groups[C.Group].Subgroups.front().size());
   if (N < 0)
     N = P.World;
   if (Error E = bufferOf(I, C.InBuffer, "input", C.Inputs))

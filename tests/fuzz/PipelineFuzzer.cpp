@@ -10,8 +10,8 @@
 //  - for worlds of at most 4 ranks and at most 64 KiB communicated per rank,
 //    one step on local ranks, every result checked against the reference.
 // Nothing may crash, hang, leak or trip a sanitizer, and a compiled program
-// must run: the compiler checks what the runtime relies on. One exception,
-// a known finding of issue 13 (knownIssue13 below), is counted, not fatal.
+// must run: the compiler checks what the runtime relies on (issue 13: no
+// class of failure is excused).
 // With COLLC_FUZZ_STATS=1 the fuzzer says at exit how many inputs reached
 // each phase and the time spent in each. Long run: see docs/testing.md.
 //
@@ -23,7 +23,6 @@
 #include "tools/collc/Shrink.h"
 
 #include "llvm/ADT/Optional.h"
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -54,12 +53,11 @@ struct Stats {
                                                    "check"};
   uint64_t Reached[NumPhases] = {};
   double Seconds[NumPhases] = {};
-  uint64_t Inputs = 0, KnownIssue13 = 0;
+  uint64_t Inputs = 0;
   ~Stats() {
     if (!getenv("COLLC_FUZZ_STATS"))
       return;
-    fprintf(stderr, "pipeline fuzzer: %llu inputs, %llu known issue-13 runs\n",
-            (unsigned long long)Inputs, (unsigned long long)KnownIssue13);
+    fprintf(stderr, "pipeline fuzzer: %llu inputs\n", (unsigned long long)Inputs);
     for (int I = 0; I != NumPhases; ++I)
       fprintf(stderr, "  %-18s %10llu inputs %9.3f s %8.1f us each\n", Names[I],
               (unsigned long long)Reached[I], Seconds[I],
@@ -86,52 +84,6 @@ private:
 [[noreturn]] void fail(const char *What, const std::string &Detail) {
   fprintf(stderr, "%s\n%s\n", What, Detail.c_str());
   abort();
-}
-
-/// Whether rank \p R misses tensor \p T only because of issue 13 ("compile
-/// accepts what run refuses"): T is the output of a collective C that R's
-/// subgroup issues, but R does not, while another collective D of the same
-/// kind over the same group is issued by exactly the members that skip C:
-/// one collective written twice with complementary `when` predicates.
-/// Compile pairs them; the reference expects C's output on every member.
-bool missingByIssue13(const plan::Plan &P, int64_t R, uint32_t T) {
-  for (const plan::Comm &C : P.Comms) {
-    if (!plan::isCollective(C.Kind) || C.Group < 0 || C.Ranks.contains(R) ||
-        !llvm::is_contained(C.Outputs, T))
-      continue;
-    llvm::ArrayRef<int32_t> Members = P.Groups[C.Group].membersOf(R);
-    for (const plan::Comm &D : P.Comms)
-      if (&D != &C && D.Kind == C.Kind && D.Group == C.Group &&
-          llvm::all_of(Members,
-                       [&](int32_t M) { return C.Ranks.contains(M) != D.Ranks.contains(M); }))
-        return true;
-  }
-  return false;
-}
-
-/// Whether a failed check (its message, runtime/verify/PlanChecker.cpp) is
-/// that known finding and nothing else: every mismatch is listed, and each
-/// is a tensor of 0 bytes that missingByIssue13 explains. Any other
-/// mismatch, or a message of another shape, stays a failure.
-bool knownIssue13(const plan::Plan &P, llvm::StringRef Message) {
-  llvm::SmallVector<llvm::StringRef, 12> Lines;
-  Message.split(Lines, '\n');
-  if (Lines.size() < 2)
-    return false;
-  for (llvm::StringRef Line : llvm::drop_begin(Lines)) {
-    // "  rank R: %NAME has 0 bytes, expected N"
-    int64_t R;
-    if (!Line.consume_front("  rank ") || Line.consumeInteger(10, R) ||
-        !Line.consume_front(": %"))
-      return false;
-    llvm::StringRef Name = Line.take_until([](char C) { return C == ' '; });
-    if (!Line.drop_front(Name.size()).startswith(" has 0 bytes, expected "))
-      return false;
-    auto It = llvm::find_if(P.Tensors, [&](const plan::Tensor &X) { return X.Name == Name; });
-    if (It == P.Tensors.end() || !missingByIssue13(P, R, uint32_t(It - P.Tensors.begin())))
-      return false;
-  }
-  return true;
 }
 
 } // namespace
@@ -190,18 +142,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
       fail("a compiled program does not run:", R.Error + "\n--- program:\n" + Text.str());
   PhaseTimer T(Stats::Check);
   llvm::Expected<rt::CheckSummary> Check = tool::checkLocalRun(Compiled, *Run);
-  if (!Check) {
-    std::string Message = llvm::toString(Check.takeError());
-    // Issue 13 (open): one collective written twice with complementary
-    // predicates compiles and then fails the check. Counted, not fatal, until
-    // issue 13 makes compile refuse or pair it.
-    if (knownIssue13(Compiled, Message)) {
-      ++TheStats.KnownIssue13;
-      return 0;
-    }
+  if (!Check)
     fail("a compiled program computes a wrong result:",
-         Message + "\n--- program:\n" + Text.str());
-  }
+         llvm::toString(Check.takeError()) + "\n--- program:\n" + Text.str());
   return 0;
 }
 

@@ -1,13 +1,15 @@
 //===- tools/collc/CheckCommand.cpp - collc check ----------------------===//
 //
-// collc check FILE: parse and verify; prints one summary line per program.
+// collc check FILE: parse, verify and check that the ranks agree (the
+// pipeline compile starts with, compiler/Compile.h checkPipeline); prints
+// one summary line per program.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 #include "ToolSupport.h"
 
-#include "ir/Verifier.h"
+#include "compiler/Compile.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -15,7 +17,9 @@ using namespace llvm;
 
 namespace collc::tool {
 
-static cl::SubCommand Cmd("check", "Parse and verify a program on every rank");
+static cl::SubCommand Cmd("check", "Parse and verify a program on every rank, and check that the "
+                                   "ranks agree (check-cross-rank: same collectives, matched "
+                                   "send/recv, no deadlock)");
 static CommonInputFlags Flags(Cmd);
 static cl::opt<bool> Quiet("quiet", cl::desc("Print nothing on success"), cl::sub(Cmd));
 
@@ -24,7 +28,11 @@ cl::SubCommand &checkCommand() { return Cmd; }
 int run_checkCommand() {
   InputOptions In = Flags.get();
   return forEachProgram(In, [&](Program &P, DiagnosticEngine &Diags) -> Error {
-    if (Error E = verifyProgram(P, Diags))
+    PassManager PM;
+    if (Error E = PM.addPipeline(checkPipeline()))
+      return E;
+    PassContext Ctx(Diags);
+    if (Error E = PM.run(P, Ctx, nulls()))
       return E;
     if (Quiet || In.VerifyDiagnostics)
       return Error::success();
