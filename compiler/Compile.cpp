@@ -26,6 +26,9 @@ Expected<std::string> bucketPassFor(StringRef Policy) {
     return std::string("bucket{policy=ddp}");
   if (Policy == "auto")
     return std::string("bucket{policy=auto}");
+  // The link class auto simulates; the pass checks the name.
+  if (Policy.consume_front("auto:"))
+    return "bucket{policy=auto,link=" + Policy.str() + "}";
   if (Policy == "none")
     return std::string();
   if (Policy.consume_front("fixed:")) {
@@ -35,8 +38,8 @@ Expected<std::string> bucketPassFor(StringRef Policy) {
     return "bucket{policy=fixed,bytes=" + std::to_string(*Bytes) + "}";
   }
   return createStringError(inconvertibleErrorCode(),
-                           "--bucket=%s: expected ddp, fixed:<bytes> (such as fixed:25MiB), auto "
-                           "or none",
+                           "--bucket=%s: expected ddp, fixed:<bytes> (such as fixed:25MiB), auto, "
+                           "auto:<link class> or none",
                            Policy.str().c_str());
 }
 

@@ -31,7 +31,7 @@ llvm::StringRef checkPipeline();
 std::string defaultPipeline(llvm::StringRef BucketPass = "bucket{policy=ddp}",
                             llvm::StringRef PlanMemoryPass = "plan-memory");
 
-/// Turns a `--bucket` value (ddp, fixed:25MiB, auto, none) into a bucket
+/// Turns a `--bucket` value (ddp, fixed:25MiB, auto, auto:ib-ndr, none) into a bucket
 /// pass string for the pipeline.
 llvm::Expected<std::string> bucketPassFor(llvm::StringRef Policy);
 

@@ -12,8 +12,12 @@
 // moves to the next limit (the last repeats); open buckets close at the
 // end; buckets are numbered by the position of their first tensor. Default
 // limits 1 MiB then 25 MiB (`limits=1MiB:25MiB`). `fixed` uses one limit
-// (`bytes=`). `auto` tries caps from 1 MiB to 256 MiB and keeps the one
-// whose simulated step (order + schedule + the cost model) is shortest.
+// (`bytes=`). `auto` chooses each boundary (analysis/BucketBoundaries.h):
+// within each run of tensors that may share a bucket, the split whose
+// communication finishes first given when each tensor is ready (the step
+// simulator's compute timeline) and the cost model; it keeps those buckets
+// only if their simulated step (order + schedule) is shorter than with
+// DDP's default, so auto is never worse than ddp.
 //
 // Beyond DDP, which buckets only gradients: a bucket also closes early
 // before an op that uses one of its results (FSDP's next layer needs this
@@ -31,8 +35,10 @@
 
 #include "passes/Combine.h"
 #include "passes/GroupByKey.h"
+#include "passes/analysis/BucketBoundaries.h"
 #include "passes/analysis/ProgramStepModel.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -80,11 +86,10 @@ private:
 const CloseWords BucketWords = {"closed early: %{0} is used by {1}", "closed early at {0}",
                                 "closed at the end of the program"};
 
-/// The DDP assignment with early closing, as combinations (not yet applied).
-std::vector<Combination> assignBuckets(const Program &P, ArrayRef<uint64_t> Limits) {
+/// \p Buckets (in the order of their first tensor, which numbers them) as
+/// combinations, placed so they launch in index order.
+std::vector<Combination> placeBuckets(const Program &P, std::vector<ClosedGroup> Buckets) {
   const auto &Ops = P.ops();
-  // Numbered by the position of their first tensor, as groupByKey returns them.
-  std::vector<ClosedGroup> Buckets = groupByKey(P, BucketRules(Limits), BucketWords);
 
   // Launch in index order where no result is needed earlier.
   std::vector<OpId> UseOf(P.numValues(), InvalidId);
@@ -124,6 +129,99 @@ std::vector<Combination> assignBuckets(const Program &P, ArrayRef<uint64_t> Limi
   return Out;
 }
 
+/// The DDP assignment with early closing, as combinations (not yet applied).
+std::vector<Combination> assignBuckets(const Program &P, ArrayRef<uint64_t> Limits) {
+  // Numbered by the position of their first tensor, as groupByKey returns them.
+  return placeBuckets(P, groupByKey(P, BucketRules(Limits), BucketWords));
+}
+
+/// No size rule: the longest runs the early closes allow, which auto splits.
+class RunRules : public GroupRules {
+public:
+  bool joins(const Op &O, uint64_t) const override { return isBucketable(O); }
+};
+
+/// When each op's results are ready with communication free: the step
+/// simulator's compute timeline (latest rank), by OpId.
+Expected<std::vector<double>> readyTimes(const Program &P) {
+  SimOptions Opts;
+  Opts.Link = {"free", 0.0, 1e12, "no communication cost"};
+  Opts.RecordEvents = true;
+  Expected<SimResult> Sim = simulateStep(P, Opts);
+  if (!Sim)
+    return Sim.takeError();
+  std::vector<double> End(P.ops().size(), 0.0);
+  for (const SimEvent &E : Sim->Events)
+    End[E.Source] = std::max(End[E.Source], E.StartUs + E.DurUs);
+  return End;
+}
+
+std::string valueName(const Program &P, ValueId V) { return "%" + P.value(V).Name.str(); }
+
+/// Splits each run of bucketable ops (a maximal group) where the per-boundary
+/// choice (BucketBoundaries.h) finishes its communication earliest on \p Link,
+/// and says why each boundary is where it is.
+Expected<std::vector<ClosedGroup>> chooseBuckets(const Program &P, const LinkClass &Link) {
+  Expected<std::vector<double>> End = readyTimes(P);
+  if (!End)
+    return End.takeError();
+  const auto &Ops = P.ops();
+  std::vector<ClosedGroup> Out;
+  for (ClosedGroup &Run : groupByKey(P, RunRules(), BucketWords)) {
+    const Op &First = Ops[Run.Members.front()];
+    int64_t N = P.group(First.Group).uniformSize();
+    if (N < 1)
+      N = P.worldSize();
+    double Alpha = collectiveTimeUs(First.Kind, 0, N, Link);
+    std::vector<double> Ready, Cost;
+    std::vector<uint64_t> Bytes;
+    for (OpId I : Run.Members) {
+      double R = 0, In = 0, Out = 0;
+      for (ValueId V : Ops[I].dataOperands()) {
+        In += P.value(V).Type.bytes();
+        if (P.value(V).Def != InvalidId)
+          R = std::max(R, (*End)[P.value(V).Def]);
+      }
+      for (ValueId V : Ops[I].Results)
+        Out += P.value(V).Type.bytes();
+      Ready.push_back(R);
+      Cost.push_back(collectiveTimeUs(First.Kind, reportedBytes(First.Kind, In, Out), N, Link) -
+                     Alpha);
+      Bytes.push_back(uint64_t(In));
+    }
+    std::vector<BucketChoice> Choice = chooseBucketBoundaries(Ready, Cost, Alpha);
+    for (const BucketChoice &C : Choice) {
+      ClosedGroup G{{Run.Members.begin() + C.Begin, Run.Members.begin() + C.End}, 0, ""};
+      for (size_t I = C.Begin; I != C.End; ++I)
+        G.Bytes += Bytes[I];
+      std::string Timing = formatv("issued at {0:f1} us (last tensor ready at {1:f1} us, comm "
+                                   "stream free at {2:f1} us), done at {3:f1} us",
+                                   C.IssueUs, C.ReadyUs, C.FreeUs, C.FinishUs);
+      if (C.End == Run.Members.size()) {
+        G.Why = "last bucket of its run, " + Run.Why + "; " + Timing;
+      } else {
+        ValueId Last = Ops[Run.Members[C.End - 1]].dataOperands().back();
+        ValueId Next = Ops[Run.Members[C.End]].dataOperands().front();
+        double Later = Ready[C.End] - C.IssueUs;
+        G.Why = Later > 0
+                    ? formatv("ends at {0}: the next gradient, {1}, is ready {2:f1} us later; "
+                              "merging would delay these {3} bytes by that; {4}",
+                              valueName(P, Last), valueName(P, Next), Later, G.Bytes, Timing)
+                          .str()
+                    : formatv("ends at {0}: the next gradient, {1}, is ready but waits for the "
+                              "comm stream, and a later boundary finishes no sooner; {2}",
+                              valueName(P, Last), valueName(P, Next), Timing)
+                          .str();
+      }
+      Out.push_back(std::move(G));
+    }
+  }
+  llvm::sort(Out, [](const ClosedGroup &A, const ClosedGroup &B) {
+    return A.Members.front() < B.Members.front();
+  });
+  return Out;
+}
+
 class BucketPass : public Pass {
 public:
   explicit BucketPass(BucketPolicy Policy) : Policy(std::move(Policy)) {}
@@ -131,15 +229,16 @@ public:
   Expected<bool> run(Program &P, PassContext &Ctx) override;
 
 private:
-  Expected<double> simulateWithCap(const Program &P, uint64_t Cap);
+  Expected<double> simulate(const Program &P, ArrayRef<Combination> Cs);
   BucketPolicy Policy;
 };
 
-Expected<double> BucketPass::simulateWithCap(const Program &P, uint64_t Cap) {
+/// The simulated step of \p P bucketed as \p Cs, ordered and scheduled.
+Expected<double> BucketPass::simulate(const Program &P, ArrayRef<Combination> Cs) {
   // Work on a copy: the candidate's rewrite must not touch P.
   std::unique_ptr<Program> Copy = P.clone();
   Program &C = *Copy;
-  applyCombinations(C, assignBuckets(C, {Cap}));
+  applyCombinations(C, Cs);
   DiagnosticEngine Diags;
   PassContext Ctx(Diags);
   for (auto Factory : {createOrderPass, createSchedulePass}) {
@@ -159,35 +258,36 @@ Expected<double> BucketPass::simulateWithCap(const Program &P, uint64_t Cap) {
 }
 
 Expected<bool> BucketPass::run(Program &P, PassContext &Ctx) {
-  std::vector<uint64_t> Limits = Policy.Limits;
-  std::string AutoWhy;
+  std::vector<Combination> Cs;
   if (Policy.K == BucketPolicy::Auto) {
-    Expected<double> Baseline = simulateWithCap(P, 25ull << 20);
-    if (!Baseline)
-      return Baseline.takeError();
-    uint64_t Best = 0;
-    double BestUs = 0;
-    for (uint64_t MiB : {1, 2, 4, 8, 16, 25, 32, 64, 128, 256}) {
-      Expected<double> Us = simulateWithCap(P, MiB << 20);
-      if (!Us)
-        return Us.takeError();
-      // Strictly better only, so ties keep the smaller cap.
-      if (!Best || *Us < BestUs) {
-        Best = MiB << 20;
-        BestUs = *Us;
-      }
-    }
-    Limits = {Best};
-    AutoWhy = formatv("auto: {0} buckets give the shortest simulated step on {1} ({2:f1} us; "
-                      "25 MiB: {3:f1} us)",
-                      bytesText(Best), Policy.Link.Name, BestUs, *Baseline);
+    // Per-boundary buckets, kept only when the simulator agrees they beat
+    // DDP's default, so auto is never worse than ddp.
+    Expected<std::vector<ClosedGroup>> Chosen = chooseBuckets(P, Policy.Link);
+    if (!Chosen)
+      return Chosen.takeError();
+    std::vector<Combination> PerBoundary = placeBuckets(P, std::move(*Chosen));
+    std::vector<Combination> Ddp = assignBuckets(P, BucketPolicy().Limits);
+    Expected<double> PerBoundaryUs = simulate(P, PerBoundary);
+    if (!PerBoundaryUs)
+      return PerBoundaryUs.takeError();
+    Expected<double> DdpUs = simulate(P, Ddp);
+    if (!DdpUs)
+      return DdpUs.takeError();
+    bool Keep = *PerBoundaryUs < *DdpUs;
+    std::string AutoWhy =
+        formatv("auto: {0} on {1} (simulated step {2:f1} us per boundary, {3:f1} us with DDP's "
+                "default 1 MiB:25 MiB)",
+                Keep ? "per-boundary buckets are shorter" : "DDP's default is no longer, kept",
+                Policy.Link.Name, *PerBoundaryUs, *DdpUs);
+    Cs = Keep ? std::move(PerBoundary) : std::move(Ddp);
+    // Said once, on bucket 0.
+    if (!Cs.empty())
+      Cs.front().StringAttrs.front().second += "; " + AutoWhy;
+  } else {
+    Cs = assignBuckets(P, Policy.Limits);
   }
-  std::vector<Combination> Cs = assignBuckets(P, Limits);
   if (Cs.empty())
     return false;
-  if (!AutoWhy.empty())
-    for (Combination &C : Cs)
-      C.StringAttrs.front().second += "; " + AutoWhy;
   // Already bucketed exactly like this: nothing to do.
   bool Same = true;
   for (const Combination &C : Cs) {

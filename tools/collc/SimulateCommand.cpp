@@ -50,7 +50,9 @@ int run_simulateCommand() {
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
     return reportError("simulate", In.takeError());
-  Expected<plan::Plan> P = loadOrCompilePlan(*In, Bucket);
+  // auto chooses its buckets for the link simulated here.
+  std::string Policy = Bucket == "auto" ? "auto:" + Link : Bucket;
+  Expected<plan::Plan> P = loadOrCompilePlan(*In, Policy);
   if (!P)
     return reportError("simulate", P.takeError());
   Expected<SimResult> R = simulatePlan(*P, Opts);
