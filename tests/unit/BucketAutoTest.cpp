@@ -1,0 +1,99 @@
+//===- tests/unit/BucketAutoTest.cpp - auto is never worse than ddp -------===//
+//
+// On every example and every link class, the plan compiled with
+// bucket{policy=auto,link=L} simulates no more exposed communication on L
+// than the plan with DDP's default buckets; and the per-boundary choice
+// reaches the perfect-overlap bound when communication is free to overlap.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Compile.h"
+#include "compiler/PlanStepModel.h"
+#include "passes/analysis/BucketBoundaries.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+
+using namespace collc;
+
+namespace {
+
+std::vector<std::string> exampleFiles() {
+  std::vector<std::string> Out;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(COLLC_EXAMPLES_DIR, EC), End; It != End && !EC;
+       It.increment(EC))
+    if (llvm::sys::path::extension(It->path()) == ".coll")
+      Out.push_back(It->path());
+  llvm::sort(Out); // directory order is the file system's
+  return Out;
+}
+
+double exposedUs(llvm::StringRef Text, llvm::StringRef Bucket, const LinkClass &Link) {
+  llvm::Expected<plan::Plan> P =
+      compileProgramText(Text, defaultPipeline(Bucket), "example.coll");
+  EXPECT_TRUE(bool(P)) << (P ? "" : llvm::toString(P.takeError()));
+  if (!P)
+    return -1;
+  SimOptions Opts;
+  Opts.Link = Link;
+  llvm::Expected<SimResult> R = simulatePlan(*P, Opts);
+  EXPECT_TRUE(bool(R)) << (R ? "" : llvm::toString(R.takeError()));
+  return R ? R->ExposedCommUs : -1;
+}
+
+TEST(BucketAuto, NeverWorseThanDDPOnExamples) {
+  std::vector<std::string> Files = exampleFiles();
+  ASSERT_GE(Files.size(), 4u) << COLLC_EXAMPLES_DIR;
+  for (const std::string &Path : Files) {
+    auto Text = llvm::MemoryBuffer::getFile(Path);
+    ASSERT_TRUE(bool(Text)) << Path;
+    for (const LinkClass &L : linkClasses()) {
+      double Ddp = exposedUs((*Text)->getBuffer(), "bucket{policy=ddp}", L);
+      double Auto = exposedUs((*Text)->getBuffer(),
+                              ("bucket{policy=auto,link=" + L.Name + "}").str(), L);
+      EXPECT_LE(Auto, Ddp) << Path << " on " << L.Name.str();
+    }
+  }
+}
+
+TEST(BucketAuto, BoundariesFollowReadyTimes) {
+  // Three tensors ready 100 us apart, each 10 us of bandwidth: each goes
+  // alone, as soon as it is ready, and the last finishes at the bound.
+  std::vector<double> Ready = {0, 100, 200}, Cost = {10, 10, 10};
+  std::vector<BucketChoice> C = chooseBucketBoundaries(Ready, Cost, 5);
+  ASSERT_EQ(C.size(), 3u);
+  EXPECT_EQ(C[1].Begin, 1u);
+  EXPECT_DOUBLE_EQ(C.back().FinishUs, 215);
+  EXPECT_DOUBLE_EQ(bucketFinishLowerBound(Ready, Cost, 5), 215);
+  // All ready at once: one bucket pays alpha once.
+  C = chooseBucketBoundaries({0, 0, 0}, Cost, 5);
+  ASSERT_EQ(C.size(), 1u);
+  EXPECT_DOUBLE_EQ(C[0].FinishUs, 35);
+}
+
+TEST(BucketAuto, MatchesExhaustiveSearch) {
+  // Every split of 8 tensors (2^7), against the O(n) choice.
+  std::vector<double> Ready = {0, 3, 3, 40, 41, 90, 95, 200};
+  std::vector<double> Cost = {20, 1, 30, 5, 60, 2, 2, 15};
+  double Alpha = 7, Best = 1e18;
+  for (unsigned Mask = 0; Mask != 1u << 7; ++Mask) {
+    double Free = 0, ReadyMax = 0, Bytes = 0;
+    for (size_t I = 0; I != 8; ++I) {
+      ReadyMax = std::max(ReadyMax, Ready[I]);
+      Bytes += Cost[I];
+      if (I == 7 || (Mask >> I & 1)) {
+        Free = std::max(Free, ReadyMax) + Alpha + Bytes;
+        Bytes = 0;
+      }
+    }
+    Best = std::min(Best, Free);
+  }
+  EXPECT_DOUBLE_EQ(chooseBucketBoundaries(Ready, Cost, Alpha).back().FinishUs, Best);
+}
+
+} // namespace
