@@ -4,6 +4,7 @@
 #include "api/Handles.h"
 
 #include "compiler/Compile.h"
+#include "compiler/plan/PlanDiff.h"
 #include "ir/Parser.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -206,6 +207,47 @@ collcResult_t collcPlanWorld(collcPlan_t Plan, int64_t *World) {
       return E;
     *World = Plan->P->World;
     return Error::success();
+  });
+}
+
+collcResult_t collcPlanTensorType(collcPlan_t Plan, const char *Name, const char **ElemType,
+                                  int64_t *Rank, const int64_t **Shape) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(Name, "name", "a tensor name")
+        .notNull(ElemType, "elemType", "where to store the element type")
+        .notNull(Rank, "rank", "where to store the number of dimensions")
+        .notNull(Shape, "shape", "where to store the dimensions");
+    if (Error E = checkPlan(A, Plan))
+      return E;
+    const plan::Plan &P = *Plan->P;
+    // Plans hold hundreds of tensors, not millions: a scan in plan order.
+    for (const plan::Tensor &T : P.Tensors) {
+      if (T.Name != Name)
+        continue;
+      *ElemType = elemTypeName(T.Type.Elem).data();
+      *Rank = int64_t(T.Type.Shape.size());
+      *Shape = T.Type.Shape.empty() ? nullptr : T.Type.Shape.data();
+      return Error::success();
+    }
+    return makeApiError(collcInvalidArgument,
+                        formatv("name is \"{0}\": plan @{1} has no tensor %{0}", Name,
+                                P.Program));
+  });
+}
+
+collcResult_t collcPlanDiff(collcPlan_t PlanA, collcPlan_t PlanB, char **Diff) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(PlanA, "a", "a plan from collcCompile or collcPlanLoad")
+        .notNull(PlanB, "b", "a plan from collcCompile or collcPlanLoad")
+        .notNull(Diff, "diff", "where to store the differences");
+    if (Error E = A.done())
+      return E;
+    std::string S;
+    for (const std::string &Line : diffPlans(*PlanA->P, *PlanB->P))
+      S += Line + "\n";
+    return returnString(S, Diff);
   });
 }
 

@@ -1,7 +1,8 @@
 # `cmake --install build --prefix P`: the C API (collc/collc.h, the
 # generated collc/version.h, libcollc.so), the static libraries, the CMake
 # package (collcConfig.cmake, its version file, collc::collc and, with
-# COMPONENTS static, collc::compiler and collc::runtime) and collc.pc.
+# COMPONENTS static, collc::compiler and collc::runtime), collc.pc and the
+# Python package.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -39,3 +40,8 @@ install(FILES ${CMAKE_BINARY_DIR}/collcConfig.cmake ${CMAKE_BINARY_DIR}/collcCon
 
 configure_file(api/collc.pc.in ${CMAKE_BINARY_DIR}/collc.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/collc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The Python package (docs/python.md), beside libcollc.so: installed as
+# LIBDIR/python3/site-packages/collc, it loads LIBDIR/libcollc.so.
+install(DIRECTORY python/collc DESTINATION ${CMAKE_INSTALL_LIBDIR}/python3/site-packages
+        PATTERN __pycache__ EXCLUDE)

@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin         # Open MPI: the mpi backend, mpirun, MPI_Allreduce in `collc bench`
   libgloo-dev                        # Gloo (TCP): the gloo backend
   redis-server                       # a real Redis for the gloo backend's RedisStore tests
+  python3-numpy python3-pytest python3-torch  # the Python package's tests (docs/python.md)
 )
 
 sudo=""

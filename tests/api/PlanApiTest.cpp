@@ -1,9 +1,10 @@
-//===- tests/api/PlanApiTest.cpp - collc.h: errors, compile, load, save ---===//
+//===- tests/api/PlanApiTest.cpp - collc.h: errors, compile, load, save, diff ===//
 
 #include "ApiTestUtil.h"
 
 #include "compiler/Compile.h"
 #include "compiler/plan/Plan.h"
+#include "compiler/plan/PlanDiff.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -219,6 +220,58 @@ TEST(CApiPlanFile, RefusesBadTextAndNullArguments) {
   EXPECT_TRUE(refused(collcPlanWorld(nullptr, &W), collcInvalidArgument, {"plan is NULL"}));
   EXPECT_TRUE(refused(collcPlanWorld(Q, nullptr), collcInvalidArgument, {"world is NULL"}));
   collcFree(nullptr);
+  collcPlanDestroy(Q);
+}
+
+TEST(CApiPlanTensorType, GivesTheElementTypeAndShapeOfTheTensor) {
+  collcPlan_t P = compileNone(BucketedReduces);
+  const char *Elem = nullptr;
+  int64_t Rank = -1;
+  const int64_t *Shape = nullptr;
+  ASSERT_OK(collcPlanTensorType(P, "b", &Elem, &Rank, &Shape));
+  EXPECT_STREQ(Elem, "f32");
+  ASSERT_EQ(Rank, 1);
+  EXPECT_EQ(Shape[0], 8);
+  EXPECT_TRUE(refused(collcPlanTensorType(P, "nope", &Elem, &Rank, &Shape),
+                      collcInvalidArgument,
+                      {"collcPlanTensorType: name is \"nope\": plan @bucketed has no tensor %nope"}));
+  EXPECT_TRUE(refused(collcPlanTensorType(nullptr, "b", &Elem, &Rank, &Shape),
+                      collcInvalidArgument, {"plan is NULL"}));
+  EXPECT_TRUE(refused(collcPlanTensorType(P, nullptr, &Elem, &Rank, &Shape),
+                      collcInvalidArgument, {"name is NULL"}));
+  EXPECT_TRUE(refused(collcPlanTensorType(P, "b", nullptr, &Rank, &Shape), collcInvalidArgument,
+                      {"elemType is NULL"}));
+  EXPECT_TRUE(refused(collcPlanTensorType(P, "b", &Elem, nullptr, &Shape), collcInvalidArgument,
+                      {"rank is NULL"}));
+  EXPECT_TRUE(refused(collcPlanTensorType(P, "b", &Elem, &Rank, nullptr), collcInvalidArgument,
+                      {"shape is NULL"}));
+  collcPlanDestroy(P);
+}
+
+TEST(CApiPlanDiff, IsTheReportOfCollcDiff) {
+  collcPlan_t P = nullptr, Q = nullptr;
+  ASSERT_OK(collcCompile(TwoReduces, nullptr, &P));
+  ASSERT_OK(collcCompile(OtherReduce, nullptr, &Q));
+  char *Same = nullptr;
+  ASSERT_OK(collcPlanDiff(P, P, &Same));
+  EXPECT_STREQ(Same, "");
+  collcFree(Same);
+  char *Diff = nullptr;
+  ASSERT_OK(collcPlanDiff(P, Q, &Diff));
+  llvm::Expected<collc::plan::Plan> A = collc::compileProgramText(TwoReduces);
+  llvm::Expected<collc::plan::Plan> B = collc::compileProgramText(OtherReduce);
+  ASSERT_TRUE(A && B);
+  std::string Want;
+  for (const std::string &Line : collc::diffPlans(*A, *B))
+    Want += Line + "\n";
+  EXPECT_FALSE(Want.empty());
+  EXPECT_EQ(std::string(Diff), Want);
+  collcFree(Diff);
+  EXPECT_TRUE(refused(collcPlanDiff(nullptr, Q, &Diff), collcInvalidArgument,
+                      {"collcPlanDiff: a is NULL"}));
+  EXPECT_TRUE(refused(collcPlanDiff(P, nullptr, &Diff), collcInvalidArgument, {"b is NULL"}));
+  EXPECT_TRUE(refused(collcPlanDiff(P, Q, nullptr), collcInvalidArgument, {"diff is NULL"}));
+  collcPlanDestroy(P);
   collcPlanDestroy(Q);
 }
 

@@ -50,3 +50,20 @@ cmp -s "$TMP/doc-example.c" "$SRC/tests/install/consumer/main.c" || {
   echo "docs/c-api.md's C example differs from tests/install/consumer/main.c"
   diff "$TMP/doc-example.c" "$SRC/tests/install/consumer/main.c" | head; exit 1; }
 echo "docs/c-api.md's example is tests/install/consumer/main.c"
+
+# The installed Python package finds the installed libcollc.so by itself
+# (no COLLC_LIBRARY), when an interpreter here has numpy.
+PY=""
+for py in /usr/bin/python3 python3; do
+  if "$py" -c "import numpy" 2>/dev/null; then PY=$py; break; fi
+done
+if [ -n "$PY" ]; then
+  env -u COLLC_LIBRARY PYTHONPATH="$PREFIX/lib/python3/site-packages" "$PY" -c '
+import collc, sys
+p = collc.compile(open(sys.argv[1]).read(), world=2)
+assert collc._lib.lib._name.startswith(sys.argv[2]), collc._lib.lib._name
+print("python: the installed package loads", collc._lib.lib._name, "and compiles", p.digest)
+' "$EXAMPLE" "$PREFIX/lib/"
+else
+  echo "python: skipped (no interpreter here imports numpy)"
+fi

@@ -8,7 +8,7 @@
 #include "Commands.h"
 #include "ToolSupport.h"
 
-#include "tools/collc/PlanDiff.h"
+#include "compiler/plan/PlanDiff.h"
 
 using namespace llvm;
 

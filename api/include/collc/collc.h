@@ -117,6 +117,20 @@ COLLC_API collcResult_t collcPlanDigest(collcPlan_t plan, const char **digest);
 /* The world the plan was compiled for. */
 COLLC_API collcResult_t collcPlanWorld(collcPlan_t plan, int64_t *world);
 
+/* The type of tensor \p name (without '%') in the plan: *elemType spells its
+ * element type ("f32", "bf16", ...: docs/ir.md), *rank is its number of
+ * dimensions and *shape points at them (NULL for a scalar). All three belong
+ * to the plan. What a binding's element type is checked against. */
+COLLC_API collcResult_t collcPlanTensorType(collcPlan_t plan, const char *name,
+                                            const char **elemType, int64_t *rank,
+                                            const int64_t **shape);
+
+/* What differs between plans \p a and \p b, in words, one difference a line,
+ * most important first (the report of `collc diff`), into *diff, which the
+ * caller frees with collcFree: "" when the plans agree on everything ranks
+ * must agree on. */
+COLLC_API collcResult_t collcPlanDiff(collcPlan_t a, collcPlan_t b, char **diff);
+
 /* Releases the caller's reference (NULL: nothing). Executors created from the
  * plan keep it alive until they are destroyed. */
 COLLC_API collcResult_t collcPlanDestroy(collcPlan_t plan);

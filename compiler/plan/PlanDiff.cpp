@@ -1,4 +1,4 @@
-//===- tools/collc/PlanDiff.cpp - What differs between two plans --------------===//
+//===- compiler/plan/PlanDiff.cpp - What differs between two plans ------------===//
 //
 // Comms are matched across the plans by the first tensor they move (names
 // are stable across compilations of one program), so a tensor that changes
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/collc/PlanDiff.h"
+#include "compiler/plan/PlanDiff.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -1,6 +1,6 @@
-//===- tools/collc/PlanDiff.h - What differs between two plans ------*- C++ -*-===//
-#ifndef COLLC_COMPILER_PLANDIFF_H
-#define COLLC_COMPILER_PLANDIFF_H
+//===- compiler/plan/PlanDiff.h - What differs between two plans ----*- C++ -*-===//
+#ifndef COLLC_COMPILER_PLAN_PLANDIFF_H
+#define COLLC_COMPILER_PLAN_PLANDIFF_H
 
 #include "compiler/plan/Plan.h"
 

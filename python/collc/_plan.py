@@ -1,0 +1,166 @@
+"""Plans: compile, load, look at them (collc.h's plan and dump functions)."""
+
+import ctypes
+import os
+
+from . import _lib
+from ._lib import call, encode, lib, take_string
+
+# collcDumpFormat_t, by the names `collc dump --format` takes.
+DUMP_FORMATS = {"text": 0, "json": 1, "dot": 2, "trace": 3, "nccl": 4}
+
+
+class TensorType:
+    """A tensor's element type ("f32", "bf16", ...) and shape."""
+
+    def __init__(self, elem, shape):
+        self.elem = elem
+        self.shape = tuple(shape)
+
+    def __eq__(self, other):
+        return isinstance(other, TensorType) and (self.elem, self.shape) == (other.elem,
+                                                                              other.shape)
+
+    def __repr__(self):
+        return f"{self.elem}[{', '.join(map(str, self.shape))}]"
+
+
+class SimResult:
+    """One simulated step (collcSimResult_t), in microseconds."""
+
+    def __init__(self, r):
+        self.step_us = r.stepUs
+        self.compute_only_us = r.computeOnlyUs
+        self.exposed_comm_us = r.exposedCommUs
+        self.comm_busy_us = r.commBusyUs
+        self.slowest_rank = r.slowestRank
+
+    def __repr__(self):
+        return (f"SimResult(step_us={self.step_us}, compute_only_us={self.compute_only_us}, "
+                f"exposed_comm_us={self.exposed_comm_us}, comm_busy_us={self.comm_busy_us}, "
+                f"slowest_rank={self.slowest_rank})")
+
+
+class Plan:
+    """A compiled plan (a collcPlan_t). Executors made from it keep the C
+    plan alive on their own, so a Plan may be collected before them."""
+
+    def __init__(self, handle):
+        self._handle = ctypes.c_void_p(handle)
+
+    @property
+    def handle(self):
+        if not self._handle:
+            # Passed on as NULL: the C API's refusal names it.
+            return None
+        return self._handle
+
+    def close(self):
+        """Releases the plan now (also done when it is collected)."""
+        if self._handle:
+            lib.collcPlanDestroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and lib is not None:
+            self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def digest(self):
+        """"xxh64:<hex>": what every rank compares before it replays."""
+        d = ctypes.c_char_p()
+        call("collcPlanDigest", self.handle, ctypes.byref(d))
+        return d.value.decode()
+
+    @property
+    def world(self):
+        w = ctypes.c_int64()
+        call("collcPlanWorld", self.handle, ctypes.byref(w))
+        return w.value
+
+    def text(self):
+        """The plan file's text (docs/plan.md)."""
+        return take_string("collcPlanText", self.handle)
+
+    def save(self, path):
+        call("collcPlanSave", self.handle, encode(os.fspath(path)))
+
+    def tensor_type(self, name):
+        """The TensorType of tensor `name` (without '%')."""
+        elem = ctypes.c_char_p()
+        rank = ctypes.c_int64()
+        shape = _lib.c_int64_p()
+        call("collcPlanTensorType", self.handle, encode(name), ctypes.byref(elem),
+             ctypes.byref(rank), ctypes.byref(shape))
+        return TensorType(elem.value.decode(), [shape[i] for i in range(rank.value)])
+
+    def dump(self, format="text", explain=False, link=None, rank=0, focus_rank=-1,
+             focus_bucket=-1, focus_steps=None):
+        """The text `collc dump --format FORMAT` prints: text, json, dot,
+        trace or nccl (the calls of rank `rank`)."""
+        if format not in DUMP_FORMATS:
+            raise ValueError(f"format is {format!r}: expected one of "
+                             + ", ".join(DUMP_FORMATS))
+        o = _lib.DumpOptions()
+        call("collcDumpOptionsInit", ctypes.byref(o))
+        o.format = DUMP_FORMATS[format]
+        o.explain = int(bool(explain))
+        o.link = encode(link)
+        o.rank = rank
+        o.focusRank = focus_rank
+        o.focusBucket = focus_bucket
+        o.focusSteps = encode(focus_steps)
+        return take_string("collcPlanDump", self.handle, ctypes.byref(o))
+
+    def simulate(self, link=None):
+        """One step simulated on link class `link` (None: h100-nvlink)."""
+        r = _lib.SimResult()
+        call("collcSimResultInit", ctypes.byref(r))
+        call("collcPlanSimulate", self.handle, encode(link), ctypes.byref(r))
+        return SimResult(r)
+
+    def diff(self, other):
+        """What differs from `other`, one difference a line (collc diff);
+        [] when the plans agree on everything ranks must agree on."""
+        if not isinstance(other, Plan):
+            raise TypeError(f"other is {type(other).__name__}: expected a collc.Plan")
+        return take_string("collcPlanDiff", self.handle, other.handle).splitlines()
+
+    def __repr__(self):
+        return f"<collc.Plan {self.digest} world {self.world}>" if self._handle else \
+            "<collc.Plan closed>"
+
+
+def _new_plan(fn, *args):
+    h = ctypes.c_void_p()
+    call(fn, *args, ctypes.byref(h))
+    return Plan(h.value)
+
+
+def compile(text, world=0, bucket=None, passes=None, align=0, views=True, source_name=None):
+    """Compiles program text to a Plan. `world` 0: the program's; `bucket`
+    a bucket policy (ddp, fixed:25MiB, auto, none; None: ddp); `passes` a
+    pipeline (docs/passes.md; not with `bucket`)."""
+    o = _lib.CompileOptions()
+    call("collcCompileOptionsInit", ctypes.byref(o))
+    o.world = world
+    o.bucketPolicy = encode(bucket)
+    o.pipeline = encode(passes)
+    o.align = align
+    o.views = int(bool(views))
+    o.sourceName = encode(source_name)
+    return _new_plan("collcCompile", encode(text), ctypes.byref(o))
+
+
+def load(path_or_text):
+    """A Plan from plan text, or from the file at a path (a str that is not
+    plan text, or an os.PathLike)."""
+    if isinstance(path_or_text, str) and path_or_text.startswith("collc-plan"):
+        return _new_plan("collcPlanLoad", encode(path_or_text))
+    return _new_plan("collcPlanLoadFile", encode(os.fspath(path_or_text)))

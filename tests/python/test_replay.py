@@ -1,0 +1,179 @@
+"""Replay on 2 local ranks (two threads, each its own Executor) over numpy
+arrays and torch CPU tensors, checked against sums computed here; and the
+executor's refusals as collc.Error."""
+
+import numpy as np
+import pytest
+
+import collc
+from conftest import TWO_REDUCES, on_two_ranks
+
+torch = pytest.importorskip("torch", reason="torch is not importable by this interpreter")
+
+
+def inputs(rank):
+    """Rank r's gradients: a different value in every element and rank."""
+    a = np.arange(4, dtype=np.float32) + 10 * rank
+    b = np.arange(6, dtype=np.float32).reshape(2, 3) * (rank + 1)
+    return a, b
+
+
+def expected():
+    (a0, b0), (a1, b1) = inputs(0), inputs(1)
+    return a0 + a1, b0 + b1
+
+
+def replay_two_ranks(plan, rendezvous, make):
+    """Each rank binds what make(rank) gives (name -> array), replays twice
+    with a compute callback, and returns (its arrays, the computes called)."""
+    def rank_body(rank):
+        with collc.Executor(plan, rank, rendezvous=rendezvous, timeout_ms=20000) as x:
+            assert x.rank == rank
+            arrays = make(rank)
+            for name, arr in arrays.items():
+                x.bind(name, arr)
+            assert x.unbound() == (0, "")
+            x.capture()
+            seen = []
+            x.replay(lambda name, index: seen.append((name, index)))
+            x.replay()
+            x.synchronize(1.0)
+            return arrays, seen
+    return on_two_ranks(rank_body)
+
+
+def test_two_local_ranks_all_reduce_numpy_arrays(two_reduces):
+    def make(rank):
+        a, b = inputs(rank)
+        return {"a": a, "b": b, "r": np.zeros(4, np.float32), "s": np.zeros((2, 3), np.float32)}
+
+    want_r, want_s = expected()
+    for arrays, seen in replay_two_ranks(two_reduces, "py-numpy", make):
+        np.testing.assert_array_equal(arrays["r"], want_r)
+        np.testing.assert_array_equal(arrays["s"], want_s)
+        assert [n for n, _ in seen] == ["fwd", "fwd2", "use"]
+        assert [i for _, i in seen] == sorted(i for _, i in seen)
+
+
+def test_two_local_ranks_all_reduce_torch_cpu_tensors(two_reduces):
+    def make(rank):
+        a, b = inputs(rank)
+        return {"a": torch.from_numpy(a.copy()), "b": torch.from_numpy(b.copy()),
+                "r": torch.zeros(4), "s": torch.zeros(2, 3)}
+
+    want_r, want_s = expected()
+    for arrays, _ in replay_two_ranks(two_reduces, "py-torch", make):
+        assert torch.equal(arrays["r"], torch.from_numpy(want_r))
+        assert torch.equal(arrays["s"], torch.from_numpy(want_s))
+
+
+def test_views_are_written_through_tensor_and_read_back():
+    # Zero-copy views: every tensor is a slot of the comm's buffer.
+    plan = collc.compile(TWO_REDUCES)
+    x = collc.Executor(plan, 0, rendezvous="py-views-refused")
+    with pytest.raises(collc.Error, match=r'%a is a zero-copy view of a plan buffer: write it '
+                                          r'at tensor\("a"\) instead of binding it'):
+        x.bind("a", np.zeros(4, np.float32))
+    x.close()
+
+    def rank_body(rank):
+        with collc.Executor(plan, rank, rendezvous="py-views", timeout_ms=20000) as x:
+            a, b = inputs(rank)
+
+            def fwd(name, index):
+                if name == "fwd":
+                    x.tensor("a")[...] = a
+                elif name == "fwd2":
+                    x.tensor("b")[...] = b
+
+            assert x.unbound() == (0, "")
+            x.capture()
+            x.replay(fwd)
+            assert x.tensor("b").shape == (2, 3) and x.tensor("b").dtype == np.float32
+            return x.tensor("r").copy(), x.tensor("s").copy()
+
+    want_r, want_s = expected()
+    for r, s in on_two_ranks(rank_body):
+        np.testing.assert_array_equal(r, want_r)
+        np.testing.assert_array_equal(s, want_s)
+
+
+def test_a_compute_callbacks_exception_stops_the_step_and_is_raised(two_reduces):
+    def rank_body(rank):
+        with collc.Executor(two_reduces, rank, rendezvous="py-raise", timeout_ms=20000) as x:
+            for name, shape in (("a", 4), ("b", (2, 3)), ("r", 4), ("s", (2, 3))):
+                x.bind(name, np.zeros(shape, np.float32))
+            x.capture()
+
+            def boom(name, index):
+                if rank == 0 and name == "use":  # after every collective of the step
+                    raise KeyError("the model failed")
+
+            if rank == 0:
+                with pytest.raises(KeyError, match="the model failed") as e:
+                    x.replay(boom)
+                assert isinstance(e.value.__cause__, collc.Error)
+                assert "the compute callback of @use" in e.value.__cause__.text
+            else:
+                x.replay(boom)
+    on_two_ranks(rank_body)
+
+
+def test_executor_refusals_are_collc_errors(two_reduces):
+    with pytest.raises(collc.Error, match="collcExecutorCreate: rank is 2: expected 0..1") as e:
+        collc.Executor(two_reduces, 2)
+    assert e.value.result == 1
+    with pytest.raises(collc.Error, match='backend is "carrier": expected local'):
+        collc.Executor(two_reduces, 0, backend="carrier")
+    with pytest.raises(collc.UnsupportedError, match="nccl") as e:
+        collc.Executor(two_reduces, 0, backend="nccl")
+    assert isinstance(e.value, NotImplementedError) and e.value.name == "collcUnsupported"
+
+    x = collc.Executor(two_reduces, 0, rendezvous="py-refuse")
+    with pytest.raises(collc.Error, match="has no tensor %zz"):
+        x.bind("zz", np.zeros(4, np.float32))
+    with pytest.raises(collc.Error, match="has no tensor %zz"):
+        x.tensor("zz")
+    with pytest.raises(collc.Error, match=r"collcExecutorBind: .*%a is f32\[4\] \(16 bytes\); "
+                                          r"32 bytes were bound"):
+        x.bind("a", np.zeros(8, np.float32))
+    with pytest.raises(collc.Error, match=r'name is "a": the plan\'s tensor is f32\[4\]: '
+                                          r"expected an array of float32, got float64"):
+        x.bind("a", np.zeros(4, np.float64))
+    with pytest.raises(collc.Error, match="expected a tensor of torch.float32, got torch.int32"):
+        x.bind("a", torch.zeros(4, dtype=torch.int32))
+    with pytest.raises(collc.Error, match="not contiguous"):
+        x.bind("b", torch.zeros(3, 2).t())
+    with pytest.raises(collc.Error, match="not C-contiguous"):
+        x.bind("b", np.zeros((3, 2), np.float32).T)
+    with pytest.raises(collc.Error, match="got a list: expected a numpy array or a torch"):
+        x.bind("a", [0.0] * 4)
+    with pytest.raises(collc.Error, match="collcInvalidUsage: .*expected collcExecutorCapture "
+                                          "before collcExecutorReplay"):
+        x.replay()
+    with pytest.raises(collc.Error, match="collcExecutorSynchronize: timeoutMs is -1000"):
+        x.synchronize(-1)
+    x.close()
+    with pytest.raises(collc.Error, match="collcExecutorRank: exec is NULL: expected an "
+                                          "executor from collcExecutorCreate"):
+        x.rank
+    with pytest.raises(collc.Error, match="collcExecutorCapture: exec is NULL"):
+        x.capture()
+    two_reduces.close()
+    with pytest.raises(collc.Error, match="collcExecutorCreate: plan is NULL"):
+        collc.Executor(two_reduces, 0)
+    with pytest.raises(TypeError, match="expected a collc.Plan"):
+        collc.Executor("plan", 0)
+
+
+def test_cuda_tensors_go_through_the_device_binding(two_reduces):
+    x = collc.Executor(two_reduces, 0, rendezvous="py-cuda")
+    if not torch.cuda.is_available():
+        # No GPU here: the device binding's refusal, through the C API.
+        with pytest.raises(collc.UnsupportedError, match="collcExecutorBindDevice") as e:
+            x.bind_device("a", 0x1000, 16, 0)
+        assert "device pointers need the nccl backend" in e.value.text
+    else:
+        with pytest.raises(collc.UnsupportedError, match="collcExecutorBindDevice"):
+            x.bind("a", torch.zeros(4, device="cuda"))
+    x.close()
