@@ -1,13 +1,13 @@
 //===- api/ExecutorApi.cpp - collc.h: executors ------------------------===//
 //
 // An executor of the local backend (runtime/local/LocalExecutor.h) or of a
-// process backend from the runtime's table (runtime/process/). MPI is
-// started by the first mpi executor and kept for the life of the process:
-// MPI cannot be initialized twice.
+// process backend from the runtime's table (runtime/process/); what a
+// process backend needs alive (MPI) is api/BackendSessions.h's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "api/ApiEntry.h"
+#include "api/BackendSessions.h"
 #include "api/Handles.h"
 
 #include "runtime/exec/RuntimeError.h"
@@ -15,33 +15,17 @@
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/process/ProcessBackends.h"
 
-#include <map>
-#include <mutex>
-
 using namespace llvm;
 using namespace collc;
 using namespace collc::api;
 
 namespace {
 
-/// What a process backend needs alive (MPI's session), started once.
-Expected<std::shared_ptr<void>> keepBackendStarted(StringRef Backend) {
-  static std::mutex Lock;
-  static std::map<std::string, std::shared_ptr<void>> Started;
-  std::lock_guard<std::mutex> G(Lock);
-  auto It = Started.find(Backend.str());
-  if (It != Started.end())
-    return It->second;
-  Expected<std::shared_ptr<void>> S = rt::startProcessBackend(Backend);
-  if (!S)
-    return S.takeError();
-  Started[Backend.str()] = *S;
-  return *S;
-}
-
+/// The executor of \p Backend; \p Session gets what it needs alive.
 Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Rendezvous,
                                                  const plan::Plan &P, int64_t Rank,
-                                                 rt::ExecutorOptions Opts) {
+                                                 rt::ExecutorOptions Opts,
+                                                 std::shared_ptr<void> &Session) {
   if (Backend == "local") {
     Opts.CommPrefix = Rendezvous.empty() ? "collc" : Rendezvous.str();
     return rt::createLocalExecutor(P, Rank, std::move(Opts));
@@ -61,8 +45,10 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
       rt::parseRendezvous(Rendezvous.empty() && Backend == "mpi" ? "mpi" : Rendezvous);
   if (!Where)
     return makeApiError(collcInvalidArgument, "options->rendezvous: " + toString(Where.takeError()));
-  if (Expected<std::shared_ptr<void>> S = keepBackendStarted(Backend); !S)
+  Expected<std::shared_ptr<void>> S = holdBackendSession(Backend);
+  if (!S)
     return S.takeError();
+  Session = std::move(*S);
   rt::ProcessPlace Place;
   Place.Rank = Rank;
   Place.World = P.World;
@@ -121,7 +107,8 @@ collcResult_t collcExecutorCreate(collcPlan_t Plan, int64_t Rank,
     H->Plan = Plan->P;
     H->Backend = Backend;
     Expected<std::unique_ptr<rt::Executor>> X =
-        createOn(Backend, O.rendezvous ? O.rendezvous : "", *H->Plan, Rank, std::move(Opts));
+        createOn(Backend, O.rendezvous ? O.rendezvous : "", *H->Plan, Rank, std::move(Opts),
+                 H->Session);
     if (!X)
       return X.takeError();
     H->Exec = std::move(*X);
@@ -257,6 +244,10 @@ collcResult_t collcExecutorDestroy(collcExecutor_t Exec) {
     delete Exec;
     return Error::success();
   });
+}
+
+collcResult_t collcFinalize(void) {
+  return entry(__func__, [&]() -> Error { return endBackendSessions(); });
 }
 
 } // extern "C"

@@ -20,6 +20,8 @@ struct collcExecutor {
   // Destroyed bottom to top: the executor before what it uses.
   std::shared_ptr<const collc::plan::Plan> Plan;
   std::string Backend;
+  /// What the backend needs alive (MPI's session: api/BackendSessions.h).
+  std::shared_ptr<void> Session;
   std::unique_ptr<collc::rt::Executor> Exec;
   /// collcExecutorUnbound's first name, kept for the caller.
   std::string FirstUnbound;

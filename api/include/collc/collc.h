@@ -207,7 +207,9 @@ COLLC_API collcResult_t collcExecutorOptionsInit(collcExecutorOptions_t *options
 /* The executor of rank \p rank (0..world-1) of \p plan. \p options may be
  * NULL (local, defaults). The executor holds a reference to the plan. *exec
  * is the caller's, released with collcExecutorDestroy. On mpi the first
- * executor of the process initializes MPI, which stays up until exit. */
+ * executor of the process initializes MPI with MPI_THREAD_MULTIPLE, or adopts
+ * the MPI the program initialized itself (at that level); collcFinalize ends
+ * it. */
 COLLC_API collcResult_t collcExecutorCreate(collcPlan_t plan, int64_t rank,
                                             const collcExecutorOptions_t *options,
                                             collcExecutor_t *exec);
@@ -264,6 +266,14 @@ COLLC_API collcResult_t collcExecutorSynchronize(collcExecutor_t exec, int64_t t
 /* Releases the executor (NULL: nothing): waits for its enqueued work, leaves
  * its groups and drops its plan reference. */
 COLLC_API collcResult_t collcExecutorDestroy(collcExecutor_t exec);
+
+/* Ends what collc started for process backends once every executor is
+ * destroyed (collcInvalidUsage while one is alive): finalizes MPI if collc
+ * initialized it (MPI cannot start again in this process), or leaves an MPI
+ * the program initialized to the program, which finalizes it after this
+ * call. Without it, collc finalizes its MPI when the process exits. Nothing
+ * to do when no mpi executor was created. */
+COLLC_API collcResult_t collcFinalize(void);
 
 #ifdef __cplusplus
 }
