@@ -5,6 +5,7 @@ The package calls the C API (api/include/collc/collc.h) and nothing else, so
 its arguments are checked where C callers' are, and its errors carry the
 same text (collcGetLastError)."""
 
+import atexit
 import ctypes
 import os
 import pathlib
@@ -135,6 +136,7 @@ _SIGNATURES = {
     "collcExecutorReplay": (ctypes.c_int, [_P, COMPUTE_FN, _P]),
     "collcExecutorSynchronize": (ctypes.c_int, [_P, ctypes.c_int64]),
     "collcExecutorDestroy": (ctypes.c_int, [_P]),
+    "collcFinalize": (ctypes.c_int, []),
 }
 for _name, (_res, _args) in _SIGNATURES.items():
     _f = getattr(lib, _name)
@@ -174,6 +176,21 @@ def take_string(name, *args):
         return ctypes.string_at(out.value).decode("utf-8") if out.value else ""
     finally:
         lib.collcFree(out)
+
+
+def finalize():
+    """collcFinalize: ends MPI if collc started it, once every executor is
+    closed (an Error while one is open). Also tried at interpreter exit."""
+    call("collcFinalize")
+
+
+def _finalize_at_exit():
+    # Refused while an executor is still open: then the library's statics
+    # finalize MPI when the process exits.
+    lib.collcFinalize()
+
+
+atexit.register(_finalize_at_exit)
 
 
 def version():
