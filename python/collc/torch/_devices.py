@@ -47,8 +47,8 @@ def scale_for(device_class):
                          f"{', '.join(sorted(DEVICE_CLASSES))}")
     peak = DEVICE_CLASSES[device_class]
     if peak is None:
-        return 1.0, "costs are the measured CPU times, unscaled"
+        return 1.0, "the measured CPU times, unscaled"
     cpu = cpu_tflops()
-    return cpu / peak, (f"costs are the measured CPU times scaled by this CPU's f32 GEMM rate "
+    return cpu / peak, (f"the measured CPU times scaled by this CPU's f32 GEMM rate "
                         f"({cpu * 1000:.1f} GFLOP/s) over {device_class}'s nominal dense rate "
                         f"({peak:g} TFLOP/s)")
