@@ -55,6 +55,12 @@ def test_gpt2_124m_buckets_equal_torch_ddp():
     assert len(order) == 148 and len(set(order)) == 148
     assert order[-1] == "g.transformer.wte.weight"  # complete only after the embedding
     assert ours == theirs
+    # Names follow the parameters; the header states how costs were chosen.
+    assert re.search(r"^  %bwd\.transformer\.h\.0\.attn\.c_attn, %g\.transformer\.h\.0\.attn"
+                     r"\.c_attn\.bias, %g\.transformer\.h\.0\.attn\.c_attn\.weight = compute "
+                     r"@bwd\.transformer\.h\.0\.attn\.c_attn\(", ir, re.M)
+    assert "// Costs: the measured CPU times scaled by this CPU's f32 GEMM rate" in ir
+    assert "over h100's nominal dense rate (989 TFLOP/s)." in ir
 
 
 class TiedMLP(torch.nn.Module):
@@ -85,6 +91,12 @@ def test_a_tied_weight_is_averaged_once_and_frozen_ones_not_at_all():
     assert ready_order(ir) == ["g.fc2.bias", "g.fc1.bias", "g.fc1.weight"]
     assert "unused" not in ir
     collc.compile(ir)  # a valid program
+
+
+def test_names_outside_the_ir_alphabet_become_underscores():
+    assert ir_name("h.0.attn.c_attn.weight") == "h.0.attn.c_attn.weight"
+    assert ir_name("w[0] x") == "w_0__x"
+    assert ir_name("w-") == "w_"  # a name may not end in '-'
 
 
 def test_unknown_device_class_names_the_known_ones():
