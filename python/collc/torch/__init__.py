@@ -1,0 +1,14 @@
+"""collc.torch: write the IR of a PyTorch training step from a real
+nn.Module and example inputs (docs/torch.md). Needs torch; `import collc`
+does not import this package, so collc works without torch."""
+
+try:
+    import torch as _torch  # noqa: F401  (the frontend's one hard dependency)
+except ImportError as e:  # pragma: no cover - depends on the machine
+    raise ImportError("collc.torch needs PyTorch (apt-get install python3-torch, "
+                      "or pip install torch); collc itself works without it") from e
+
+from ._ddp import TraceError, trace_ddp
+from ._devices import DEVICE_CLASSES
+
+__all__ = ["TraceError", "trace_ddp", "DEVICE_CLASSES"]

@@ -1,0 +1,1 @@
+"""Models built from their published configs, random weights, nothing downloaded."""
