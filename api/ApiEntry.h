@@ -18,8 +18,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 
 namespace collc::api {
 
@@ -66,6 +68,16 @@ public:
       set(collcInvalidArgument,
           llvm::formatv("{0} is {1}: expected {2}..{3}", Name, Value, Low, High));
     return *this;
+  }
+  /// An enum field a C or ctypes caller filled: its bits are read as an int
+  /// (an out-of-range value loaded as the enum is undefined in C++).
+  template <typename E>
+    requires std::is_enum_v<E>
+  Args &inRange(const E &Field, const char *Name, int64_t Low, int64_t High) {
+    static_assert(sizeof(E) == sizeof(int));
+    int Value;
+    std::memcpy(&Value, &Field, sizeof Value);
+    return inRange(int64_t(Value), Name, Low, High);
   }
   llvm::Error done() { return std::move(First); }
 

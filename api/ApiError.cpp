@@ -7,6 +7,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
+
 using namespace llvm;
 
 namespace collc::api {
@@ -81,7 +83,12 @@ using namespace collc::api;
 extern "C" {
 
 const char *collcGetErrorString(collcResult_t R) {
-  switch (R) {
+  // A C or ctypes caller may pass any int: read the bits as an int, since
+  // loading an out-of-range value as the enum is undefined in C++.
+  static_assert(sizeof(collcResult_t) == sizeof(int));
+  int Code;
+  std::memcpy(&Code, &R, sizeof Code);
+  switch (Code) {
   case collcSuccess:
     return "collcSuccess: no error";
   case collcInvalidArgument:

@@ -106,9 +106,9 @@ TEST_F(CApiDump, Refusals) {
   O.size = 3;
   EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument, {"options->size is 3"}));
   collcDumpOptionsInit(&O);
-  O.format = collcDumpFormat_t(7);
+  O.format = collcDumpFormat_t(99); // what a C caller may pass
   EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument,
-                      {"options->format is 7: expected 0..4"}));
+                      {"options->format is 99: expected 0..4"}));
   collcDumpOptionsInit(&O);
   O.focusRank = 0;
   EXPECT_TRUE(refused(collcPlanDump(P, &O, &Out), collcInvalidArgument,
