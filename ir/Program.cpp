@@ -2,6 +2,7 @@
 
 #include "ir/Program.h"
 
+#include "ir/RankExprFold.h"
 #include "ir/RankRange.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -182,10 +183,10 @@ Program::Program(StringRef N, int64_t World) : WorldSize(World) { Name = save(N)
 
 namespace {
 
-/// Copies the expressions of one program into another's arena. Bottom-up
-/// with an explicit stack, so a deep expression (a predicate of 100k terms)
-/// cannot overflow the call stack; a subexpression shared by several
-/// parents is copied once.
+/// Copies the expressions of one program into another's arena, bottom-up
+/// (foldBottomUp: a deep expression cannot overflow the call stack); a
+/// subexpression shared by several parents, in one expression or across the
+/// program, is copied once.
 class ExprCopier {
 public:
   explicit ExprCopier(Program &To) : To(To) {}
@@ -193,37 +194,16 @@ public:
   const RankExpr *copy(const RankExpr *Root) {
     if (!Root)
       return nullptr;
-    Stack.push_back(Root);
-    while (!Stack.empty()) {
-      const RankExpr *E = Stack.back();
-      if (Done.count(E)) {
-        Stack.pop_back();
-        continue;
-      }
-      // Children first: push the missing ones and come back to E later.
-      bool Ready = true;
-      for (const RankExpr *Child : {E->lhs(), E->rhs()})
-        if (Child && !Done.count(Child)) {
-          Stack.push_back(Child);
-          Ready = false;
-        }
-      if (!Ready)
-        continue;
-      Stack.pop_back();
-      const RankExpr *Copy =
-          To.makeExpr(E->kind(), E->loc(), E->value(), lookup(E->lhs()), lookup(E->rhs()));
-      Done[E] = Copy;
-    }
-    return Done.lookup(Root);
+    return *foldBottomUp(*Root, Done, [&](const RankExpr &E) -> std::optional<const RankExpr *> {
+      return To.makeExpr(E.kind(), E.loc(), E.value(), lookup(E.lhs()), lookup(E.rhs()));
+    });
   }
 
 private:
   const RankExpr *lookup(const RankExpr *E) const { return E ? Done.lookup(E) : nullptr; }
 
   Program &To;
-  // Keyed by pointer for lookup only, never iterated: no order comes from it.
   DenseMap<const RankExpr *, const RankExpr *> Done;
-  std::vector<const RankExpr *> Stack;
 };
 
 } // namespace

@@ -2,11 +2,11 @@
 
 #include "ir/RankRange.h"
 
+#include "ir/RankExprFold.h"
+
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
-#include <initializer_list>
 
 using namespace llvm;
 
@@ -90,46 +90,22 @@ std::optional<Range> apply(RankExpr::Kind K, Range A, Range B) {
 std::optional<RankRange> rangeOverRanks(const RankExpr &Root, int64_t WorldSize) {
   if (WorldSize < 1)
     return std::nullopt;
-  // Post-order with an explicit stack (an expression may have 100k terms);
-  // a subexpression shared by several parents is ranged once. The logical
+  // Bottom-up (foldBottomUp: an expression may have 100k terms); a
+  // subexpression shared by several parents is ranged once. The logical
   // operators' right side counts even where evaluation would skip it.
-  DenseMap<const RankExpr *, Range> Done; // lookup only, never iterated
-  SmallVector<const RankExpr *, 16> Stack{&Root};
-  while (!Stack.empty()) {
-    const RankExpr *E = Stack.back();
-    if (Done.count(E)) {
-      Stack.pop_back();
-      continue;
-    }
-    bool Ready = true;
-    for (const RankExpr *Child : {E->lhs(), E->rhs()})
-      if (Child && !Done.count(Child)) {
-        Stack.push_back(Child);
-        Ready = false;
-      }
-    if (!Ready)
-      continue;
-    Stack.pop_back();
-    std::optional<Range> R;
-    switch (E->kind()) {
+  DenseMap<const RankExpr *, Range> Done;
+  return foldBottomUp(Root, Done, [&](const RankExpr &E) -> std::optional<Range> {
+    switch (E.kind()) {
     case RankExpr::Const:
-      R = Range{E->value(), E->value()};
-      break;
+      return Range{E.value(), E.value()};
     case RankExpr::Rank:
-      R = Range{0, WorldSize - 1};
-      break;
+      return Range{0, WorldSize - 1};
     case RankExpr::World:
-      R = Range{WorldSize, WorldSize};
-      break;
+      return Range{WorldSize, WorldSize};
     default:
-      R = apply(E->kind(), Done.lookup(E->lhs()),
-                E->rhs() ? Done.lookup(E->rhs()) : Range{0, 0});
+      return apply(E.kind(), Done.lookup(E.lhs()), E.rhs() ? Done.lookup(E.rhs()) : Range{0, 0});
     }
-    if (!R)
-      return std::nullopt;
-    Done[E] = *R;
-  }
-  return Done.lookup(&Root);
+  });
 }
 
 } // namespace collc
