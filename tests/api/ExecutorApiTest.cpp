@@ -421,7 +421,8 @@ TEST(CApiExecutor, SynchronizeTimesOutNamingThePendingStepWhenAPeerNeverReplays)
   collcResult_t E = collcExecutorSynchronize(X[0], 200);
   auto Took = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - Start);
-  std::cout << "synchronize(200): " << collcGetLastError() << "\n";
+  std::cout << "synchronize(200) returned in " << Took.count() << " ms: " << collcGetLastError()
+            << "\n";
   EXPECT_TRUE(refused(E, collcTimeout,
                       {"collcExecutorSynchronize: rank 0: 1 step(s) still pending after 200 ms",
                        "replay #1 has run", "past compute @fwd (#0), in the collectives after it",

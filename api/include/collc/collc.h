@@ -212,8 +212,7 @@ typedef struct {
                       and returns (collcExecutorSynchronize waits for it) */
 } collcExecutorOptions_t;
 
-#define COLLC_EXECUTOR_OPTIONS_INIT                                                                \
-  { sizeof(collcExecutorOptions_t), NULL, NULL, 0, 1, -1, 0 }
+#define COLLC_EXECUTOR_OPTIONS_INIT {sizeof(collcExecutorOptions_t), NULL, NULL, 0, 1, -1, 0}
 COLLC_API collcResult_t collcExecutorOptionsInit(collcExecutorOptions_t *options);
 
 /* The executor of rank \p rank (0..world-1) of \p plan. \p options may be
