@@ -157,19 +157,29 @@ class Executor:
         zero-copy view slot of a plan buffer (write the model's input there)
         or the memory bound to it."""
         import numpy
-        data = ctypes.c_void_p()
-        nbytes = ctypes.c_size_t()
-        call("collcExecutorTensor", self.handle, encode(name), ctypes.byref(data),
-             ctypes.byref(nbytes))
+        if self.backend == "nccl":  # numpy must never read device memory
+            raise Error(INVALID_USAGE, f"Executor.tensor: name is \"{name}\": the nccl "
+                        "backend's tensors are device memory: expected Executor.address(name)")
+        address, nbytes = self.address(name)
         t = self.plan.tensor_type(name)
         dtype = _dtypes.numpy_dtype(t.elem)
         shape = t.shape
         count = 1
         for d in shape:
             count *= d
-        if count * dtype.itemsize != nbytes.value:  # never for a plan that verified
-            shape = (nbytes.value // dtype.itemsize,)
-        return numpy.asarray(_Memory(self, data.value or 0, dtype, shape))
+        if count * dtype.itemsize != nbytes:  # never for a plan that verified
+            shape = (nbytes // dtype.itemsize,)
+        return numpy.asarray(_Memory(self, address, dtype, shape))
+
+    def address(self, name):
+        """Where tensor `name` lives, as (address, nbytes): host memory, or
+        on nccl device memory (a view slot of a plan buffer or the bound
+        tensor)."""
+        data = ctypes.c_void_p()
+        nbytes = ctypes.c_size_t()
+        call("collcExecutorTensor", self.handle, encode(name), ctypes.byref(data),
+             ctypes.byref(nbytes))
+        return data.value or 0, nbytes.value
 
     def unbound(self):
         """How many tensors are still to bind, and the first one's name."""

@@ -169,6 +169,9 @@ def test_executor_refusals_are_collc_errors(two_reduces):
 
 def test_device_memory_and_streams_are_refused_on_a_host_executor(two_reduces):
     with collc.Executor(two_reduces, 0, rendezvous="py-cuda") as x:
+        a = np.zeros(4, np.float32)
+        x.bind("a", a)
+        assert x.address("a") == (a.__array_interface__["data"][0], 16)
         with pytest.raises(collc.Error, match="collcExecutorBindDevice: exec runs on the local "
                                               "backend, which binds host memory") as e:
             x.bind_device("a", 0x1000, 16)
@@ -194,6 +197,9 @@ def test_nccl_replays_torch_cuda_tensors_on_one_rank(tmp_path):
         r, s = torch.zeros(4, device="cuda"), torch.zeros(2, 3, device="cuda")
         for name, t in (("a", a), ("b", b), ("r", r), ("s", s)):
             x.bind(name, t)  # the device pointer, and torch's current stream
+        assert x.address("r") == (r.data_ptr(), 16)
+        with pytest.raises(collc.Error, match="the nccl backend's tensors are device memory"):
+            x.tensor("r")
         x.capture()
         with pytest.raises(collc.Error, match="compute is not NULL"):
             x.replay(lambda name, index: None)
