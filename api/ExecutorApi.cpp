@@ -1,19 +1,26 @@
 //===- api/ExecutorApi.cpp - collc.h: executors ------------------------===//
 //
-// An executor of the local backend (runtime/local/LocalExecutor.h) or of a
-// process backend from the runtime's table (runtime/process/); what a
-// process backend needs alive (MPI) is api/BackendSessions.h's.
+// An executor of the local backend (runtime/local/LocalExecutor.h), of a
+// host process backend from the runtime's table (runtime/process/), or of
+// nccl (api/DeviceExecutor.h); what a backend needs alive (MPI) is
+// api/BackendSessions.h's. With asyncReplay a host executor's steps run on
+// its own thread (api/StepQueue.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "api/ApiEntry.h"
 #include "api/BackendSessions.h"
 #include "api/Handles.h"
+#include "api/StepQueue.h"
 
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/exec/Timeout.h"
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/process/ProcessBackends.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 
 using namespace llvm;
 using namespace collc;
@@ -30,11 +37,6 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
     Opts.CommPrefix = Rendezvous.empty() ? "collc" : Rendezvous.str();
     return rt::createLocalExecutor(P, Rank, std::move(Opts));
   }
-  if (Backend == "nccl")
-    return makeApiError(collcUnsupported,
-                        "options->backend is \"nccl\": the C API does not drive the nccl "
-                        "backend yet (runtime/nccl/NcclExecutor.h; it needs a GPU and a build "
-                        "with CUDA and NCCL): expected local, " + rt::processBackendNames());
   if (!rt::isProcessBackend(Backend))
     return makeApiError(collcInvalidArgument,
                         formatv("options->backend is \"{0}\": expected local, {1}", Backend,
@@ -60,6 +62,65 @@ Error checkExec(Args &A, collcExecutor_t Exec) {
   return A.notNull(Exec, "exec", "an executor from collcExecutorCreate").done();
 }
 
+/// A call that needs memory of the other kind than \p Exec's backend binds.
+Error wrongMemory(collcExecutor_t Exec, StringRef Call) {
+  if (Exec->Device)
+    return makeApiError(collcInvalidUsage,
+                        formatv("exec runs on the nccl backend, which binds device memory: "
+                                "expected collcExecutorBindDevice, not {0}",
+                                Call));
+  return makeApiError(collcInvalidUsage,
+                      formatv("exec runs on the {0} backend, which binds host memory "
+                              "(collcExecutorBind): {1} needs an executor of the nccl backend",
+                              Exec->Backend, Call));
+}
+
+/// Binding or capturing while queued steps use the executor is a race.
+Error checkNoStepPending(collcExecutor_t Exec, StringRef Call) {
+  if (!Exec->Steps || !Exec->Steps->pending())
+    return Error::success();
+  return makeApiError(collcInvalidUsage, formatv("exec has {0} step(s) queued or running: expected "
+                                                 "collcExecutorSynchronize before {1}",
+                                                 Exec->Steps->pending(), Call));
+}
+
+/// One step of host executor \p X, \p Compute (or none) at each compute;
+/// \p Q (asyncReplay) hears where the step is, for a timeout's text.
+Error replayStep(rt::Executor &X, collcComputeFn Compute, void *User, StepQueue *Q) {
+  Error E = X.replay([&](const plan::Compute &C, uint32_t Index) -> Error {
+    if (Q)
+      Q->at(formatv("in compute @{0} (#{1})", C.Name, Index).str());
+    collcResult_t R = Compute ? Compute(C.Name.c_str(), Index, User) : collcSuccess;
+    if (Q)
+      Q->at(formatv("past compute @{0} (#{1}), in the collectives after it", C.Name, Index).str());
+    if (R == collcSuccess)
+      return Error::success();
+    if (R <= collcSuccess || R >= collcNumResults)
+      return makeApiError(collcInvalidArgument,
+                          formatv("the compute callback of @{0} returned {1}: expected a "
+                                  "collcResult_t",
+                                  C.Name, int(R)));
+    return makeApiError(
+        R, formatv("the compute callback of @{0} returned {1}", C.Name, collcGetErrorString(R)));
+  });
+  return E;
+}
+
+/// The options a caller filled, over the defaults: the fields its `size`
+/// covers (a caller built against an older collc.h has fewer).
+collcExecutorOptions_t readOptions(const collcExecutorOptions_t *Options) {
+  collcExecutorOptions_t O = COLLC_EXECUTOR_OPTIONS_INIT;
+  if (Options) {
+    size_t N = std::min(Options->size, sizeof O);
+    std::memcpy(static_cast<void *>(&O), Options, N);
+    O.size = sizeof O;
+  }
+  return O;
+}
+
+/// The size of collcExecutorOptions_t before `device` was added.
+constexpr size_t kExecutorOptionsV1 = offsetof(collcExecutorOptions_t, device);
+
 } // namespace
 
 extern "C" {
@@ -79,18 +140,18 @@ collcResult_t collcExecutorCreate(collcPlan_t Plan, int64_t Rank,
     Args A;
     A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
         .notNull(Out, "exec", "where to store the executor")
-        .versioned(Options, "options", sizeof(collcExecutorOptions_t), /*Optional=*/true);
+        .versioned(Options, "options", kExecutorOptionsV1, /*Optional=*/true);
     if (Plan)
       A.inRange(Rank, "rank", 0, Plan->P->World - 1);
-    if (Options) {
-      A.inRange(Options->timeoutMs, "options->timeoutMs", 0, 86400000);
-      A.inRange(Options->digestHandshake, "options->digestHandshake", 0, 1);
-    }
     if (Error E = A.done())
       return E;
-    collcExecutorOptions_t O = COLLC_EXECUTOR_OPTIONS_INIT;
-    if (Options)
-      O = *Options;
+    collcExecutorOptions_t O = readOptions(Options);
+    A.inRange(O.timeoutMs, "options->timeoutMs", 0, 86400000)
+        .inRange(O.digestHandshake, "options->digestHandshake", 0, 1)
+        .inRange(O.device, "options->device", -1, 1023)
+        .inRange(O.asyncReplay, "options->asyncReplay", 0, 1);
+    if (Error E = A.done())
+      return E;
     rt::ExecutorOptions Opts;
     if (O.timeoutMs) {
       Opts.Timeout = std::chrono::milliseconds(O.timeoutMs);
@@ -106,12 +167,36 @@ collcResult_t collcExecutorCreate(collcPlan_t Plan, int64_t Rank,
     auto H = std::make_unique<collcExecutor>();
     H->Plan = Plan->P;
     H->Backend = Backend;
-    Expected<std::unique_ptr<rt::Executor>> X =
-        createOn(Backend, O.rendezvous ? O.rendezvous : "", *H->Plan, Rank, std::move(Opts),
-                 H->Session);
-    if (!X)
-      return X.takeError();
-    H->Exec = std::move(*X);
+    H->Rank = Rank;
+    std::string Rendezvous = O.rendezvous ? O.rendezvous : "";
+    if (Backend == "nccl") {
+      if (O.asyncReplay)
+        return makeApiError(collcInvalidArgument,
+                            "options->asyncReplay is 1: the nccl backend's replay is "
+                            "asynchronous already (on the GPU): expected 0");
+      DevicePlace Place;
+      Place.Rank = Rank;
+      Place.Device = O.device;
+      Place.Rendezvous = Rendezvous;
+      Expected<std::unique_ptr<DeviceExecutor>> D =
+          createNcclExecutor(*H->Plan, Place, Opts, H->Session);
+      if (!D)
+        return D.takeError();
+      H->Device = std::move(*D);
+    } else {
+      if (O.device != -1)
+        return makeApiError(collcInvalidArgument,
+                            formatv("options->device is {0}: only the nccl backend runs on a "
+                                    "device: expected -1 on {1}",
+                                    O.device, Backend));
+      Expected<std::unique_ptr<rt::Executor>> X =
+          createOn(Backend, Rendezvous, *H->Plan, Rank, std::move(Opts), H->Session);
+      if (!X)
+        return X.takeError();
+      H->Exec = std::move(*X);
+      if (O.asyncReplay)
+        H->Steps = std::make_unique<StepQueue>(Rank);
+    }
     *Out = H.release();
     return Error::success();
   });
@@ -123,7 +208,7 @@ collcResult_t collcExecutorRank(collcExecutor_t Exec, int64_t *Rank) {
     A.notNull(Rank, "rank", "where to store the rank");
     if (Error E = checkExec(A, Exec))
       return E;
-    *Rank = Exec->Exec->rank();
+    *Rank = Exec->Rank;
     return Error::success();
   });
 }
@@ -134,25 +219,42 @@ collcResult_t collcExecutorBind(collcExecutor_t Exec, const char *Name, void *Da
     A.notNull(Name, "name", "a tensor name").notNull(Data, "data", "host memory to bind");
     if (Error E = checkExec(A, Exec))
       return E;
+    if (!Exec->Exec)
+      return wrongMemory(Exec, "collcExecutorBind");
+    if (Error E = checkNoStepPending(Exec, "collcExecutorBind"))
+      return E;
     Exec->Captured = false;
     return Exec->Exec->bind(Name, Data, Bytes);
   });
 }
 
 collcResult_t collcExecutorBindDevice(collcExecutor_t Exec, const char *Name, void *DevicePtr,
-                                      size_t Bytes, void *CudaStream) {
+                                      size_t Bytes) {
   return entry(__func__, [&]() -> Error {
     Args A;
     A.notNull(Name, "name", "a tensor name").notNull(DevicePtr, "devicePtr", "device memory");
     if (Error E = checkExec(A, Exec))
       return E;
-    // Only an nccl executor binds device memory, and collcExecutorCreate
-    // does not make one yet.
-    return makeApiError(collcUnsupported,
-                        formatv("exec runs on the {0} backend, which binds host memory "
-                                "(collcExecutorBind): device pointers need the nccl backend, "
-                                "which the C API does not drive yet",
-                                Exec->Backend));
+    if (!Exec->Device)
+      return wrongMemory(Exec, "collcExecutorBindDevice");
+    Exec->Captured = false;
+    return Exec->Device->bind(Name, DevicePtr, Bytes);
+  });
+}
+
+collcResult_t collcExecutorSetStream(collcExecutor_t Exec, void *CudaStream) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(CudaStream, "cudaStream",
+              "the cudaStream_t the caller computes on (the default stream is ambiguous: "
+              "pass cudaStreamLegacy or cudaStreamPerThread)");
+    if (Error E = checkExec(A, Exec))
+      return E;
+    if (!Exec->Device)
+      return wrongMemory(Exec, "collcExecutorSetStream");
+    Exec->Device->setStream(CudaStream);
+    Exec->HasStream = true;
+    return Error::success();
   });
 }
 
@@ -165,6 +267,14 @@ collcResult_t collcExecutorTensor(collcExecutor_t Exec, const char *Name, void *
         .notNull(Bytes, "bytes", "where to store the size");
     if (Error E = checkExec(A, Exec))
       return E;
+    if (Exec->Device) {
+      Expected<std::pair<void *, uint64_t>> T = Exec->Device->tensor(Name);
+      if (!T)
+        return T.takeError();
+      *Data = T->first;
+      *Bytes = T->second;
+      return Error::success();
+    }
     Expected<MutableArrayRef<char>> T = Exec->Exec->tensor(Name);
     if (!T)
       return T.takeError();
@@ -180,7 +290,8 @@ collcResult_t collcExecutorUnbound(collcExecutor_t Exec, size_t *Count, const ch
     A.notNull(Count, "count", "where to store the count");
     if (Error E = checkExec(A, Exec))
       return E;
-    std::vector<std::string> Names = Exec->Exec->unboundTensors();
+    std::vector<std::string> Names =
+        Exec->Device ? Exec->Device->unboundTensors() : Exec->Exec->unboundTensors();
     *Count = Names.size();
     Exec->FirstUnbound = Names.empty() ? "" : Names.front();
     if (FirstName)
@@ -194,7 +305,13 @@ collcResult_t collcExecutorCapture(collcExecutor_t Exec) {
     Args A;
     if (Error E = checkExec(A, Exec))
       return E;
-    if (Error E = Exec->Exec->capture())
+    if (Exec->Device && !Exec->HasStream)
+      return makeApiError(collcInvalidUsage,
+                          "exec runs on the nccl backend and has no stream: expected "
+                          "collcExecutorSetStream before collcExecutorCapture");
+    if (Error E = checkNoStepPending(Exec, "collcExecutorCapture"))
+      return E;
+    if (Error E = Exec->Device ? Exec->Device->capture() : Exec->Exec->capture())
       return E;
     Exec->Captured = true;
     return Error::success();
@@ -210,20 +327,20 @@ collcResult_t collcExecutorReplay(collcExecutor_t Exec, collcComputeFn Compute, 
       return makeApiError(collcInvalidUsage,
                           "exec is not captured since its last bind: expected "
                           "collcExecutorCapture before collcExecutorReplay");
-    return Exec->Exec->replay([&](const plan::Compute &C, uint32_t Index) -> Error {
-      if (!Compute)
-        return Error::success();
-      collcResult_t R = Compute(C.Name.c_str(), Index, User);
-      if (R == collcSuccess)
-        return Error::success();
-      if (R <= collcSuccess || R >= collcNumResults)
+    if (Exec->Device) {
+      if (Compute)
         return makeApiError(collcInvalidArgument,
-                            formatv("the compute callback of @{0} returned {1}: expected a "
-                                    "collcResult_t",
-                                    C.Name, int(R)));
-      return makeApiError(R, formatv("the compute callback of @{0} returned {1}", C.Name,
-                                     collcGetErrorString(R)));
-    });
+                            "compute is not NULL: the nccl backend's step runs on the GPU, "
+                            "ordered after the work on the caller's stream "
+                            "(collcExecutorSetStream): expected NULL, with the model's compute "
+                            "enqueued on that stream");
+      return Exec->Device->replay();
+    }
+    if (!Exec->Steps)
+      return replayStep(*Exec->Exec, Compute, User, nullptr);
+    rt::Executor *X = Exec->Exec.get();
+    StepQueue *Q = Exec->Steps.get();
+    return Q->push([X, Compute, User, Q] { return replayStep(*X, Compute, User, Q); });
   });
 }
 
@@ -233,8 +350,12 @@ collcResult_t collcExecutorSynchronize(collcExecutor_t Exec, int64_t TimeoutMs) 
     A.inRange(TimeoutMs, "timeoutMs", 0, 86400000);
     if (Error E = checkExec(A, Exec))
       return E;
-    // CPU backends finish a step inside replay(): nothing is in flight, and
-    // what is left to report is a peer lost since.
+    if (Exec->Device)
+      return Exec->Device->synchronize(std::chrono::milliseconds(TimeoutMs));
+    if (Exec->Steps)
+      if (Error E = Exec->Steps->wait(std::chrono::milliseconds(TimeoutMs)))
+        return E;
+    // What is left to report once no step is in flight: a peer lost since.
     return Exec->Exec->health();
   });
 }

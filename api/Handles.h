@@ -4,6 +4,9 @@
 
 #include "collc/collc.h"
 
+#include "api/DeviceExecutor.h"
+#include "api/StepQueue.h"
+
 #include "compiler/plan/Plan.h"
 #include "runtime/exec/Executor.h"
 
@@ -22,11 +25,18 @@ struct collcExecutor {
   std::string Backend;
   /// What the backend needs alive (MPI's session: api/BackendSessions.h).
   std::shared_ptr<void> Session;
+  /// A host backend's executor, or (nccl) Device.
   std::unique_ptr<collc::rt::Executor> Exec;
+  std::unique_ptr<collc::api::DeviceExecutor> Device;
+  /// asyncReplay on a host backend: the thread Exec's steps run on.
+  std::unique_ptr<collc::api::StepQueue> Steps;
+  int64_t Rank = 0;
   /// collcExecutorUnbound's first name, kept for the caller.
   std::string FirstUnbound;
   /// Whether capture() succeeded since the last bind.
   bool Captured = false;
+  /// nccl: whether collcExecutorSetStream gave the caller's stream.
+  bool HasStream = false;
 };
 
 #endif

@@ -2,7 +2,9 @@
 # generated collc/version.h, libcollc.so), the static libraries, the CMake
 # package (collcConfig.cmake, its version file, collc::collc and, with
 # COMPONENTS static, collc::compiler and collc::runtime), collc.pc and the
-# Python package.
+# Python package. Every destination is GNUInstallDirs' (CMAKE_INSTALL_LIBDIR
+# may be lib64 or lib/x86_64-linux-gnu): the targets, the CMake package,
+# collc.pc (cmake/CollcPkgConfig.cmake) and the Python package agree on it.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -38,7 +40,9 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/collcConfigVersion.cmake
 install(FILES ${CMAKE_BINARY_DIR}/collcConfig.cmake ${CMAKE_BINARY_DIR}/collcConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/collc)
 
-configure_file(api/collc.pc.in ${CMAKE_BINARY_DIR}/collc.pc @ONLY)
+include(cmake/CollcPkgConfig.cmake)
+collc_write_pc(${CMAKE_BINARY_DIR}/collc.pc "${CMAKE_INSTALL_LIBDIR}" "${CMAKE_INSTALL_INCLUDEDIR}"
+               "${PROJECT_VERSION}")
 install(FILES ${CMAKE_BINARY_DIR}/collc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 # The Python package (docs/python.md), beside libcollc.so: installed as

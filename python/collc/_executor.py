@@ -7,6 +7,9 @@ from . import _dtypes, _lib
 from ._lib import INVALID_USAGE, SUCCESS, Error, call, encode, lib
 
 INVALID_ARGUMENT = 1
+# cudaStreamLegacy: what torch's default stream (cuda_stream 0) is; collc.h
+# refuses 0 itself, which a C caller may mean as the per-thread stream.
+CUDA_STREAM_LEGACY = 1
 
 
 class _Memory:
@@ -27,10 +30,15 @@ class Executor:
     """The executor of rank `rank` of `plan` on `backend` ("local": the
     ranks are threads of this process and `rendezvous` a name they share;
     "mpi": under mpirun; "gloo": `rendezvous` "file:DIR" or
-    "redis://HOST:PORT"). `timeout_ms` 0: COLLC_TIMEOUT_MS, else 300000."""
+    "redis://HOST:PORT"; "nccl": one process per GPU, `rendezvous` where the
+    NCCL ids meet: None or "mpi", "file:DIR", "redis://HOST:PORT", and
+    `device` the GPU, -1: the launcher's local rank). `timeout_ms` 0:
+    COLLC_TIMEOUT_MS, else 300000. `async_replay` (CPU backends): replay()
+    queues the step on the executor's thread and returns; synchronize()
+    waits for it."""
 
     def __init__(self, plan, rank, backend="local", rendezvous=None, timeout_ms=0,
-                 digest_handshake=True):
+                 digest_handshake=True, device=-1, async_replay=False):
         from ._plan import Plan
         if not isinstance(plan, Plan):
             raise TypeError(f"plan is {type(plan).__name__}: expected a collc.Plan")
@@ -40,13 +48,20 @@ class Executor:
         o.rendezvous = encode(rendezvous)
         o.timeoutMs = timeout_ms
         o.digestHandshake = int(bool(digest_handshake))
+        o.device = device
+        o.asyncReplay = int(bool(async_replay))
         h = ctypes.c_void_p()
         call("collcExecutorCreate", plan.handle, rank, ctypes.byref(o), ctypes.byref(h))
         self._handle = h
         self.plan = plan
         self.backend = backend
+        self._async = bool(async_replay)
         # name -> the array or tensor bound: the memory must outlive the binding.
         self._bound = {}
+        # async_replay: the callbacks of the queued steps (kept alive until
+        # synchronize) and the exceptions they raised.
+        self._queued = []
+        self._raised = []
 
     @property
     def handle(self):
@@ -59,6 +74,7 @@ class Executor:
             lib.collcExecutorDestroy(self._handle)
             self._handle = ctypes.c_void_p()
         self._bound = {}
+        self._queued = []
 
     def __del__(self):
         if lib is not None:
@@ -83,8 +99,10 @@ class Executor:
         """Binds tensor `name` (without '%') to a contiguous numpy array or
         torch tensor of its element type and size. The executor keeps a
         reference to it until the next bind of the name or close(); binding
-        again requires capture() again. A CUDA tensor is bound with its device
-        pointer and the current stream (the nccl backend)."""
+        again requires capture() again. A CUDA tensor (the nccl backend) is
+        bound with its device pointer, and the executor's stream becomes the
+        tensor's device's current stream (torch.cuda.current_stream): bind
+        under the stream the model computes on."""
         t = self.plan.tensor_type(name)
         if _is_torch(array):
             want = _dtypes.torch_dtype(t.elem)
@@ -97,7 +115,8 @@ class Executor:
             if array.device.type == "cuda":
                 import torch
                 stream = torch.cuda.current_stream(array.device).cuda_stream
-                self.bind_device(name, array.data_ptr(), nbytes, stream)
+                self.bind_device(name, array.data_ptr(), nbytes)
+                self.set_stream(stream or CUDA_STREAM_LEGACY)
             elif array.device.type == "cpu":
                 call("collcExecutorBind", self.handle, encode(name),
                      ctypes.c_void_p(array.data_ptr()), nbytes)
@@ -118,32 +137,49 @@ class Executor:
                          "a torch tensor")
         self._bound[name] = array
 
-    def bind_device(self, name, pointer, nbytes, stream):
+    def bind_device(self, name, pointer, nbytes):
         """Binds tensor `name` to `nbytes` of device memory at address
-        `pointer`, the replay to run on CUDA stream `stream` (an address;
-        0: the default stream): the nccl backend's binding, which bind()
-        uses for CUDA tensors. The caller keeps the memory alive."""
+        `pointer`: the nccl backend's binding, which bind() uses for CUDA
+        tensors. The caller keeps the memory alive."""
         call("collcExecutorBindDevice", self.handle, encode(name), ctypes.c_void_p(pointer),
-             nbytes, ctypes.c_void_p(stream))
+             nbytes)
+
+    def set_stream(self, stream):
+        """The CUDA stream the model computes on (its address, as torch's
+        `Stream.cuda_stream`; 0 is refused, 1 is cudaStreamLegacy, 2
+        cudaStreamPerThread): each replay runs after the work queued on it
+        and before what is queued next (the nccl backend; bind() of a CUDA
+        tensor sets it)."""
+        call("collcExecutorSetStream", self.handle, ctypes.c_void_p(stream))
 
     def tensor(self, name):
         """Tensor `name` as a numpy array over the executor's memory: a
         zero-copy view slot of a plan buffer (write the model's input there)
         or the memory bound to it."""
         import numpy
-        data = ctypes.c_void_p()
-        nbytes = ctypes.c_size_t()
-        call("collcExecutorTensor", self.handle, encode(name), ctypes.byref(data),
-             ctypes.byref(nbytes))
+        if self.backend == "nccl":  # numpy must never read device memory
+            raise Error(INVALID_USAGE, f"Executor.tensor: name is \"{name}\": the nccl "
+                        "backend's tensors are device memory: expected Executor.address(name)")
+        address, nbytes = self.address(name)
         t = self.plan.tensor_type(name)
         dtype = _dtypes.numpy_dtype(t.elem)
         shape = t.shape
         count = 1
         for d in shape:
             count *= d
-        if count * dtype.itemsize != nbytes.value:  # never for a plan that verified
-            shape = (nbytes.value // dtype.itemsize,)
-        return numpy.asarray(_Memory(self, data.value or 0, dtype, shape))
+        if count * dtype.itemsize != nbytes:  # never for a plan that verified
+            shape = (nbytes // dtype.itemsize,)
+        return numpy.asarray(_Memory(self, address, dtype, shape))
+
+    def address(self, name):
+        """Where tensor `name` lives, as (address, nbytes): host memory, or
+        on nccl device memory (a view slot of a plan buffer or the bound
+        tensor)."""
+        data = ctypes.c_void_p()
+        nbytes = ctypes.c_size_t()
+        call("collcExecutorTensor", self.handle, encode(name), ctypes.byref(data),
+             ctypes.byref(nbytes))
+        return data.value or 0, nbytes.value
 
     def unbound(self):
         """How many tensors are still to bind, and the first one's name."""
@@ -160,8 +196,11 @@ class Executor:
     def replay(self, compute=None):
         """One step. `compute(name, index)` runs at each compute op of this
         rank (None: none runs); an exception it raises stops the step and is
-        raised here, from the collc.Error of the replay."""
-        raised = []
+        raised here, from the collc.Error of the replay (with async_replay:
+        it runs on the executor's thread, and is raised by synchronize()).
+        On nccl, `compute` must be None: the step is enqueued on the GPU
+        after the work on the executor's stream."""
+        raised = self._raised
 
         def trampoline(name, index, user):
             try:
@@ -173,16 +212,36 @@ class Executor:
 
         fn = _lib.COMPUTE_FN(trampoline) if compute else ctypes.cast(None, _lib.COMPUTE_FN)
         result = lib.collcExecutorReplay(self.handle, fn, None)
-        if result != SUCCESS:
-            err = _lib.error_for(result)
-            if raised:
-                raise raised[0] from err
-            raise err
+        if result == SUCCESS and self._async:
+            self._queued.append(fn)  # the executor's thread calls it later
+            return
+        self._finish(result)
 
     def synchronize(self, timeout=0.0):
         """Waits at most `timeout` seconds (0: only check) for the replays
-        issued; on CPU backends reports a peer lost since."""
-        call("collcExecutorSynchronize", self.handle, int(round(timeout * 1000)))
+        issued; past it a collc.Error with .name "collcTimeout" names what
+        is still pending (the step goes on: synchronize again). Reports a
+        peer lost since, and the error of a queued step (or the exception
+        its compute callback raised)."""
+        result = lib.collcExecutorSynchronize(self.handle, int(round(timeout * 1000)))
+        if result == _lib.TIMEOUT:
+            # The steps may still run: their callbacks must stay alive.
+            raise _lib.error_for(result)
+        self._finish(result)
+
+    def _finish(self, result):
+        """No step is running any more: forgets the queued callbacks, and
+        raises the Error of `result`, from a callback's exception if one
+        stopped the step."""
+        self._queued = []
+        if result == SUCCESS:
+            return
+        err = _lib.error_for(result)
+        if self._raised:
+            first = self._raised[0]
+            self._raised.clear()
+            raise first from err
+        raise err
 
     def __repr__(self):
         return f"<collc.Executor rank {self.rank} on {self.backend}>" if self._handle else \

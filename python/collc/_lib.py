@@ -18,6 +18,7 @@ RESULT_NAMES = ["collcSuccess", "collcInvalidArgument", "collcInvalidUsage",
                 "collcMismatch", "collcUnsupported", "collcRemoteError"]
 SUCCESS = 0
 INVALID_USAGE = 2
+TIMEOUT = 5
 UNSUPPORTED = 7
 
 
@@ -92,7 +93,8 @@ class SimResult(ctypes.Structure):
 class ExecutorOptions(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("backend", ctypes.c_char_p),
                 ("rendezvous", ctypes.c_char_p), ("timeoutMs", ctypes.c_int64),
-                ("digestHandshake", ctypes.c_int)]
+                ("digestHandshake", ctypes.c_int), ("device", ctypes.c_int64),
+                ("asyncReplay", ctypes.c_int)]
 
 
 _P = ctypes.c_void_p
@@ -129,7 +131,8 @@ _SIGNATURES = {
                                            _PP]),
     "collcExecutorRank": (ctypes.c_int, [_P, c_int64_p]),
     "collcExecutorBind": (ctypes.c_int, [_P, _S, _P, ctypes.c_size_t]),
-    "collcExecutorBindDevice": (ctypes.c_int, [_P, _S, _P, ctypes.c_size_t, _P]),
+    "collcExecutorBindDevice": (ctypes.c_int, [_P, _S, _P, ctypes.c_size_t]),
+    "collcExecutorSetStream": (ctypes.c_int, [_P, _P]),
     "collcExecutorTensor": (ctypes.c_int, [_P, _S, _PP, ctypes.POINTER(ctypes.c_size_t)]),
     "collcExecutorUnbound": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_size_t), _SP]),
     "collcExecutorCapture": (ctypes.c_int, [_P]),

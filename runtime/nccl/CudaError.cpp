@@ -49,6 +49,20 @@ Error waitReady(ArrayRef<ncclComm_t> Comms, std::chrono::milliseconds Timeout,
   return Error::success();
 }
 
+Expected<int> countCudaDevices() {
+  int Count = 0;
+  cudaError_t E = cudaGetDeviceCount(&Count);
+  if (E != cudaSuccess) {
+    cudaGetLastError(); // not sticky: keep it from the next call's result
+    return makeError(ErrorKind::Unsupported,
+                     formatv("no CUDA GPU: cudaGetDeviceCount failed with {0} ({1})",
+                             cudaGetErrorName(E), cudaGetErrorString(E)));
+  }
+  if (Count == 0)
+    return makeError(ErrorKind::Unsupported, "no CUDA GPU: cudaGetDeviceCount found 0 devices");
+  return Count;
+}
+
 std::string ncclVersionString(int Code) {
   // 2.9 and later encode as MAJOR*10000 + MINOR*100 + PATCH.
   if (Code >= 10000)

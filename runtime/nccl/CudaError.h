@@ -32,6 +32,11 @@ llvm::Error checkNccl(ncclResult_t R, const llvm::Twine &What);
 llvm::Error waitReady(llvm::ArrayRef<ncclComm_t> Comms, std::chrono::milliseconds Timeout,
                       const llvm::Twine &What);
 
+/// The number of CUDA devices this process sees, or why there is none: an
+/// error that starts "no CUDA GPU: " (what the tool, the C API and the GPU
+/// tests say before meeting any peer).
+llvm::Expected<int> countCudaDevices();
+
 /// The NCCL library's version as a.b.c, and whether it is at least \p Code
 /// (NCCL_VERSION_CODE form).
 std::string ncclVersionString(int Code);

@@ -675,11 +675,14 @@ Error NcclDriver::synchronize(CommStream S) {
   return waitForStream(S, Raw, "synchronize");
 }
 
-Error waitForStream(cudaStream_t S, ArrayRef<NcclMembership *> Comms, const std::string &Context) {
+Error waitForStream(cudaStream_t S, ArrayRef<NcclMembership *> Comms, const std::string &Context,
+                    std::optional<std::chrono::milliseconds> Limit) {
   std::chrono::milliseconds Timeout =
       Comms.empty() ? defaultTimeout() : std::chrono::milliseconds::max();
   for (NcclMembership *C : Comms)
     Timeout = std::min(Timeout, C->Timeout);
+  if (Limit)
+    Timeout = *Limit;
   auto Start = std::chrono::steady_clock::now();
   auto Deadline = Start + Timeout;
   for (unsigned Polls = 0;; ++Polls) {
@@ -696,12 +699,16 @@ Error waitForStream(cudaStream_t S, ArrayRef<NcclMembership *> Comms, const std:
           Other->abort("aborted after " + Why);
         return makeError(ErrorKind::Broken, Context + ": " + Why + "; communicators aborted");
       }
-    if (std::chrono::steady_clock::now() > Deadline) {
+    if (std::chrono::steady_clock::now() >= Deadline) {
       std::string Waiting;
       for (NcclMembership *C : Comms)
         Waiting += formatv("{0}{1}: last issued {2}", Waiting.empty() ? "" : "; ", C->name(),
                            C->LastOp.empty() ? "nothing" : C->LastOp)
                        .str();
+      if (Limit) // the caller's bound: its communicators stay up
+        return makeError(ErrorKind::Timeout,
+                         formatv("{0}: the comm stream was not done after {1} ms ({2})", Context,
+                                 Timeout.count(), Waiting.empty() ? "no NCCL op" : Waiting));
       for (NcclMembership *C : Comms)
         C->abort(formatv("{0} timed out after {1} ms", Context, Timeout.count()).str());
       return makeError(ErrorKind::Timeout,

@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -195,9 +196,12 @@ static_assert(ExecutorDriver<NcclDriver>);
 /// Waits for the work on \p S, polling every communicator in \p Comms, up
 /// to the smallest of their timeouts (defaultTimeout() without any); past
 /// it aborts them all. \p Context
-/// names what was being waited for in errors.
+/// names what was being waited for in errors. With \p Limit the wait ends
+/// there instead, with a Timeout error that leaves the communicators up (a
+/// caller's bounded synchronize, which may wait again).
 llvm::Error waitForStream(cudaStream_t S, llvm::ArrayRef<NcclMembership *> Comms,
-                          const std::string &Context);
+                          const std::string &Context,
+                          std::optional<std::chrono::milliseconds> Limit = std::nullopt);
 
 } // namespace collc::rt::nccl
 

@@ -245,11 +245,29 @@ public:
     return checkCuda(cudaStreamWaitEvent(Caller, Join, 0), "cudaStreamWaitEvent (join)");
   }
 
-  Error synchronize() override {
+  Error replayOn(cudaStream_t Caller) override {
+    if (Error E = capture())
+      return E;
+    if (Error E = checkCuda(cudaEventRecord(Fork, Caller), "cudaEventRecord (fork)"))
+      return E;
+    if (Error E = checkCuda(cudaStreamWaitEvent(Stream, Fork, 0), "cudaStreamWaitEvent (fork)"))
+      return E;
+    if (Error E = replay())
+      return E;
+    if (Error E = checkCuda(cudaEventRecord(Join, Stream), "cudaEventRecord (join)"))
+      return E;
+    return checkCuda(cudaStreamWaitEvent(Caller, Join, 0), "cudaStreamWaitEvent (join)");
+  }
+
+  Error synchronize() override { return waitForStep(std::nullopt); }
+
+  Error synchronizeWithin(std::chrono::milliseconds Limit) override { return waitForStep(Limit); }
+
+  Error waitForStep(std::optional<std::chrono::milliseconds> Limit) {
     std::vector<NcclMembership *> Raw;
     for (auto &C : Comms)
       Raw.push_back(C.get());
-    Error E = waitForStream(Stream, Raw, formatv("rank {0}, step {1}", Rank, Steps).str());
+    Error E = waitForStream(Stream, Raw, formatv("rank {0}, step {1}", Rank, Steps).str(), Limit);
     if (!E)
       return E;
     // Name the op: the first comm whose done event has not happened.

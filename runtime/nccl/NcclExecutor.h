@@ -20,9 +20,12 @@
 //  - enqueueInto(stream): the same step issued as calls on the comm stream,
 //    forked from and joined back to the caller's stream: for frameworks
 //    that capture a whole training step into their own graph.
+//  - replayOn(stream): replay() fenced by events to and from the caller's
+//    stream (the C API's nccl executor).
 //  - synchronize(): waits for the comm stream with a deadline, polling
 //    every communicator's asynchronous error; on timeout it aborts them and
-//    names the op, the step and the communicator.
+//    names the op, the step and the communicator. synchronizeWithin(limit)
+//    names them too but leaves the communicators up.
 //
 //   auto X = NcclExecutor::create(Plan, Rank, {.Device = Rank});
 //   (*X)->bind("act.in", DevPtr, Bytes);
@@ -94,8 +97,16 @@ public:
   /// \p Caller and before anything \p Caller does next; if \p Caller is
   /// being captured, the step becomes part of the caller's graph.
   virtual llvm::Error enqueueInto(cudaStream_t Caller) = 0;
+  /// replay(), ordered after the work enqueued on \p Caller so far, and
+  /// the work \p Caller gets next after the step (events, as enqueueInto):
+  /// the step of a caller that computes on one stream (the C API's).
+  virtual llvm::Error replayOn(cudaStream_t Caller) = 0;
   /// Waits for the step, with the deadline and the health checks.
   virtual llvm::Error synchronize() = 0;
+  /// Waits at most \p Limit; past it, a Timeout error names the step and
+  /// the op still pending and leaves the communicators up, so the caller
+  /// may wait again (synchronize() aborts them at its deadline).
+  virtual llvm::Error synchronizeWithin(std::chrono::milliseconds Limit) = 0;
   /// Never blocks.
   virtual llvm::Error health() const = 0;
   virtual uint64_t steps() const = 0;

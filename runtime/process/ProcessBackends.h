@@ -3,7 +3,8 @@
 // The table of backends whose ranks are processes (mpi, gloo, nccl): their
 // names, what each needs alive in the process, and how each host backend
 // creates the executor of this process's rank (nccl runs on a GPU with an
-// executor of its own: tools/collc/NcclRun.h). `collc run --backend` and the C API's
+// executor of its own, which tools/collc/NcclRun.h and the C API's
+// api/NcclDevice.cpp create). `collc run --backend` and the C API's
 // collcExecutorCreate both read it. A backend this build lacks is named
 // with the package that brings it.
 //

@@ -8,7 +8,11 @@
 #include "ApiTestUtil.h"
 
 #include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <iostream>
 #include <thread>
 #include <vector>
 
@@ -178,9 +182,21 @@ TEST(CApiExecutor, CreateRefusals) {
   O.backend = "carrier-pigeon";
   EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
                       {"options->backend is \"carrier-pigeon\": expected local, mpi, gloo"}));
+  collcExecutorOptionsInit(&O);
+  O.device = 0;
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
+                      {"options->device is 0: only the nccl backend runs on a device"}));
+  collcExecutorOptionsInit(&O);
+  O.asyncReplay = 2;
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
+                      {"options->asyncReplay is 2: expected 0..1"}));
+  collcExecutorOptionsInit(&O);
   O.backend = "nccl";
-  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcUnsupported, {"nccl"}));
+  O.asyncReplay = 1;
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
+                      {"options->asyncReplay is 1", "nccl"}));
   O.backend = "gloo";
+  O.asyncReplay = 0;
   O.rendezvous = "nowhere";
   EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
                       {"options->rendezvous", "nowhere", "file:DIR"}));
@@ -202,10 +218,21 @@ TEST(CApiExecutor, BindRefusalsNameTheTensor) {
                       {"name is NULL"}));
   EXPECT_TRUE(refused(collcExecutorBind(X, "a", nullptr, 16), collcInvalidArgument,
                       {"data is NULL"}));
-  EXPECT_TRUE(refused(collcExecutorBindDevice(X, "a", Buf, 16, nullptr), collcUnsupported,
-                      {"local backend", "nccl"}));
-  EXPECT_TRUE(refused(collcExecutorBindDevice(nullptr, "a", Buf, 16, nullptr),
-                      collcInvalidArgument, {"exec is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorBindDevice(X, "a", Buf, 16), collcInvalidUsage,
+                      {"exec runs on the local backend, which binds host memory",
+                       "collcExecutorBindDevice needs an executor of the nccl backend"}));
+  EXPECT_TRUE(refused(collcExecutorBindDevice(nullptr, "a", Buf, 16), collcInvalidArgument,
+                      {"exec is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorBindDevice(X, "a", nullptr, 16), collcInvalidArgument,
+                      {"devicePtr is NULL"}));
+  EXPECT_TRUE(refused(
+      collcExecutorSetStream(X, nullptr), collcInvalidArgument,
+      {"collcExecutorSetStream: cudaStream is NULL", "cudaStreamLegacy or cudaStreamPerThread"}));
+  void *Legacy = reinterpret_cast<void *>(uintptr_t(1)); // cudaStreamLegacy
+  EXPECT_TRUE(refused(collcExecutorSetStream(X, Legacy), collcInvalidUsage,
+                      {"local backend", "collcExecutorSetStream needs an executor of the nccl"}));
+  EXPECT_TRUE(
+      refused(collcExecutorSetStream(nullptr, Legacy), collcInvalidArgument, {"exec is NULL"}));
   void *Where = nullptr;
   size_t Bytes = 0;
   EXPECT_TRUE(refused(collcExecutorTensor(X, "zz", &Where, &Bytes), collcInvalidArgument,
@@ -290,6 +317,132 @@ TEST(CApiExecutor, AFailingComputeStopsTheStepWithItsResult) {
               std::string::npos)
         << Why[Rank];
   }
+  collcPlanDestroy(P);
+}
+
+TEST(CApiExecutor, OptionsOfTheFirstVersionGetTheLaterFieldsDefaults) {
+  // A caller built against the collc.h before `device` and `asyncReplay`
+  // passes the shorter struct: the missing fields are their defaults.
+  collcPlan_t P = compileNone(TwoReduces);
+  collcExecutorOptions_t O = localOptions("api-v1");
+  O.size = offsetof(collcExecutorOptions_t, device);
+  O.device = 7;      // beyond the caller's struct: never read
+  O.asyncReplay = 9; // likewise
+  collcExecutor_t X = nullptr;
+  ASSERT_OK(collcExecutorCreate(P, 0, &O, &X));
+  collcExecutorDestroy(X);
+  collcPlanDestroy(P);
+}
+
+TEST(CApiExecutor, NcclIsRefusedWithTheReasonWhereItCannotRun) {
+  // Here (no GPU, or a build without NCCL) creating an nccl executor is
+  // collcUnsupported with the reason, before meeting any peer. On a GPU
+  // machine the same call gets as far as the device check: options->device
+  // 1023 names no device (tests/gpu/CApiNcclTest.cpp runs nccl itself).
+  collcPlan_t P = compileNone(TwoReduces);
+  collcExecutorOptions_t O = localOptions("file:/nonexistent-collc-rendezvous");
+  O.backend = "nccl";
+  O.device = 1023;
+  collcExecutor_t X = nullptr;
+  collcResult_t R = collcExecutorCreate(P, 0, &O, &X);
+  std::string Why = collcGetLastError();
+  std::cout << "nccl here: " << collcGetErrorString(R) << ": " << Why << "\n";
+  if (R == collcUnsupported) {
+    EXPECT_NE(Why.find("collcExecutorCreate: options->backend is \"nccl\": "), std::string::npos)
+        << Why;
+    EXPECT_TRUE(Why.find("no CUDA GPU: ") != std::string::npos ||
+                Why.find("built without the nccl backend") != std::string::npos)
+        << Why;
+  } else {
+    EXPECT_TRUE(refused(R, collcInvalidArgument, {"options->device is 1023: expected 0.."}));
+  }
+  EXPECT_EQ(X, nullptr);
+  collcPlanDestroy(P);
+}
+
+/// Rank \p Rank's executor of \p P with asyncReplay, bound to \p In/\p Out
+/// and captured (a collective: both ranks call it).
+collcResult_t asyncRank(collcPlan_t P, int64_t Rank, const char *Rendezvous, int64_t TimeoutMs,
+                        float *In, float *Out, collcExecutor_t *X) {
+  collcExecutorOptions_t O = localOptions(Rendezvous, TimeoutMs);
+  O.asyncReplay = 1;
+  if (collcResult_t E = collcExecutorCreate(P, Rank, &O, X))
+    return E;
+  EXPECT_OK(collcExecutorBind(*X, "a", In, 16));
+  EXPECT_OK(collcExecutorBind(*X, "r", Out, 16));
+  return collcExecutorCapture(*X);
+}
+
+TEST(CApiExecutor, AsyncReplayQueuesStepsThatSynchronizeWaitsFor) {
+  collcPlan_t P = compileNone(TwoReduces);
+  std::array<std::array<float, 4>, 2> In, Out;
+  std::array<Counted, 2> Seen;
+  auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
+    collcExecutor_t X = nullptr;
+    for (int I = 0; I != 4; ++I)
+      In[Rank][I] = float(Rank * 10 + I);
+    collcResult_t E = asyncRank(P, Rank, "api-async", 20000, In[Rank].data(), Out[Rank].data(), &X);
+    // Three steps queued at once; the callback runs on the executor's thread.
+    for (int Step = 0; Step != 3 && E == collcSuccess; ++Step)
+      E = collcExecutorReplay(X, countCompute, &Seen[Rank]);
+    if (E == collcSuccess)
+      E = collcExecutorSynchronize(X, 10000);
+    collcExecutorDestroy(X);
+    return E;
+  });
+  EXPECT_EQ(R[0], collcSuccess) << collcGetErrorString(R[0]);
+  EXPECT_EQ(R[1], collcSuccess) << collcGetErrorString(R[1]);
+  for (int Rank = 0; Rank != 2; ++Rank) {
+    for (int I = 0; I != 4; ++I)
+      EXPECT_EQ(Out[Rank][I], float(I + 10 + I)) << "rank " << Rank << " element " << I;
+    EXPECT_EQ(Seen[Rank].Names.size(), 6u) << "two computes a step, three steps";
+  }
+  collcPlanDestroy(P);
+}
+
+TEST(CApiExecutor, SynchronizeTimesOutNamingThePendingStepWhenAPeerNeverReplays) {
+  // Rank 1 captures (a collective) and then never replays: rank 0's queued
+  // step waits in its all_reduce. synchronize(200) returns collcTimeout
+  // naming the step and where it is, within its deadline, and leaves the
+  // step running; the step itself ends at the executor's timeout (1500 ms)
+  // with the local backend's error naming the peer, which the next
+  // synchronize returns. Nothing hangs.
+  collcPlan_t P = compileNone(TwoReduces);
+  std::array<std::array<float, 4>, 2> In{}, Out{};
+  std::array<collcExecutor_t, 2> X{nullptr, nullptr};
+  auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
+    return asyncRank(P, Rank, "api-async-timeout", 1500, In[Rank].data(), Out[Rank].data(),
+                     &X[Rank]);
+  });
+  ASSERT_EQ(R[0], collcSuccess) << collcGetErrorString(R[0]);
+  ASSERT_EQ(R[1], collcSuccess) << collcGetErrorString(R[1]);
+  ASSERT_OK(collcExecutorReplay(X[0], nullptr, nullptr));
+  auto Start = std::chrono::steady_clock::now();
+  collcResult_t E = collcExecutorSynchronize(X[0], 200);
+  auto Took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - Start);
+  std::cout << "synchronize(200) returned in " << Took.count() << " ms: " << collcGetLastError()
+            << "\n";
+  EXPECT_TRUE(refused(E, collcTimeout,
+                      {"collcExecutorSynchronize: rank 0: 1 step(s) still pending after 200 ms",
+                       "replay #1 has run", "past compute @fwd (#0), in the collectives after it",
+                       "a peer that has not replayed"}));
+  EXPECT_GE(Took.count(), 190);
+  EXPECT_LT(Took.count(), 1400) << "synchronize must end at its own deadline";
+  // Checking without waiting says the same; binding under a running step is
+  // refused.
+  EXPECT_TRUE(refused(collcExecutorSynchronize(X[0], 0), collcTimeout, {"still pending"}));
+  EXPECT_TRUE(refused(collcExecutorBind(X[0], "a", In[0].data(), 16), collcInvalidUsage,
+                      {"exec has 1 step(s) queued or running",
+                       "collcExecutorSynchronize before collcExecutorBind"}));
+  // The step ends at the executor's timeout; its error comes back once.
+  E = collcExecutorSynchronize(X[0], 20000);
+  std::string Why = collcGetLastError();
+  std::cout << "then: " << Why << "\n";
+  EXPECT_EQ(E, collcTimeout) << Why;
+  EXPECT_EQ(Why.find("still pending"), std::string::npos) << Why;
+  EXPECT_OK(collcExecutorDestroy(X[0]));
+  EXPECT_OK(collcExecutorDestroy(X[1]));
   collcPlanDestroy(P);
 }
 

@@ -28,7 +28,7 @@ if [ "${1:-}" = --build-only ] || ! have_build; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$BUILDLOG" 2>&1 &&
     cmake --build "$BUILD" -j1 --target collc_gpu_tests collc_gpu_bench collc_gpu_conformance \
-      collc >>"$BUILDLOG" 2>&1 || {
+      collc_gpu_capi_tests collc >>"$BUILDLOG" 2>&1 || {
     log "build failed (tail of $BUILDLOG follows)"
     tail -30 "$BUILDLOG"
     exit 1

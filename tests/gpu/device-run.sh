@@ -19,6 +19,8 @@
 #  2c. `collc run --backend nccl` of gpt2_ddp compiled for one rank, under
 #     `mpirun -np 1` (or, without mpirun, as rank 0 of 1 meeting through a
 #     directory): ids through the CPU world, graph replay, results checked;
+#  2d. the C API's nccl backend (collc_gpu_capi_tests: libcollc.so, copied
+#     beside it, on one rank), each test in its own process under `timeout`;
 #  3. collc_gpu_bench under `timeout`;
 #  4. compute-sanitizer (memcheck) on the pack test, where the machine has it;
 #  5. a short summary, printed last (and kept in summary.txt).
@@ -249,6 +251,40 @@ else
     FAIL=$((FAIL + 1))
     sum "run:       FAILED rc $RC ($HOW): $(grep -m1 -i 'error\|collc run:' "$RUNLOG" | cut -c1-160)"
   fi
+fi
+
+# --- 2d. the C API's nccl backend, one process a test -------------------------------------
+CAPI_BIN=$BIN/collc_gpu_capi_tests
+CAPILOG=$OUT/tests.log
+MISSING=$([ -x "$CAPI_BIN" ] && ldd "$CAPI_BIN" 2>&1 | grep -E 'not found' | awk '{print $1}' | sort -u | tr '\n' ' ')
+if [ ! -x "$CAPI_BIN" ]; then
+  sum "capi:      not carried ($CAPI_BIN is missing)"
+elif [ -n "$MISSING" ]; then
+  FAIL=$((FAIL + 1))
+  sum "capi:      collc_gpu_capi_tests does not load: missing $MISSING"
+else
+  CP=0 CF=0 CS=0 CSKIPWHY=""
+  for T in $(timeout 30 "$CAPI_BIN" --gtest_list_tests 2>/dev/null |
+    awk '/^[^ ]/ {s=$1} /^  / {print s $1}'); do
+    if [ "$(left)" -lt "$TEST_T" ]; then
+      sum "capi:      $T not run (budget spent)"
+      continue
+    fi
+    timeout -k 5 "$TEST_T" "$CAPI_BIN" --gtest_filter="$T" --gtest_color=no >"$SCRATCH/out" 2>&1
+    RC=$?
+    { echo "===== $T: rc $RC"; cat "$SCRATCH/out"; } >>"$CAPILOG"
+    if [ "$RC" = 0 ] && grep -q '^\[  SKIPPED \] 1 test' "$SCRATCH/out"; then
+      CS=$((CS + 1))
+      CSKIPWHY=$(awk '/: Skipped$/ {getline; print; exit}' "$SCRATCH/out")
+    elif [ "$RC" = 0 ] && grep -q '^\[  PASSED  \] 1 test' "$SCRATCH/out"; then
+      CP=$((CP + 1))
+    else
+      CF=$((CF + 1))
+      FAIL=$((FAIL + 1))
+      sum "  FAILED   $T (rc $RC; tests.log)"
+    fi
+  done
+  sum "capi:      $CP passed, $CF failed, $CS skipped${CSKIPWHY:+ ($CSKIPWHY)} (collc.h on nccl, one rank)"
 fi
 
 # --- 3. the bench ------------------------------------------------------------------------

@@ -11,25 +11,31 @@ trap 'rm -rf "$TMP"' EXIT
 PREFIX=$TMP/prefix
 
 cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
+# Where the build put libraries and headers (GNUInstallDirs: lib, lib64,
+# lib/x86_64-linux-gnu ...): everything below looks there.
+cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
+LIBDIR=$(cache CMAKE_INSTALL_LIBDIR)
+INCDIR=$(cache CMAKE_INSTALL_INCLUDEDIR)
+LIBDIR=${LIBDIR:-lib} INCDIR=${INCDIR:-include}
 
 # The public headers are collc.h and its generated version header, which
 # include nothing but each other and the C library's stddef.h/stdint.h.
-headers=$(cd "$PREFIX/include" && find . -type f | sort | tr '\n' ' ')
+headers=$(cd "$PREFIX/$INCDIR" && find . -type f | sort | tr '\n' ' ')
 [ "$headers" = "./collc/collc.h ./collc/version.h " ] || {
   echo "installed headers: $headers; expected ./collc/collc.h ./collc/version.h"; exit 1; }
-bad=$(grep -hE '^[[:space:]]*#[[:space:]]*include' "$PREFIX"/include/collc/*.h |
+bad=$(grep -hE '^[[:space:]]*#[[:space:]]*include' "$PREFIX/$INCDIR"/collc/*.h |
       grep -vE '"collc/version.h"|<stddef.h>|<stdint.h>' || true)
 [ -z "$bad" ] || { echo "an installed header includes more than collc.h allows: $bad"; exit 1; }
 
 # libcollc.so exports the C API and nothing else, and needs no LLVM.
-LIB=$PREFIX/lib/libcollc.so
+LIB=$PREFIX/$LIBDIR/libcollc.so
 exported=$(nm -D --defined-only "$LIB" | awk '$2 != "A" {print $3}' | sort)
 others=$(echo "$exported" | grep -v '^collc[A-Z]' || true)
 [ -z "$others" ] || { echo "libcollc.so exports more than the C API: $others"; exit 1; }
 echo "libcollc.so exports $(echo "$exported" | wc -l) functions, all collc*"
 if ldd "$LIB" | grep -i llvm; then echo "libcollc.so needs LLVM at run time"; exit 1; fi
 for lib in compiler runtime local; do
-  [ -f "$PREFIX/lib/libcollc_$lib.a" ] || { echo "missing static libcollc_$lib.a"; exit 1; }
+  [ -f "$PREFIX/$LIBDIR/libcollc_$lib.a" ] || { echo "missing static libcollc_$lib.a"; exit 1; }
 done
 
 EXAMPLE=$SRC/examples/gpt2_ddp.coll
@@ -37,12 +43,28 @@ cmake -S "$SRC/tests/install/consumer" -B "$TMP/build" -DCMAKE_PREFIX_PATH="$PRE
 cmake --build "$TMP/build" >/dev/null
 "$TMP/build/consumer" "$EXAMPLE"
 
-PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+PKG_CONFIG_PATH=$PREFIX/$LIBDIR/pkgconfig
 export PKG_CONFIG_PATH
+got=$(pkg-config --variable=libdir collc)
+[ "$(cd "$got" && pwd -P)" = "$(cd "$PREFIX/$LIBDIR" && pwd -P)" ] || {
+  echo "collc.pc's libdir is $got: expected $PREFIX/$LIBDIR"; exit 1; }
 cc -std=c11 -o "$TMP/consumer-pc" "$SRC/tests/install/consumer/main.c" \
    $(pkg-config --cflags --libs collc) -lpthread
-LD_LIBRARY_PATH=$PREFIX/lib "$TMP/consumer-pc" "$EXAMPLE" >/dev/null
+LD_LIBRARY_PATH=$PREFIX/$LIBDIR "$TMP/consumer-pc" "$EXAMPLE" >/dev/null
 echo "pkg-config: the consumer builds and runs too"
+
+# A multiarch LIBDIR (three levels under the prefix) and an absolute one:
+# the .pc collc writes for them still names the prefix's directories.
+for libdir in lib/x86_64-linux-gnu "$TMP/abs/lib"; do
+  case $libdir in /*) dir=$libdir ;; *) dir=$TMP/multi/$libdir ;; esac
+  mkdir -p "$dir/pkgconfig"
+  cmake -DOUT="$dir/pkgconfig/collc.pc" -DLIBDIR="$libdir" -DINCLUDEDIR=include -DVERSION=0 \
+        -P "$SRC/cmake/CollcPkgConfig.cmake"
+  got=$(PKG_CONFIG_PATH=$dir/pkgconfig pkg-config --variable=libdir collc)
+  [ "$(cd "$got" && pwd -P)" = "$(cd "$dir" && pwd -P)" ] || {
+    echo "collc.pc for LIBDIR $libdir names libdir $got: expected $dir"; exit 1; }
+done
+echo "pkg-config: collc.pc names the right libdir for lib, a multiarch and an absolute LIBDIR"
 
 # docs/c-api.md shows the consumer as it is.
 awk '/^```c$/{on=1; next} /^```$/{on=0} on' "$SRC/docs/c-api.md" > "$TMP/doc-example.c"
@@ -58,12 +80,12 @@ for py in /usr/bin/python3 python3; do
   if "$py" -c "import numpy" 2>/dev/null; then PY=$py; break; fi
 done
 if [ -n "$PY" ]; then
-  env -u COLLC_LIBRARY PYTHONPATH="$PREFIX/lib/python3/site-packages" "$PY" -c '
+  env -u COLLC_LIBRARY PYTHONPATH="$PREFIX/$LIBDIR/python3/site-packages" "$PY" -c '
 import collc, sys
 p = collc.compile(open(sys.argv[1]).read(), world=2)
 assert collc._lib.lib._name.startswith(sys.argv[2]), collc._lib.lib._name
 print("python: the installed package loads", collc._lib.lib._name, "and compiles", p.digest)
-' "$EXAMPLE" "$PREFIX/lib/"
+' "$EXAMPLE" "$PREFIX/$LIBDIR/"
 else
   echo "python: skipped (no interpreter here imports numpy)"
 fi

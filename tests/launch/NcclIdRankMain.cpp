@@ -2,7 +2,7 @@
 //
 // Started once per rank (mpirun, or tests/launch/spawn_ranks.py with a file:
 // or redis rendezvous), this process joins the run's CPU world as `collc
-// run --backend nccl` does (tools/collc/CpuWorld.h) and exchanges the NCCL
+// run --backend nccl` does (runtime/process/CpuWorld.h) and exchanges the NCCL
 // unique ids of a plan whose communicators are led by different ranks
 // (runtime/nccl/IdGather.h). ncclGetUniqueId needs no GPU, so the ids are
 // real. It checks:
@@ -18,7 +18,7 @@
 #include "compiler/Compile.h"
 #include "runtime/exec/Timeout.h"
 #include "runtime/nccl/IdGather.h"
-#include "tools/collc/CpuWorld.h"
+#include "runtime/process/CpuWorld.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -74,11 +74,11 @@ int main() {
   if (Place->World != P->World)
     return fail(llvm::formatv("run with {0} processes, not {1}", P->World, Place->World));
 
-  Expected<std::shared_ptr<void>> Mpi = tool::startMpiIfNeeded("nccl", *Where);
+  Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded("nccl", *Where);
   if (!Mpi)
     return fail(llvm::toString(Mpi.takeError()));
   Expected<std::unique_ptr<WorldGather>> World =
-      tool::joinCpuWorld(*Place, *Where, "nccl-id-test/#cpu-world", *Timeout);
+      rt::joinCpuWorld(*Place, *Where, "nccl-id-test/#cpu-world", *Timeout);
   if (!World)
     return fail(llvm::toString(World.takeError()));
   Expected<nccl::Lowering> L = nccl::lowerForRank(*P, Rank);

@@ -53,7 +53,7 @@ LAYERS = [
     ("runtime/nccl", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds",
                       "runtime/launch"]),
     # The table of process backends (mpi, gloo, nccl) that the tool and the C
-    # API create executors from.
+    # API create executors from, and the CPU world a run's processes meet in.
     ("runtime/process", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/launch",
                          "runtime/mpi", "runtime/gloo"]),
     # The C API (collc.h) over the compiler and the runtime: a library, so it

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import collc
-from conftest import TWO_REDUCES, on_two_ranks
+from conftest import TWO_REDUCES, UNFUSED, on_two_ranks
 
 torch = pytest.importorskip("torch", reason="torch is not importable by this interpreter")
 
@@ -125,9 +125,10 @@ def test_executor_refusals_are_collc_errors(two_reduces):
     assert e.value.result == 1
     with pytest.raises(collc.Error, match='backend is "carrier": expected local'):
         collc.Executor(two_reduces, 0, backend="carrier")
-    with pytest.raises(collc.UnsupportedError, match="nccl") as e:
-        collc.Executor(two_reduces, 0, backend="nccl")
-    assert isinstance(e.value, NotImplementedError) and e.value.name == "collcUnsupported"
+    if not torch.cuda.is_available():  # a GPU machine would start NCCL here
+        with pytest.raises(collc.UnsupportedError, match='backend is "nccl": ') as e:
+            collc.Executor(two_reduces, 0, backend="nccl", rendezvous="file:/nonexistent")
+        assert isinstance(e.value, NotImplementedError) and e.value.name == "collcUnsupported"
 
     x = collc.Executor(two_reduces, 0, rendezvous="py-refuse")
     with pytest.raises(collc.Error, match="has no tensor %zz"):
@@ -166,14 +167,93 @@ def test_executor_refusals_are_collc_errors(two_reduces):
         collc.Executor("plan", 0)
 
 
-def test_cuda_tensors_go_through_the_device_binding(two_reduces):
-    x = collc.Executor(two_reduces, 0, rendezvous="py-cuda")
-    if not torch.cuda.is_available():
-        # No GPU here: the device binding's refusal, through the C API.
-        with pytest.raises(collc.UnsupportedError, match="collcExecutorBindDevice") as e:
-            x.bind_device("a", 0x1000, 16, 0)
-        assert "device pointers need the nccl backend" in e.value.text
-    else:
-        with pytest.raises(collc.UnsupportedError, match="collcExecutorBindDevice"):
-            x.bind("a", torch.zeros(4, device="cuda"))
-    x.close()
+def test_device_memory_and_streams_are_refused_on_a_host_executor(two_reduces):
+    with collc.Executor(two_reduces, 0, rendezvous="py-cuda") as x:
+        a = np.zeros(4, np.float32)
+        x.bind("a", a)
+        assert x.address("a") == (a.__array_interface__["data"][0], 16)
+        with pytest.raises(collc.Error, match="collcExecutorBindDevice: exec runs on the local "
+                                              "backend, which binds host memory") as e:
+            x.bind_device("a", 0x1000, 16)
+        assert e.value.name == "collcInvalidUsage"
+        with pytest.raises(collc.Error, match="collcExecutorSetStream: cudaStream is NULL"):
+            x.set_stream(0)
+        with pytest.raises(collc.Error, match="collcExecutorSetStream needs an executor of the "
+                                              "nccl backend"):
+            x.set_stream(1)
+
+
+ONE_RANK = TWO_REDUCES.replace("world(2)", "world(1)")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(),
+                    reason="torch here has no CUDA device (CPU-only torch or no GPU)")
+def test_nccl_replays_torch_cuda_tensors_on_one_rank(tmp_path):
+    plan = collc.compile(ONE_RANK, passes=UNFUSED)
+    with collc.Executor(plan, 0, backend="nccl", rendezvous=f"file:{tmp_path}",
+                        timeout_ms=20000) as x:
+        a = torch.arange(4, dtype=torch.float32, device="cuda")
+        b = torch.ones(2, 3, device="cuda")
+        r, s = torch.zeros(4, device="cuda"), torch.zeros(2, 3, device="cuda")
+        for name, t in (("a", a), ("b", b), ("r", r), ("s", s)):
+            x.bind(name, t)  # the device pointer, and torch's current stream
+        assert x.address("r") == (r.data_ptr(), 16)
+        with pytest.raises(collc.Error, match="the nccl backend's tensors are device memory"):
+            x.tensor("r")
+        x.capture()
+        with pytest.raises(collc.Error, match="compute is not NULL"):
+            x.replay(lambda name, index: None)
+        for step in range(3):
+            a.add_(1)  # the model's work on the current stream, before the step
+            x.replay()
+            x.synchronize(10.0)
+            torch.cuda.current_stream().synchronize()
+            assert torch.equal(r, a) and torch.equal(s, b)  # a world of one
+
+
+def test_async_replay_queues_steps_and_synchronize_waits(two_reduces):
+    def rank_body(rank):
+        with collc.Executor(two_reduces, rank, rendezvous="py-async", timeout_ms=20000,
+                            async_replay=True) as x:
+            a, b = inputs(rank)
+            r, s = np.zeros(4, np.float32), np.zeros((2, 3), np.float32)
+            for name, arr in (("a", a), ("b", b), ("r", r), ("s", s)):
+                x.bind(name, arr)
+            x.capture()
+            seen = []
+            for _ in range(3):
+                x.replay(lambda name, index: seen.append(name))
+            x.synchronize(10.0)
+            return r, s, seen
+
+    want_r, want_s = expected()
+    for r, s, seen in on_two_ranks(rank_body):
+        np.testing.assert_array_equal(r, want_r)
+        np.testing.assert_array_equal(s, want_s)
+        assert seen == ["fwd", "fwd2", "use"] * 3
+
+
+def test_synchronize_times_out_naming_the_step_a_peer_holds(two_reduces):
+    executors = {}
+
+    def setup(rank):
+        x = collc.Executor(two_reduces, rank, rendezvous="py-async-timeout", timeout_ms=1500,
+                           async_replay=True)
+        for name, shape in (("a", 4), ("b", (2, 3)), ("r", 4), ("s", (2, 3))):
+            x.bind(name, np.zeros(shape, np.float32))
+        x.capture()
+        executors[rank] = x
+
+    on_two_ranks(setup)
+    x0, x1 = executors[0], executors[1]
+    x0.replay(lambda name, index: None)  # rank 1 never replays
+    with pytest.raises(collc.Error, match=r"rank 0: 1 step\(s\) still pending after 200 ms: "
+                                          r"replay #1 has run") as e:
+        x0.synchronize(0.2)
+    assert e.value.name == "collcTimeout"
+    # The step ends at the executor's own timeout, naming the peer.
+    with pytest.raises(collc.Error, match="rank 1 of group") as e:
+        x0.synchronize(20.0)
+    assert e.value.name == "collcTimeout"
+    x0.close()
+    x1.close()

@@ -2,7 +2,7 @@
 
 #include "tools/collc/NcclRun.h"
 
-#include "tools/collc/CpuWorld.h"
+#include "runtime/process/CpuWorld.h"
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/RankReport.h"
 #include "tools/collc/ToolSupport.h"
@@ -26,22 +26,6 @@ namespace collc::tool {
 namespace {
 
 using rt::nccl::checkCuda;
-
-/// The number of CUDA devices, or why there is none.
-Expected<int> cudaDevices() {
-  int Count = 0;
-  cudaError_t E = cudaGetDeviceCount(&Count);
-  if (E != cudaSuccess) {
-    cudaGetLastError();
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("no CUDA GPU: cudaGetDeviceCount failed with {0} ({1})",
-                                     cudaGetErrorName(E), cudaGetErrorString(E)));
-  }
-  if (Count == 0)
-    return createStringError(inconvertibleErrorCode(),
-                             "no CUDA GPU: cudaGetDeviceCount found 0 devices");
-  return Count;
-}
 
 /// The device memory, streams and host data of one rank's run; freed at
 /// the end whatever happened.
@@ -225,7 +209,7 @@ int runThisProcessOnGpu(const plan::Plan &P, const ProcessRunOptions &O, raw_ost
     return ExitUserError;
   };
   // Before meeting anyone: without a GPU every rank stops here at once.
-  Expected<int> Devices = cudaDevices();
+  Expected<int> Devices = rt::nccl::countCudaDevices();
   if (!Devices)
     return Fail(toString(Devices.takeError()));
   int Device = int(O.Place.LocalRank % *Devices);
@@ -237,7 +221,7 @@ int runThisProcessOnGpu(const plan::Plan &P, const ProcessRunOptions &O, raw_ost
     Out.flush();
   }
   Expected<std::unique_ptr<rt::WorldGather>> World =
-      joinCpuWorld(O.Place, O.Where, O.Exec.CommPrefix + "/#cpu-world", O.Exec.Timeout);
+      rt::joinCpuWorld(O.Place, O.Where, O.Exec.CommPrefix + "/#cpu-world", O.Exec.Timeout);
   if (!World)
     return Fail("joining the CPU world: " + toString(World.takeError()));
   RankFigures Mine;

@@ -4,7 +4,7 @@
 // process runs its rank on one GPU, LocalRank % the devices it sees.
 //  1. No CUDA GPU: it fails at once ("no CUDA GPU: ..."), before meeting
 //     any peer, so a run without GPUs ends at once on every rank.
-//  2. It joins the run's CPU world (CpuWorld.h: MPI under --rendezvous mpi,
+//  2. It joins the run's CPU world (runtime/process/CpuWorld.h: MPI under --rendezvous mpi,
 //     else Gloo on the store) and exchanges the NCCL unique ids over it in
 //     one all-gather (runtime/nccl/IdGather.h); the NcclExecutor creates
 //     its communicators from that table.

@@ -2,7 +2,7 @@
 
 #include "tools/collc/ProcessRun.h"
 
-#include "tools/collc/CpuWorld.h"
+#include "runtime/process/CpuWorld.h"
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/ProcessBackends.h"
 #include "tools/collc/RankReport.h"
@@ -78,7 +78,7 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostre
 int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
                        raw_ostream &Err) {
   // MPI lives as long as the run, executors and worlds included.
-  Expected<std::shared_ptr<void>> Mpi = startMpiIfNeeded(O.Backend, O.Where);
+  Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded(O.Backend, O.Where);
   if (!Mpi) {
     Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
         << toString(Mpi.takeError()) << '\n';

@@ -1,8 +1,9 @@
 /*===- collc.h - The C API of collc ------------------------------*- C -*-===*
  *
  * Compile a program's collectives to a plan, look at the plan, and replay it
- * every step on the local, mpi or gloo backend, from any language that can
- * call C (C11; no LLVM, no C++ in this header).
+ * every step on the local, mpi, gloo or nccl backend, from any language that
+ * can call C (C11; no LLVM, no C++ and no CUDA in this header: a CUDA stream
+ * is passed as a void *).
  *
  * In NCCL's manner:
  *  - every function returns a collcResult_t; on anything but collcSuccess,
@@ -192,16 +193,26 @@ typedef struct collcExecutor *collcExecutor_t;
 
 typedef struct {
   size_t size;            /* sizeof(collcExecutorOptions_t) */
-  const char *backend;    /* NULL: "local"; "mpi", "gloo"; "nccl" (see collcExecutorBindDevice) */
+  const char *backend;    /* NULL: "local"; "mpi", "gloo"; "nccl" (GPU memory: below) */
   /* Where the ranks of one run meet. local: any name shared by the run's
    * executors (NULL: "collc"; two runs alive at once in one process use two
-   * names). gloo: "file:DIR" or "redis://HOST:PORT". mpi: NULL or "mpi". */
+   * names). gloo: "file:DIR" or "redis://HOST:PORT". mpi: NULL or "mpi".
+   * nccl (one process per rank, as `collc run --backend nccl`): where the
+   * NCCL unique ids are exchanged: NULL or "mpi" (under mpirun), "file:DIR"
+   * or "redis://HOST:PORT" (a Gloo world on that store). */
   const char *rendezvous;
   int64_t timeoutMs;      /* every wait; 0: COLLC_TIMEOUT_MS, else 300000 */
   int digestHandshake;    /* 1 (default): compare plan digests across ranks at capture */
+  /* The fields below are read only when `size` covers them (a caller built
+   * against an older collc.h gets their defaults). */
+  int64_t device;  /* nccl: the CUDA device; -1 (default): the launcher's local rank
+                      (mpirun, srun, torchrun; 0 without one) modulo the devices */
+  int asyncReplay; /* CPU backends: 0 (default): a replay returns once this rank's
+                      step is done; 1: it queues the step on the executor's thread
+                      and returns (collcExecutorSynchronize waits for it) */
 } collcExecutorOptions_t;
 
-#define COLLC_EXECUTOR_OPTIONS_INIT {sizeof(collcExecutorOptions_t), NULL, NULL, 0, 1}
+#define COLLC_EXECUTOR_OPTIONS_INIT {sizeof(collcExecutorOptions_t), NULL, NULL, 0, 1, -1, 0}
 COLLC_API collcResult_t collcExecutorOptionsInit(collcExecutorOptions_t *options);
 
 /* The executor of rank \p rank (0..world-1) of \p plan. \p options may be
@@ -220,19 +231,33 @@ COLLC_API collcResult_t collcExecutorRank(collcExecutor_t exec, int64_t *rank);
 /* Binds tensor \p name (without '%') to \p bytes of host memory at \p data,
  * which stays the caller's and must outlive the executor or the next bind of
  * the name. \p bytes must be the tensor's size exactly. Binding again
- * requires capturing again. */
+ * requires capturing again. An nccl executor binds device memory instead
+ * (collcInvalidUsage). */
 COLLC_API collcResult_t collcExecutorBind(collcExecutor_t exec, const char *name, void *data,
                                           size_t bytes);
 
-/* On the nccl backend: binds \p name to device memory, the replay to run on
- * \p cudaStream (a cudaStream_t). Returns collcUnsupported when this build
- * has no NCCL backend or this machine no GPU, saying which. */
+/* The nccl backend's collcExecutorBind: \p name to \p bytes of memory at
+ * \p devicePtr on the executor's device, the caller's as with
+ * collcExecutorBind. collcInvalidUsage on an executor of another backend.
+ * (collcExecutorCreate itself refuses "nccl" with collcUnsupported when this
+ * build has no NCCL backend or this machine no GPU, saying which.) */
 COLLC_API collcResult_t collcExecutorBindDevice(collcExecutor_t exec, const char *name,
-                                                void *devicePtr, size_t bytes, void *cudaStream);
+                                                void *devicePtr, size_t bytes);
+
+/* The nccl backend: the CUDA stream the caller computes on (a cudaStream_t,
+ * passed as a void *). Every replay is ordered after the work enqueued on
+ * it so far, and the work enqueued on it afterwards runs after the step
+ * (events; the step itself runs on the executor's comm stream). Required
+ * before capture. NULL is refused: collc cannot tell the legacy default
+ * stream from the per-thread one of a caller built with
+ * --default-stream per-thread; pass cudaStreamLegacy or cudaStreamPerThread
+ * (or a stream of your own). The stream must outlive the executor's
+ * replays. */
+COLLC_API collcResult_t collcExecutorSetStream(collcExecutor_t exec, void *cudaStream);
 
 /* Where tensor \p name lives: a view slot inside a plan buffer (the model
- * writes its input there: zero copy) or the memory bound to it. *data
- * belongs to the executor (or to the binder). */
+ * writes its input there: zero copy) or the memory bound to it; on nccl a
+ * device address. *data belongs to the executor (or to the binder). */
 COLLC_API collcResult_t collcExecutorTensor(collcExecutor_t exec, const char *name, void **data,
                                             size_t *bytes);
 
@@ -253,18 +278,31 @@ COLLC_API collcResult_t collcExecutorCapture(collcExecutor_t exec);
 typedef collcResult_t (*collcComputeFn)(const char *computeName, uint32_t index, void *user);
 
 /* One step: every launch, wait and compute of this rank in plan order.
- * \p compute is called at each compute step (NULL: none is run). Blocks
- * until this rank's part of the step is done on CPU backends. */
+ * \p compute is called at each compute step (NULL: none is run). On CPU
+ * backends it blocks until this rank's part of the step is done, unless the
+ * executor was created with asyncReplay = 1: then the step is queued on the
+ * executor's thread, which runs \p compute (\p user must stay valid until
+ * collcExecutorSynchronize returns), and the call returns at once (an error
+ * of an earlier queued step is returned here, or by synchronize). On nccl
+ * the step is enqueued on the GPU between the caller's stream's work
+ * (collcExecutorSetStream) and returns at once; \p compute must be NULL
+ * (the model's compute is the work on that stream). */
 COLLC_API collcResult_t collcExecutorReplay(collcExecutor_t exec, collcComputeFn compute,
                                             void *user);
 
 /* Waits until the work of the replays issued so far is done, at most
- * \p timeoutMs (>= 0; 0: only check), and reports a lost peer. On CPU
- * backends a replay returns done, so this checks the group's health. */
+ * \p timeoutMs (>= 0; 0: only check), and reports a lost peer or the
+ * error of a queued step. Past the deadline it returns collcTimeout naming
+ * what is still pending (the step, and the compute or op it is at) and
+ * leaves the executor as it was: call it again, or destroy the executor
+ * (which waits for the pending work up to the executor's timeoutMs). On
+ * CPU backends without asyncReplay a replay returns done, so this checks the
+ * group's health. */
 COLLC_API collcResult_t collcExecutorSynchronize(collcExecutor_t exec, int64_t timeoutMs);
 
-/* Releases the executor (NULL: nothing): waits for its enqueued work, leaves
- * its groups and drops its plan reference. */
+/* Releases the executor (NULL: nothing): waits for its enqueued work (each
+ * wait bounded by its timeoutMs), leaves its groups and drops its plan
+ * reference. */
 COLLC_API collcResult_t collcExecutorDestroy(collcExecutor_t exec);
 
 /* Ends what collc started for process backends once every executor is

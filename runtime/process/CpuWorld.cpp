@@ -1,6 +1,6 @@
-//===- tools/collc/CpuWorld.cpp - MPI and the CPU world of a process run ---===//
+//===- runtime/process/CpuWorld.cpp - MPI and the CPU world of a process run -===//
 
-#include "tools/collc/CpuWorld.h"
+#include "runtime/process/CpuWorld.h"
 
 #include "runtime/launch/DriverWorld.h"
 
@@ -17,7 +17,7 @@
 
 using namespace llvm;
 
-namespace collc::tool {
+namespace collc::rt {
 
 namespace {
 
@@ -31,11 +31,11 @@ namespace {
 } // namespace
 
 Expected<std::shared_ptr<void>> startMpiIfNeeded(StringRef Backend,
-                                                 const rt::RendezvousAddress &Where) {
-  if (Backend != "mpi" && Where.How != rt::RendezvousAddress::Kind::Mpi)
+                                                 const RendezvousAddress &Where) {
+  if (Backend != "mpi" && Where.How != RendezvousAddress::Kind::Mpi)
     return nullptr;
 #if COLLC_HAVE_MPI
-  Expected<std::unique_ptr<rt::mpi::MpiSession>> S = rt::mpi::MpiSession::start();
+  Expected<std::unique_ptr<mpi::MpiSession>> S = mpi::MpiSession::start();
   if (!S)
     return S.takeError();
   return std::shared_ptr<void>(std::move(*S));
@@ -45,24 +45,23 @@ Expected<std::shared_ptr<void>> startMpiIfNeeded(StringRef Backend,
 #endif
 }
 
-Expected<std::unique_ptr<rt::WorldGather>> joinCpuWorld(const rt::ProcessPlace &Place,
-                                                        const rt::RendezvousAddress &Where,
-                                                        StringRef Name,
-                                                        std::chrono::milliseconds Timeout) {
-  if (Where.How == rt::RendezvousAddress::Kind::Mpi) {
+Expected<std::unique_ptr<WorldGather>> joinCpuWorld(const ProcessPlace &Place,
+                                                    const RendezvousAddress &Where, StringRef Name,
+                                                    std::chrono::milliseconds Timeout) {
+  if (Where.How == RendezvousAddress::Kind::Mpi) {
 #if COLLC_HAVE_MPI
-    return rt::joinDriverWorld<rt::mpi::MpiDriver>(Name, Place, Timeout);
+    return joinDriverWorld<mpi::MpiDriver>(Name, Place, Timeout);
 #else
     return notBuilt("mpi", "libopenmpi-dev openmpi-bin", "--rendezvous mpi");
 #endif
   }
 #if COLLC_HAVE_GLOO
-  if (Error E = rt::gloo::configureRendezvous(Where))
+  if (Error E = gloo::configureRendezvous(Where))
     return E;
-  return rt::joinDriverWorld<rt::gloo::GlooDriver>(Name, Place, Timeout);
+  return joinDriverWorld<gloo::GlooDriver>(Name, Place, Timeout);
 #else
   return notBuilt("gloo", "libgloo-dev", "--rendezvous " + Where.text());
 #endif
 }
 
-} // namespace collc::tool
+} // namespace collc::rt
