@@ -40,7 +40,7 @@ int run_simulateCommand() {
                         L.BusGBps, L.Description);
     return ExitOk;
   }
-  Expected<LinkClass> L = findLinkClass(Link);
+  Expected<LinkClass> L = resolveLink(Link);
   if (!L) {
     WithColor::error(errs(), "collc simulate") << toString(L.takeError()) << '\n';
     return ExitUsage;
