@@ -8,7 +8,10 @@
 // fused by the compiler against issued one by one). Every figure is meant to
 // be read as a ratio to its neighbours, not as an absolute. On mpi or gloo,
 // run under a launcher, each process measures its own rank of a plan replay
-// beside the raw engine (bench/ProcessBench.h); this file only dispatches.
+// beside the raw engine (bench/ProcessBench.h). With --calibrate -o LINK.json
+// it fits a link file on the local backend (bench/Calibrate.h), and with
+// --calibrate or --validate LINK.json it prints how well the link predicts
+// real plans (bench/PredictionCheck.h); this file only dispatches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,10 @@
 #include "compiler/dump/JSONWriter.h"
 #include "tools/collc/ProcessBackends.h"
 #include "tools/collc/ProcessLaunchFlags.h"
+#include "passes/analysis/LinkFile.h"
+#include "tools/collc/OutputFile.h"
+#include "tools/collc/bench/Calibrate.h"
+#include "tools/collc/bench/PredictionCheck.h"
 #include "tools/collc/bench/ProcessBench.h"
 #include "tools/collc/bench/LocalBench.h"
 #include "tools/collc/bench/ReplayPlans.h"
@@ -56,6 +63,24 @@ static cl::opt<std::string>
                      "a launcher, mpi or gloo: a plan replay beside the raw engine"),
             cl::init("local"), cl::sub(Cmd));
 static ProcessLaunchFlags Launch(Cmd);
+
+static cl::opt<bool> Calibrate("calibrate",
+                               cl::desc("Fit a link file (-o) to the local backend, then check "
+                                        "its predictions on real plans"),
+                               cl::sub(Cmd));
+static cl::opt<std::string> LinkOut("o", cl::desc("--calibrate: the link file to write"),
+                                    cl::value_desc("LINK.json"), cl::sub(Cmd));
+static cl::opt<std::string> LinkName("link-name",
+                                     cl::desc("--calibrate: the name the link file gives"),
+                                     cl::init("calibrated"), cl::sub(Cmd));
+static cl::opt<std::string> Validate("validate",
+                                     cl::desc("Check a link's predictions on real plans "
+                                              "replayed on the local backend"),
+                                     cl::value_desc("LINK"), cl::sub(Cmd));
+static cl::list<std::string> CheckPrograms("program",
+                                           cl::desc("--calibrate, --validate: a program to "
+                                                    "check beside the built-in one (shrunk)"),
+                                           cl::value_desc("FILE"), cl::sub(Cmd));
 
 cl::SubCommand &benchCommand() { return Cmd; }
 
@@ -125,6 +150,65 @@ Expected<std::vector<Row>> runMpi(const char *Argv0, uint64_t Max) {
 
 extern const char *CollcArgv0;
 
+/// --calibrate and --validate: fit (or read) a link, then compare its
+/// predictions with replays of real plans.
+static int runLinkCheck(uint64_t Max) {
+  if (Backend != "local") {
+    WithColor::error(errs(), "collc bench")
+        << "--calibrate and --validate run on --backend local; " << Backend
+        << " is not calibrated yet\n";
+    return ExitUsage;
+  }
+  // Exactly one of the two modes.
+  if (Calibrate == (Validate.getNumOccurrences() > 0) || (Calibrate && LinkOut.empty()) ||
+      Ranks < 2) {
+    WithColor::error(errs(), "collc bench")
+        << "expected --calibrate -o LINK.json or --validate LINK, and --ranks >= 2\n";
+    return ExitUsage;
+  }
+  std::string LinkArg = Calibrate ? LinkOut.getValue() : Validate.getValue();
+  if (Calibrate) {
+    CalibrateOptions O;
+    O.World = Ranks;
+    O.MaxBytes = Max;
+    O.BudgetSec = Budget;
+    O.Name = LinkName;
+    Expected<CalibratedLink> Fitted = calibrateLocal(O, outs());
+    if (!Fitted)
+      return reportError("bench", Fitted.takeError());
+    Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(LinkOut);
+    if (!Out)
+      return reportError("bench", Out.takeError());
+    writeLinkFile(Fitted->Fit, Fitted->Overall, (*Out)->os());
+    if (Error E = (*Out)->commit())
+      return reportError("bench", std::move(E));
+    outs() << "# wrote " << LinkOut << "\n";
+  }
+  // Read back as every --link reads it: the check uses what was written.
+  Expected<LinkClass> Link = resolveLink(LinkArg);
+  if (!Link)
+    return reportError("bench", Link.takeError());
+  std::vector<CheckProgram> Programs = {
+      {"transformer_ddp", transformerDdpProgram(Ranks, /*Layers=*/12)}};
+  for (const std::string &F : CheckPrograms) {
+    Expected<CommandInput> In = readCommandInput(F);
+    if (!In)
+      return reportError("bench", In.takeError());
+    if (In->isPlan()) {
+      WithColor::error(errs(), "collc bench") << "--program " << F << ": expected a program\n";
+      return ExitUsage;
+    }
+    Programs.push_back({sys::path::stem(F).str(), In->text().str()});
+  }
+  std::vector<std::string> Policies = {"none", "fixed:256KiB", "fixed:1MiB", "fixed:4MiB",
+                                       "ddp", "auto"};
+  Expected<PredictionSummary> S =
+      checkPredictions(*Link, LinkArg, Programs, Ranks, Policies, Budget, outs());
+  if (!S)
+    return reportError("bench", S.takeError());
+  return ExitOk;
+}
+
 int run_benchCommand() {
   Expected<uint64_t> Max = parseByteSize(MaxBytes);
   if (!Max) {
@@ -139,6 +223,8 @@ int run_benchCommand() {
                    *Max, int(Ranks), double(Budget), unsigned(ReplayOps));
     return ExitUsage;
   }
+  if (Calibrate || Validate.getNumOccurrences())
+    return runLinkCheck(*Max);
   if (Backend != "local") {
     if (!isProcessBackend(Backend)) {
       WithColor::error(errs(), "collc bench") << "--backend " << Backend << ": expected local, "
