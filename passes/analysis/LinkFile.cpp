@@ -13,12 +13,20 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace llvm;
 
 namespace collc {
 
 namespace {
+
+/// As the file would spell it: -3, 0.5, 1e+06.
+std::string shortNumber(double D) {
+  char Buf[32];
+  snprintf(Buf, sizeof(Buf), "%g", D);
+  return Buf;
+}
 
 /// Reads one object's fields, naming each by its path in the file.
 class Reader {
@@ -60,7 +68,8 @@ public:
     if (!D)
       return fail(At, "expected a number");
     if (!std::isfinite(*D) || (Strict ? *D <= Min : *D < Min))
-      return fail(At, formatv("{0} is out of range: expected {1} {2}", *D, Strict ? ">" : ">=", Min));
+      return fail(At, formatv("{0} is out of range: expected {1} {2}", shortNumber(*D),
+                              Strict ? ">" : ">=", shortNumber(Min)));
     return *D;
   }
 
