@@ -9,7 +9,7 @@
 // be read as a ratio to its neighbours, not as an absolute. On mpi or gloo,
 // run under a launcher, each process measures its own rank of a plan replay
 // beside the raw engine (bench/ProcessBench.h). With --calibrate -o LINK.json
-// it fits a link file on the local backend (bench/Calibrate.h), and with
+// it fits a link file on the backend (bench/Calibrate.h), and with
 // --calibrate or --validate LINK.json it prints how well the link predicts
 // real plans (bench/PredictionCheck.h); this file only dispatches.
 //
@@ -65,8 +65,8 @@ static cl::opt<std::string>
 static ProcessLaunchFlags Launch(Cmd);
 
 static cl::opt<bool> Calibrate("calibrate",
-                               cl::desc("Fit a link file (-o) to the local backend, then check "
-                                        "its predictions on real plans"),
+                               cl::desc("Fit a link file (-o) to the backend, then check its "
+                                        "predictions on real plans"),
                                cl::sub(Cmd));
 static cl::opt<std::string> LinkOut("o", cl::desc("--calibrate: the link file to write"),
                                     cl::value_desc("LINK.json"), cl::sub(Cmd));
@@ -75,7 +75,7 @@ static cl::opt<std::string> LinkName("link-name",
                                      cl::init("calibrated"), cl::sub(Cmd));
 static cl::opt<std::string> Validate("validate",
                                      cl::desc("Check a link's predictions on real plans "
-                                              "replayed on the local backend"),
+                                              "replayed on the backend"),
                                      cl::value_desc("LINK"), cl::sub(Cmd));
 static cl::list<std::string> CheckPrograms("program",
                                            cl::desc("--calibrate, --validate: a program to "
@@ -151,59 +151,93 @@ Expected<std::vector<Row>> runMpi(const char *Argv0, uint64_t Max) {
 extern const char *CollcArgv0;
 
 /// --calibrate and --validate: fit (or read) a link, then compare its
-/// predictions with replays of real plans.
+/// predictions with replays of real plans, on local (ranks are threads) or,
+/// under a launcher, on mpi or gloo (every process measures its rank; rank 0
+/// prints and writes).
 static int runLinkCheck(uint64_t Max) {
-  if (Backend != "local") {
-    WithColor::error(errs(), "collc bench")
-        << "--calibrate and --validate run on --backend local; " << Backend
-        << " is not calibrated yet\n";
+  auto Usage = [](const Twine &Msg) {
+    WithColor::error(errs(), "collc bench") << Msg << '\n';
     return ExitUsage;
-  }
+  };
+  bool Local = Backend == "local";
+  if (!Local && !isProcessBackend(Backend))
+    return Usage("--backend " + Backend + ": expected local, " + processBackendNames());
   // Exactly one of the two modes.
-  if (Calibrate == (Validate.getNumOccurrences() > 0) || (Calibrate && LinkOut.empty()) ||
-      Ranks < 2) {
-    WithColor::error(errs(), "collc bench")
-        << "expected --calibrate -o LINK.json or --validate LINK, and --ranks >= 2\n";
-    return ExitUsage;
+  if (Calibrate == (Validate.getNumOccurrences() > 0) || (Calibrate && LinkOut.empty()))
+    return Usage("expected --calibrate -o LINK.json or --validate LINK");
+  int64_t World = Ranks;
+  std::unique_ptr<ProcessReplayTimer> Proc;
+  if (!Local) {
+    if (Ranks.getNumOccurrences())
+      return Usage("--ranks applies to --backend local; the launcher gives the world");
+    Expected<ProcessLaunch> Launched = Launch.resolve(Backend);
+    if (!Launched)
+      return Usage(toString(Launched.takeError()));
+    Expected<std::chrono::milliseconds> Timeout = rt::timeoutFromEnvironment();
+    if (!Timeout)
+      return Usage(toString(Timeout.takeError()));
+    ProcessBenchOptions O;
+    O.Backend = Backend;
+    O.Place = Launched->Place;
+    O.Where = Launched->Where;
+    O.Timeout = *Timeout;
+    Expected<std::unique_ptr<ProcessReplayTimer>> T = ProcessReplayTimer::create(O);
+    if (!T)
+      return reportError("bench", T.takeError());
+    Proc = std::move(*T);
+    World = O.Place.World;
   }
+  if (World < 2)
+    return Usage(formatv("calibration needs 2 ranks or more, not {0}", World));
+  auto Time = [&](const plan::Plan &P, double BudgetSec) -> Expected<double> {
+    return Proc ? Proc->time(P, BudgetSec) : rt::timePlanReplayFor(P, BudgetSec);
+  };
+  bool Printer = !Proc || Proc->rank() == 0;
+  raw_ostream &Out = Printer ? outs() : nulls();
   std::string LinkArg = Calibrate ? LinkOut.getValue() : Validate.getValue();
   if (Calibrate) {
     CalibrateOptions O;
-    O.World = Ranks;
+    O.Backend = Backend;
+    O.World = World;
     O.MaxBytes = Max;
     O.BudgetSec = Budget;
     O.Name = LinkName;
-    Expected<CalibratedLink> Fitted = calibrateLocal(O, outs());
+    // Every rank fits the same figures (they are gathered); rank 0 writes.
+    Expected<CalibratedLink> Fitted = calibrate(O, Time, Out);
     if (!Fitted)
       return reportError("bench", Fitted.takeError());
-    Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(LinkOut);
-    if (!Out)
-      return reportError("bench", Out.takeError());
-    writeLinkFile(Fitted->Fit, Fitted->Overall, (*Out)->os());
-    if (Error E = (*Out)->commit())
-      return reportError("bench", std::move(E));
-    outs() << "# wrote " << LinkOut << "\n";
+    if (Printer) {
+      Expected<std::unique_ptr<OutputFile>> File = OutputFile::create(LinkOut);
+      if (!File)
+        return reportError("bench", File.takeError());
+      writeLinkFile(Fitted->Fit, Fitted->Overall, (*File)->os());
+      if (Error E = (*File)->commit())
+        return reportError("bench", std::move(E));
+      Out << "# wrote " << LinkOut << "\n";
+    }
+    // The others read it below (auto:<file> compiles read it too).
+    if (Proc)
+      if (Error E = Proc->barrier())
+        return reportError("bench", std::move(E));
   }
   // Read back as every --link reads it: the check uses what was written.
   Expected<LinkClass> Link = resolveLink(LinkArg);
   if (!Link)
     return reportError("bench", Link.takeError());
   std::vector<CheckProgram> Programs = {
-      {"transformer_ddp", transformerDdpProgram(Ranks, /*Layers=*/12)}};
+      {"transformer_ddp", transformerDdpProgram(World, /*Layers=*/12)}};
   for (const std::string &F : CheckPrograms) {
     Expected<CommandInput> In = readCommandInput(F);
     if (!In)
       return reportError("bench", In.takeError());
-    if (In->isPlan()) {
-      WithColor::error(errs(), "collc bench") << "--program " << F << ": expected a program\n";
-      return ExitUsage;
-    }
+    if (In->isPlan())
+      return Usage("--program " + F + ": expected a program");
     Programs.push_back({sys::path::stem(F).str(), In->text().str()});
   }
   std::vector<std::string> Policies = {"none", "fixed:256KiB", "fixed:1MiB", "fixed:4MiB",
                                        "ddp", "auto"};
   Expected<PredictionSummary> S =
-      checkPredictions(*Link, LinkArg, Programs, Ranks, Policies, Budget, outs());
+      checkPredictions(*Link, LinkArg, Programs, World, Policies, Budget, Backend, Time, Out);
   if (!S)
     return reportError("bench", S.takeError());
   return ExitOk;

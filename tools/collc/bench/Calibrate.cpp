@@ -4,7 +4,6 @@
 
 #include "compiler/Compile.h"
 #include "passes/analysis/LinkFitting.h"
-#include "tools/collc/bench/LocalBench.h"
 #include "tools/collc/bench/ReplayPlans.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -29,14 +28,15 @@ static unsigned copiesAt(uint64_t Bytes) {
   return unsigned(std::clamp<uint64_t>((4ull << 20) / std::max<uint64_t>(Bytes, 1), 2, 8));
 }
 
-Expected<CalibratedLink> calibrateLocal(const CalibrateOptions &O, raw_ostream &Out) {
+Expected<CalibratedLink> calibrate(const CalibrateOptions &O, ReplayTimer Time,
+                                   raw_ostream &Out) {
   CalibratedLink L;
   L.Fit.Name = O.Name;
-  L.Fit.Backend = "local";
+  L.Fit.Backend = O.Backend;
   L.Fit.World = O.World;
-  L.Fit.Description = formatv("fitted by collc bench --calibrate on the local backend, {0} "
-                              "ranks, replays of plans of same ops from 64 B to {1} B",
-                              O.World, O.MaxBytes);
+  L.Fit.Description = formatv("fitted by collc bench --calibrate on the {0} backend, {1} "
+                              "ranks, replays of plans of same ops from 64 B to {2} B",
+                              O.Backend, O.World, O.MaxBytes);
   struct Point {
     size_t Kind; ///< into calibratedKinds()
     uint64_t Bytes;
@@ -72,7 +72,7 @@ Expected<CalibratedLink> calibrateLocal(const CalibrateOptions &O, raw_ostream &
   // each size keeps its median round.
   for (unsigned Round = 0; Round != Rounds; ++Round)
     for (Point &Pt : Points) {
-      Expected<double> T = rt::timePlanReplayFor(Pt.P, O.BudgetSec / Rounds);
+      Expected<double> T = Time(Pt.P, O.BudgetSec / Rounds);
       if (!T)
         return T.takeError();
       Pt.Us.push_back(std::max(*T / Pt.Copies, 1e-3));
@@ -92,9 +92,9 @@ Expected<CalibratedLink> calibrateLocal(const CalibrateOptions &O, raw_ostream &
   // cost model's own formula on the fitted link.
   LinkClass Fitted{L.Fit.Name, L.Overall.AlphaUs, L.Overall.BusGBps, L.Fit.Description, nullptr};
   Fitted.Fit = std::make_shared<LinkFit>(L.Fit);
-  Out << formatv("# calibration: plans of 2 to 8 same ops replayed on the local backend, {0} ranks; the "
+  Out << formatv("# calibration: plans of 2 to 8 same ops replayed on the {1} backend, {0} ranks; the "
                  "median step of each, per op, median of 3 rounds\n",
-                 O.World);
+                 O.World, O.Backend);
   Out << formatv("{0,15} {1,12} {2,12} {3,12} {4,8}\n", "op", "bytes", "measured_us",
                  "fitted_us", "error");
   for (size_t I = 0; I != Measured.size(); ++I) {

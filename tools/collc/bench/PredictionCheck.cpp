@@ -7,7 +7,6 @@
 #include "passes/analysis/LinkFitting.h"
 #include "tools/collc/Shrink.h"
 #include "tools/collc/ToolSupport.h"
-#include "tools/collc/bench/LocalBench.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -69,10 +68,11 @@ Expected<PredictionSummary> checkPredictions(const LinkClass &Link, StringRef Li
                                              const std::vector<CheckProgram> &Programs,
                                              int64_t World,
                                              const std::vector<std::string> &Policies,
-                                             double BudgetSec, raw_ostream &Out) {
-  Out << formatv("# prediction check on {0}: plans replayed on the local backend with no "
+                                             double BudgetSec, StringRef Backend,
+                                             ReplayTimer Time, raw_ostream &Out) {
+  Out << formatv("# prediction check on {0}: plans replayed on the {2} backend with no "
                  "compute, {1} ranks, median of 3 rounds; predicted = simulated comm busy time\n",
-                 Link.Name, World);
+                 Link.Name, World, Backend);
   Out << formatv("{0,-20} {1,-22} {2,7} {3,12} {4,13} {5,12} {6,8}\n", "program", "bucket",
                  "comms", "bytes/rank", "predicted_us", "measured_us", "error");
   struct Row {
@@ -100,7 +100,7 @@ Expected<PredictionSummary> checkPredictions(const LinkClass &Link, StringRef Li
   // comes and goes on a shared machine falls on both sides alike.
   for (unsigned Round = 0; Round != CheckRounds; ++Round)
     for (Row &R : Rows) {
-      Expected<double> T = rt::timePlanReplayFor(R.P, BudgetSec / CheckRounds);
+      Expected<double> T = Time(R.P, BudgetSec / CheckRounds);
       if (!T)
         return T.takeError();
       R.MeasuredUs.push_back(*T);

@@ -3,7 +3,7 @@
 // How well a link predicts real plans: each program is compiled under a few
 // bucket policies, its step's communication is simulated on the link (the
 // comm stream's busy time, from the one step simulator) and the plan is
-// replayed on the local backend with no compute (LocalBench.h), so the
+// replayed on the backend with no compute (the bench's ReplayTimer), so the
 // measured step is its communication. One row per (program, policy): the
 // buckets, the bytes, predicted and measured time and the relative error;
 // then the median and the worst.
@@ -13,6 +13,7 @@
 #define COLLC_TOOLS_COLLC_BENCH_PREDICTIONCHECK_H
 
 #include "passes/analysis/CostModel.h"
+#include "tools/collc/bench/Calibrate.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,7 +44,8 @@ llvm::Expected<PredictionSummary> checkPredictions(const LinkClass &Link, llvm::
                                                    const std::vector<CheckProgram> &Programs,
                                                    int64_t World,
                                                    const std::vector<std::string> &Policies,
-                                                   double BudgetSec, llvm::raw_ostream &Out);
+                                                   double BudgetSec, llvm::StringRef Backend,
+                                                   ReplayTimer Time, llvm::raw_ostream &Out);
 
 } // namespace collc::tool
 
