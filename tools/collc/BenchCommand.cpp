@@ -165,6 +165,9 @@ static int runLinkCheck(uint64_t Max) {
   // Exactly one of the two modes.
   if (Calibrate == (Validate.getNumOccurrences() > 0) || (Calibrate && LinkOut.empty()))
     return Usage("expected --calibrate -o LINK.json or --validate LINK");
+  // Each size is replayed with up to eight copies per rank.
+  if (Max > (1ull << 30))
+    return Usage(formatv("--max-bytes {0}: expected at most 1GiB for a calibration", Max));
   int64_t World = Ranks;
   std::unique_ptr<ProcessReplayTimer> Proc;
   if (!Local) {

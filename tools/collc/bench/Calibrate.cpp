@@ -14,7 +14,7 @@ using namespace llvm;
 
 namespace collc::tool {
 
-/// Measurements of each size, in rounds (see calibrateLocal).
+/// Measurements of each size, in rounds (see calibrate).
 static constexpr unsigned Rounds = 3;
 
 /// How many ops of \p Bytes one measured plan issues: a plan's buckets
@@ -48,7 +48,7 @@ Expected<CalibratedLink> calibrate(const CalibrateOptions &O, ReplayTimer Time,
   ArrayRef<OpKind> Kinds = calibratedKinds();
   for (size_t KI = 0; KI != Kinds.size(); ++KI) {
     OpKind K = Kinds[KI];
-    uint64_t Granule = oneOpGranule(K, O.World);
+    uint64_t Granule = sameOpsGranule(K, O.World);
     size_t Before = Points.size();
     for (uint64_t B = 64; B <= O.MaxBytes; B *= 2) {
       if (B % Granule)

@@ -17,12 +17,11 @@ using namespace llvm;
 namespace collc::tool {
 
 std::string transformerDdpProgram(int64_t World, unsigned Layers) {
-  // A block's parameters in backward order (bias before weight), hidden H:
-  // MLP out and in, its layer norm, attention out and qkv, its layer norm.
-  constexpr unsigned H = 256;
+  // A block's parameters in backward order (bias before weight), hidden
+  // 256: MLP out and in, its layer norm, attention out and qkv, its layer
+  // norm.
   const char *Shapes[] = {"[256]", "[1024, 256]", "[1024]", "[256, 1024]", "[256]", "[256]",
                           "[256]", "[256, 256]",  "[768]",  "[256, 768]",  "[256]", "[256]"};
-  (void)H;
   std::string S = formatv("program @transformer_ddp world({0}) {\n  group @dp = world\n", World);
   std::string Uses;
   for (unsigned L = Layers; L-- > 0;) {

@@ -26,7 +26,7 @@ static bool bucketable(OpKind K) {
   return K == OpKind::AllReduce || K == OpKind::AllGather || K == OpKind::ReduceScatter;
 }
 
-uint64_t oneOpGranule(OpKind K, int64_t World) {
+uint64_t sameOpsGranule(OpKind K, int64_t World) {
   bool Sharded = K == OpKind::AllGather || K == OpKind::ReduceScatter || K == OpKind::AllToAll;
   return (Sharded ? 4 * uint64_t(World) : 4) * (bucketable(K) ? TensorsPerBucket : 1);
 }

@@ -23,13 +23,14 @@ namespace collc::tool {
 /// broadcast, all_to_all and send (a send/recv pair between ranks 0 and 1).
 llvm::ArrayRef<OpKind> calibratedKinds();
 
-/// The smallest reported size \p K can have over \p World ranks in f32,
-/// and what every size must be a multiple of (the shards divide evenly).
-uint64_t oneOpGranule(OpKind K, int64_t World);
+/// What every size of sameOpsProgram must be a multiple of for \p K over
+/// \p World ranks (f32 elements, shards and bucket parts divide evenly).
+uint64_t sameOpsGranule(OpKind K, int64_t World);
 
 /// A program of \p Copies independent \p K (a calibratedKinds() member; four
-/// tensors each for a bucketable kind), each of \p Bytes reported bytes (CostModel.h; a multiple of oneOpGranule)
-/// over \p World ranks, all used by one compute at the end.
+/// tensors each for a bucketable kind), each of \p Bytes reported bytes
+/// (CostModel.h; a multiple of sameOpsGranule) over \p World ranks, all used
+/// by one compute at the end.
 std::string sameOpsProgram(OpKind K, uint64_t Bytes, int64_t World, unsigned Copies);
 
 /// sameOpsProgram compiled so that each copy is one comm, launched back to
