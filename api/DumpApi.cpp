@@ -22,7 +22,7 @@ using namespace collc::api;
 namespace {
 
 Expected<LinkClass> linkOf(const char *Link, const char *Name) {
-  Expected<LinkClass> L = findLinkClass(Link ? Link : "h100-nvlink");
+  Expected<LinkClass> L = resolveLink(Link ? Link : "h100-nvlink");
   if (!L)
     return makeApiError(collcInvalidArgument, Twine(Name) + ": " + toString(L.takeError()));
   return *L;

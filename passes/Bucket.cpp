@@ -145,7 +145,7 @@ public:
 /// simulator's compute timeline (latest rank), by OpId.
 Expected<std::vector<double>> readyTimes(const Program &P) {
   SimOptions Opts;
-  Opts.Link = {"free", 0.0, 1e12, "no communication cost"};
+  Opts.Link = {"free", 0.0, 1e12, "no communication cost", nullptr};
   Opts.RecordEvents = true;
   Expected<SimResult> Sim = simulateStep(P, Opts);
   if (!Sim)
@@ -335,7 +335,7 @@ Expected<BucketPolicy> parsePolicy(PassOptions &Opts) {
     return createStringError(inconvertibleErrorCode(),
                              "bucket{policy=%s}: expected ddp, fixed or auto", Name->c_str());
   }
-  Expected<LinkClass> L = findLinkClass(*Link);
+  Expected<LinkClass> L = resolveLink(*Link);
   if (!L)
     return L.takeError();
   Policy.Link = *L;

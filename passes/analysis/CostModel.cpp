@@ -1,6 +1,7 @@
 //===- passes/analysis/CostModel.cpp - Alpha-beta costs of collectives ------===//
 
 #include "passes/analysis/CostModel.h"
+#include "passes/analysis/LinkFile.h"
 
 #include <algorithm>
 
@@ -16,11 +17,11 @@ namespace collc {
 //  - PCIe Gen5 x16 without NVLink: ~25 GB/s through host-staged rings.
 //  - local: collc's in-process backend on a CI-class CPU core (memory-bound).
 static const LinkClass Links[] = {
-    {"h100-nvlink", 12.0, 370.0, "H100 SXM, NVLink 4 through NVSwitch (8 GPUs)"},
-    {"h200-nvlink", 12.0, 390.0, "H200 SXM, NVLink 4 through NVSwitch (8 GPUs)"},
-    {"ib-ndr", 25.0, 45.0, "InfiniBand NDR, one 400 Gb/s NIC per GPU"},
-    {"pcie", 15.0, 22.0, "PCIe Gen5 x16 without NVLink"},
-    {"local", 3.0, 6.0, "collc's local in-process backend on one CPU socket"},
+    {"h100-nvlink", 12.0, 370.0, "H100 SXM, NVLink 4 through NVSwitch (8 GPUs)", nullptr},
+    {"h200-nvlink", 12.0, 390.0, "H200 SXM, NVLink 4 through NVSwitch (8 GPUs)", nullptr},
+    {"ib-ndr", 25.0, 45.0, "InfiniBand NDR, one 400 Gb/s NIC per GPU", nullptr},
+    {"pcie", 15.0, 22.0, "PCIe Gen5 x16 without NVLink", nullptr},
+    {"local", 3.0, 6.0, "collc's local in-process backend on one CPU socket", nullptr},
 };
 
 ArrayRef<LinkClass> linkClasses() { return Links; }
@@ -34,8 +35,35 @@ Expected<LinkClass> findLinkClass(StringRef Name) {
   std::string Known;
   for (const LinkClass &L : Links)
     Known += (Known.empty() ? "" : ", ") + L.Name.str();
-  return createStringError(inconvertibleErrorCode(), "unknown link class '%s'; known: %s",
+  return createStringError(inconvertibleErrorCode(),
+                           "unknown link class '%s'; known: %s, or a link file (a path ending "
+                           "in .json, from collc bench --calibrate)",
                            Name.str().c_str(), Known.c_str());
+}
+
+Expected<LinkClass> resolveLink(StringRef NameOrFile) {
+  if (NameOrFile.contains('/') || NameOrFile.endswith(".json"))
+    return readLinkFile(NameOrFile);
+  return findLinkClass(NameOrFile);
+}
+
+AlphaBeta LinkClass::at(OpKind K, double Bytes) const {
+  if (!Fit)
+    return {AlphaUs, BusGBps};
+  auto RangesOf = [&](OpKind Kind) -> const std::vector<LinkRange> & {
+    return Fit->Ranges[unsigned(Kind)];
+  };
+  const std::vector<LinkRange> *Rs = &RangesOf(K);
+  if (Rs->empty() && K == OpKind::Recv)
+    Rs = &RangesOf(OpKind::Send);
+  if (Rs->empty() && K == OpKind::AllToAllV)
+    Rs = &RangesOf(OpKind::AllToAll);
+  if (Rs->empty())
+    return {AlphaUs, BusGBps};
+  for (const LinkRange &R : *Rs)
+    if (Bytes < double(R.MaxBytes))
+      return R.Fit;
+  return Rs->back().Fit;
 }
 
 double busBandwidthFactor(OpKind K, int64_t N) {
@@ -60,11 +88,12 @@ double busBandwidthFactor(OpKind K, int64_t N) {
 }
 
 double collectiveTimeUs(OpKind K, double Bytes, int64_t N, const LinkClass &Link) {
+  AlphaBeta C = Link.at(K, Bytes);
   if (K == OpKind::Barrier)
-    return Link.AlphaUs;
+    return C.AlphaUs;
   if (N <= 1 && K != OpKind::Send && K != OpKind::Recv)
     return 0.5; // a local copy at most
-  return Link.AlphaUs + Bytes * busBandwidthFactor(K, N) / (Link.BusGBps * 1e3);
+  return C.AlphaUs + Bytes * busBandwidthFactor(K, N) / (C.BusGBps * 1e3);
 }
 
 double reportedBytes(OpKind K, double InBytes, double OutBytes) {

@@ -4,7 +4,9 @@
 // bus bytes follow nccl-tests' bus-bandwidth factors: an all_reduce of S
 // bytes over n ranks moves 2(n-1)/n * S on the busiest link, an all_gather
 // or reduce_scatter (n-1)/n of the gathered size, broadcast and send/recv S.
-// Each link class gives alpha and the achievable bus bandwidth.
+// Each link class gives alpha and the achievable bus bandwidth; a calibrated
+// link (a link file from `collc bench --calibrate`, LinkFile.h) gives them per
+// op kind and size range, and the same formula uses them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_COMPILER_COST_COSTMODEL_H
@@ -16,7 +18,35 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <memory>
+#include <string>
+#include <vector>
+
 namespace collc {
+
+/// Latency and bus bandwidth: what the cost formula needs of a link.
+struct AlphaBeta {
+  double AlphaUs;
+  double BusGBps;
+};
+
+/// One size range of a calibrated op kind: reported bytes (as nccl-tests
+/// counts them) in [MinBytes, MaxBytes), with the fit and how well it fit.
+struct LinkRange {
+  uint64_t MinBytes = 0, MaxBytes = 0;
+  AlphaBeta Fit = {0, 0};
+  unsigned Points = 0;       ///< measurements the fit used
+  double MedianRelError = 0; ///< of the fit on those measurements
+};
+
+/// A link fitted on a machine: ranges per op kind (ascending, disjoint).
+struct LinkFit {
+  std::string Name, Description, Backend;
+  int64_t World = 0;
+  /// Indexed by OpKind; empty for a kind not calibrated, which then costs
+  /// as the link's overall alpha and bandwidth.
+  std::vector<LinkRange> Ranges[NumOpKinds];
+};
 
 struct LinkClass {
   llvm::StringRef Name;
@@ -25,11 +55,24 @@ struct LinkClass {
   /// Achievable bus bandwidth, GB/s (1e9 bytes per second).
   double BusGBps;
   llvm::StringRef Description;
+  /// Set for a calibrated link (Name and Description point into it); null
+  /// for a built-in class.
+  std::shared_ptr<const LinkFit> Fit;
+
+  /// The alpha and bandwidth for \p K moving \p Bytes (reported bytes):
+  /// the calibrated range holding Bytes (the nearest at either end), else
+  /// the class's own. A recv costs as its send (the simulator costs the
+  /// pair once) and all_to_all_v as all_to_all when they were not measured.
+  AlphaBeta at(OpKind K, double Bytes) const;
 };
 
 /// The built-in link classes: h100-nvlink, h200-nvlink, ib-ndr, pcie, local.
 llvm::ArrayRef<LinkClass> linkClasses();
 llvm::Expected<LinkClass> findLinkClass(llvm::StringRef Name);
+/// What every `--link`, `auto:<link>` and API link argument goes through: a
+/// built-in class by name, or a link file (a path: it contains '/' or ends in
+/// .json) read with readLinkFile.
+llvm::Expected<LinkClass> resolveLink(llvm::StringRef NameOrFile);
 /// The default for simulation and `bucket{policy=auto}`.
 const LinkClass &defaultLinkClass();
 

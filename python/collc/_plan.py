@@ -119,7 +119,8 @@ class Plan:
         return take_string("collcPlanDump", self.handle, ctypes.byref(o))
 
     def simulate(self, link=None):
-        """One step simulated on link class `link` (None: h100-nvlink)."""
+        """One step simulated on link class `link` (None: h100-nvlink), or on
+        a link file (a path from `collc bench --calibrate`)."""
         r = _lib.SimResult()
         call("collcSimResultInit", ctypes.byref(r))
         call("collcPlanSimulate", self.handle, encode(link), ctypes.byref(r))

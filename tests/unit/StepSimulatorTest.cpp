@@ -89,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(Examples, ProgramAndPlan, ::testing::ValuesIn(Examples)
 /// A link where a collective costs 10 us plus 1 us per 1000 bus bytes.
 SimOptions testLink() {
   SimOptions Opts;
-  Opts.Link = {"test", 10.0, 1.0, "for tests"};
+  Opts.Link = {"test", 10.0, 1.0, "for tests", nullptr};
   Opts.RecordEvents = true;
   return Opts;
 }

@@ -8,7 +8,10 @@
 // fused by the compiler against issued one by one). Every figure is meant to
 // be read as a ratio to its neighbours, not as an absolute. On mpi or gloo,
 // run under a launcher, each process measures its own rank of a plan replay
-// beside the raw engine (bench/ProcessBench.h); this file only dispatches.
+// beside the raw engine (bench/ProcessBench.h). With --calibrate -o LINK.json
+// it fits a link file on the backend (bench/Calibrate.h), and with
+// --calibrate or --validate LINK.json it prints how well the link predicts
+// real plans (bench/PredictionCheck.h); this file only dispatches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,10 @@
 #include "compiler/dump/JSONWriter.h"
 #include "tools/collc/ProcessBackends.h"
 #include "tools/collc/ProcessLaunchFlags.h"
+#include "passes/analysis/LinkFile.h"
+#include "tools/collc/OutputFile.h"
+#include "tools/collc/bench/Calibrate.h"
+#include "tools/collc/bench/PredictionCheck.h"
 #include "tools/collc/bench/ProcessBench.h"
 #include "tools/collc/bench/LocalBench.h"
 #include "tools/collc/bench/ReplayPlans.h"
@@ -56,6 +63,24 @@ static cl::opt<std::string>
                      "a launcher, mpi or gloo: a plan replay beside the raw engine"),
             cl::init("local"), cl::sub(Cmd));
 static ProcessLaunchFlags Launch(Cmd);
+
+static cl::opt<bool> Calibrate("calibrate",
+                               cl::desc("Fit a link file (-o) to the backend, then check its "
+                                        "predictions on real plans"),
+                               cl::sub(Cmd));
+static cl::opt<std::string> LinkOut("o", cl::desc("--calibrate: the link file to write"),
+                                    cl::value_desc("LINK.json"), cl::sub(Cmd));
+static cl::opt<std::string> LinkName("link-name",
+                                     cl::desc("--calibrate: the name the link file gives"),
+                                     cl::init("calibrated"), cl::sub(Cmd));
+static cl::opt<std::string> Validate("validate",
+                                     cl::desc("Check a link's predictions on real plans "
+                                              "replayed on the backend"),
+                                     cl::value_desc("LINK"), cl::sub(Cmd));
+static cl::list<std::string> CheckPrograms("program",
+                                           cl::desc("--calibrate, --validate: a program to "
+                                                    "check beside the built-in one (shrunk)"),
+                                           cl::value_desc("FILE"), cl::sub(Cmd));
 
 cl::SubCommand &benchCommand() { return Cmd; }
 
@@ -125,6 +150,102 @@ Expected<std::vector<Row>> runMpi(const char *Argv0, uint64_t Max) {
 
 extern const char *CollcArgv0;
 
+/// --calibrate and --validate: fit (or read) a link, then compare its
+/// predictions with replays of real plans, on local (ranks are threads) or,
+/// under a launcher, on mpi or gloo (every process measures its rank; rank 0
+/// prints and writes).
+static int runLinkCheck(uint64_t Max) {
+  auto Usage = [](const Twine &Msg) {
+    WithColor::error(errs(), "collc bench") << Msg << '\n';
+    return ExitUsage;
+  };
+  bool Local = Backend == "local";
+  if (!Local && !isProcessBackend(Backend))
+    return Usage("--backend " + Backend + ": expected local, " + processBackendNames());
+  // Exactly one of the two modes.
+  if (Calibrate == (Validate.getNumOccurrences() > 0) || (Calibrate && LinkOut.empty()))
+    return Usage("expected --calibrate -o LINK.json or --validate LINK");
+  // Each size is replayed with up to eight copies per rank.
+  if (Max > (1ull << 30))
+    return Usage(formatv("--max-bytes {0}: expected at most 1GiB for a calibration", Max));
+  int64_t World = Ranks;
+  std::unique_ptr<ProcessReplayTimer> Proc;
+  if (!Local) {
+    if (Ranks.getNumOccurrences())
+      return Usage("--ranks applies to --backend local; the launcher gives the world");
+    Expected<ProcessLaunch> Launched = Launch.resolve(Backend);
+    if (!Launched)
+      return Usage(toString(Launched.takeError()));
+    Expected<std::chrono::milliseconds> Timeout = rt::timeoutFromEnvironment();
+    if (!Timeout)
+      return Usage(toString(Timeout.takeError()));
+    ProcessBenchOptions O;
+    O.Backend = Backend;
+    O.Place = Launched->Place;
+    O.Where = Launched->Where;
+    O.Timeout = *Timeout;
+    Expected<std::unique_ptr<ProcessReplayTimer>> T = ProcessReplayTimer::create(O);
+    if (!T)
+      return reportError("bench", T.takeError());
+    Proc = std::move(*T);
+    World = O.Place.World;
+  }
+  if (World < 2)
+    return Usage(formatv("calibration needs 2 ranks or more, not {0}", World));
+  auto Time = [&](const plan::Plan &P, double BudgetSec) -> Expected<double> {
+    return Proc ? Proc->time(P, BudgetSec) : rt::timePlanReplayFor(P, BudgetSec);
+  };
+  bool Printer = !Proc || Proc->rank() == 0;
+  raw_ostream &Out = Printer ? outs() : nulls();
+  std::string LinkArg = Calibrate ? LinkOut.getValue() : Validate.getValue();
+  if (Calibrate) {
+    CalibrateOptions O;
+    O.Backend = Backend;
+    O.World = World;
+    O.MaxBytes = Max;
+    O.BudgetSec = Budget;
+    O.Name = LinkName;
+    // Every rank fits the same figures (they are gathered); rank 0 writes.
+    Expected<CalibratedLink> Fitted = calibrate(O, Time, Out);
+    if (!Fitted)
+      return reportError("bench", Fitted.takeError());
+    if (Printer) {
+      Expected<std::unique_ptr<OutputFile>> File = OutputFile::create(LinkOut);
+      if (!File)
+        return reportError("bench", File.takeError());
+      writeLinkFile(Fitted->Fit, Fitted->Overall, (*File)->os());
+      if (Error E = (*File)->commit())
+        return reportError("bench", std::move(E));
+      Out << "# wrote " << LinkOut << "\n";
+    }
+    // The others read it below (auto:<file> compiles read it too).
+    if (Proc)
+      if (Error E = Proc->barrier())
+        return reportError("bench", std::move(E));
+  }
+  // Read back as every --link reads it: the check uses what was written.
+  Expected<LinkClass> Link = resolveLink(LinkArg);
+  if (!Link)
+    return reportError("bench", Link.takeError());
+  std::vector<CheckProgram> Programs = {
+      {"transformer_ddp", transformerDdpProgram(World, /*Layers=*/12)}};
+  for (const std::string &F : CheckPrograms) {
+    Expected<CommandInput> In = readCommandInput(F);
+    if (!In)
+      return reportError("bench", In.takeError());
+    if (In->isPlan())
+      return Usage("--program " + F + ": expected a program");
+    Programs.push_back({sys::path::stem(F).str(), In->text().str()});
+  }
+  std::vector<std::string> Policies = {"none", "fixed:256KiB", "fixed:1MiB", "fixed:4MiB",
+                                       "ddp", "auto"};
+  Expected<PredictionSummary> S =
+      checkPredictions(*Link, LinkArg, Programs, World, Policies, Budget, Backend, Time, Out);
+  if (!S)
+    return reportError("bench", S.takeError());
+  return ExitOk;
+}
+
 int run_benchCommand() {
   Expected<uint64_t> Max = parseByteSize(MaxBytes);
   if (!Max) {
@@ -139,6 +260,8 @@ int run_benchCommand() {
                    *Max, int(Ranks), double(Budget), unsigned(ReplayOps));
     return ExitUsage;
   }
+  if (Calibrate || Validate.getNumOccurrences())
+    return runLinkCheck(*Max);
   if (Backend != "local") {
     if (!isProcessBackend(Backend)) {
       WithColor::error(errs(), "collc bench") << "--backend " << Backend << ": expected local, "

@@ -88,7 +88,7 @@ static Expected<DotFocus> focusFlags() {
 int run_dumpCommand() {
   DumpOptions Opts;
   Opts.Explain = Explain;
-  Expected<LinkClass> L = findLinkClass(Link);
+  Expected<LinkClass> L = resolveLink(Link);
   if (!L) {
     WithColor::error(errs(), "collc dump") << toString(L.takeError()) << '\n';
     return ExitUsage;

@@ -1,8 +1,8 @@
 //===- tools/collc/SimulateCommand.cpp - collc simulate ----------------===//
 //
 // collc simulate FILE|PLAN [--link L]: the step time of the plan on a link
-// class, next to the eager baseline (the program as written, every
-// collective blocking) when given a program.
+// class or a calibrated link file, next to the eager baseline (the program
+// as written, every collective blocking) when given a program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +24,7 @@ static cl::opt<std::string> Input(cl::Positional, cl::desc("<plan, or a .coll pr
                                   cl::Required, cl::sub(Cmd));
 static cl::opt<std::string> Link("link",
                                  cl::desc("Link class: h100-nvlink, h200-nvlink, ib-ndr, pcie, "
-                                          "local"),
+                                          "local; or a link file (collc bench --calibrate)"),
                                  cl::init("h100-nvlink"), cl::sub(Cmd));
 static cl::opt<std::string> Bucket("bucket", cl::desc("Bucket policy when compiling a program"),
                                    cl::init("ddp"), cl::sub(Cmd));
@@ -40,7 +40,7 @@ int run_simulateCommand() {
                         L.BusGBps, L.Description);
     return ExitOk;
   }
-  Expected<LinkClass> L = findLinkClass(Link);
+  Expected<LinkClass> L = resolveLink(Link);
   if (!L) {
     WithColor::error(errs(), "collc simulate") << toString(L.takeError()) << '\n';
     return ExitUsage;

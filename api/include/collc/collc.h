@@ -152,7 +152,8 @@ typedef struct {
   size_t size;              /* sizeof(collcDumpOptions_t) */
   collcDumpFormat_t format; /* collcDumpText */
   int explain;              /* 0; 1: include the passes' decisions */
-  const char *link;         /* NULL: "h100-nvlink" (trace: the link class simulated) */
+  const char *link;         /* NULL: "h100-nvlink" (trace: the link class simulated, or
+                               a link file path from `collc bench --calibrate`) */
   int64_t rank;             /* collcDumpNccl: the rank listed (0) */
   int64_t focusRank;        /* collcDumpDot: only this rank's ops; -1: all */
   int64_t focusBucket;      /* collcDumpDot: this bucket and its neighbours; -1: all */
@@ -180,7 +181,9 @@ typedef struct {
 COLLC_API collcResult_t collcSimResultInit(collcSimResult_t *result);
 
 /* Simulates one step of the plan with the cost model on link class \p link
- * (NULL: "h100-nvlink"; `collc simulate --list-links`), as `collc simulate`.
+ * (NULL: "h100-nvlink"; `collc simulate --list-links`) or a link file (a path
+ * containing '/' or ending in .json, from `collc bench --calibrate`), as
+ * `collc simulate`.
  * \p result is the caller's, its size set. */
 COLLC_API collcResult_t collcPlanSimulate(collcPlan_t plan, const char *link,
                                           collcSimResult_t *result);

@@ -215,4 +215,12 @@ Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps) {
   return PerStep[Steps / 2];
 }
 
+Expected<double> timePlanReplayFor(const plan::Plan &P, double BudgetSec) {
+  Expected<double> Probe = timePlanReplay(P, 3);
+  if (!Probe)
+    return Probe.takeError();
+  double Steps = BudgetSec * 1e6 / std::max(*Probe, 1.0);
+  return timePlanReplay(P, unsigned(std::clamp(Steps, 5.0, 1000.0)));
+}
+
 } // namespace collc::rt

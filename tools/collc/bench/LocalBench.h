@@ -32,6 +32,10 @@ double timeParallelMemcpy(int Threads, uint64_t Bytes, double BudgetSec);
 /// Median microseconds per step of replaying \p P on the local backend.
 llvm::Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps);
 
+/// timePlanReplay with as many steps (5 to 1000) as fill \p BudgetSec, judged
+/// from a short first measurement.
+llvm::Expected<double> timePlanReplayFor(const plan::Plan &P, double BudgetSec);
+
 } // namespace collc::rt
 
 #endif

@@ -45,6 +45,32 @@ class SideBySide {
 public:
   SideBySide(RawEngine &Engine, double BudgetSec) : Engine(Engine), BudgetSec(BudgetSec) {}
 
+  /// One way alone: the median over iterations of the slowest rank's time.
+  Expected<double> timeOne(function_ref<Error()> A, double Budget) {
+    double One = 0;
+    for (int K = 0; K != 3; ++K) { // warm up: the first replay resolves and handshakes
+      auto T0 = Clock::now();
+      if (Error E = A())
+        return E;
+      One = std::max(One, std::chrono::duration<double>(Clock::now() - T0).count());
+    }
+    Expected<std::vector<double>> Ones = gather({One});
+    if (!Ones)
+      return Ones.takeError();
+    double Slowest = *std::max_element(Ones->begin(), Ones->end());
+    long N = std::clamp(long(Budget / std::max(Slowest, 1e-7)), MinIterations, MaxIterations);
+    if (Expected<std::vector<double>> Sync = gather({0.0}); !Sync) // a barrier
+      return Sync.takeError();
+    std::vector<double> Times;
+    for (long K = 0; K != N; ++K) {
+      auto T0 = Clock::now();
+      if (Error E = A())
+        return E;
+      Times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - T0).count());
+    }
+    return medianOfSlowest(Times);
+  }
+
   Expected<Pair> time(function_ref<Error()> A, function_ref<Error()> B) {
     // Warm up (the first replay resolves and handshakes), then calibrate:
     // every rank runs as many iterations as the slowest rank's slower side
@@ -231,6 +257,30 @@ void printTable(const ProcessBenchOptions &O, StringRef EngineName,
 }
 
 } // namespace
+
+ProcessReplayTimer::ProcessReplayTimer(const ProcessBenchOptions &O, std::unique_ptr<RawEngine> E)
+    : O(O), Engine(std::move(E)) {}
+ProcessReplayTimer::~ProcessReplayTimer() = default;
+
+Expected<std::unique_ptr<ProcessReplayTimer>>
+ProcessReplayTimer::create(const ProcessBenchOptions &O) {
+  Expected<std::unique_ptr<RawEngine>> E = createRawEngine(O.Backend, O.Place, O.Where, O.Timeout);
+  if (!E)
+    return E.takeError();
+  return std::unique_ptr<ProcessReplayTimer>(new ProcessReplayTimer(O, std::move(*E)));
+}
+
+Expected<double> ProcessReplayTimer::time(const plan::Plan &P, double BudgetSec) {
+  Expected<Replay> R = prepareReplay(P, O, Replays++);
+  if (!R)
+    return R.takeError();
+  return SideBySide(*Engine, BudgetSec).timeOne([&] { return R->step(); }, BudgetSec);
+}
+
+Error ProcessReplayTimer::barrier() {
+  Expected<std::vector<uint32_t>> All = Engine->allGatherWords({0u});
+  return All ? Error::success() : All.takeError();
+}
 
 int benchThisProcessRank(const ProcessBenchOptions &O, raw_ostream &Out, raw_ostream &Err) {
   int64_t Me = O.Place.Rank;

@@ -21,9 +21,12 @@
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
 
+#include "compiler/plan/Plan.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 namespace collc::tool {
@@ -37,6 +40,31 @@ struct ProcessBenchOptions {
   /// Seconds measured per size, per side (at least MinIterations each).
   double BudgetSec = 0.05;
   unsigned ReplayOps = 1000;
+};
+
+class RawEngine;
+
+/// `collc bench --calibrate|--validate --backend mpi|gloo`: replays plans on
+/// this process's rank, every rank with the same plans in the same order,
+/// and times them as the bench does (iteration counts agreed from every
+/// rank; the median of the slowest rank's times), so every rank gets the
+/// same figure.
+class ProcessReplayTimer {
+public:
+  static llvm::Expected<std::unique_ptr<ProcessReplayTimer>>
+  create(const ProcessBenchOptions &O);
+  ~ProcessReplayTimer();
+  /// Microseconds per step of \p P.
+  llvm::Expected<double> time(const plan::Plan &P, double BudgetSec);
+  /// Returns once every rank has called it.
+  llvm::Error barrier();
+  int64_t rank() const { return O.Place.Rank; }
+
+private:
+  ProcessReplayTimer(const ProcessBenchOptions &O, std::unique_ptr<RawEngine> E);
+  ProcessBenchOptions O;
+  std::unique_ptr<RawEngine> Engine; ///< carries the timing traffic
+  unsigned Replays = 0;              ///< names each executor's communicators
 };
 
 /// Runs this process's rank of the bench; returns the exit code.
