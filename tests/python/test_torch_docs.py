@@ -52,7 +52,31 @@ def test_the_command_line_writes_a_program(tmp_path):
     collc.compile(text)
 
 
-def test_other_strategies_are_not_built_yet():
-    run = cli("collc.torch.models.gpt2:gpt2_124m", "--strategy", "fsdp")
+def test_the_command_line_writes_fsdp_and_tp_pp(tmp_path):
+    import collc
+    gpt = "collc.torch.models.gpt2:gpt2_124m_meta"
+    fsdp = cli(gpt, "--strategy", "fsdp", "--wrap", "Block", "--world", "64", "-o", "-")
+    assert fsdp.returncode == 0, fsdp.stderr
+    assert "program @fsdp world(64) {" in fsdp.stdout
+    assert fsdp.stdout.count("= reduce_scatter avg") == 13  # 12 blocks and the root
+    collc.compile(fsdp.stdout)
+    tppp = cli(gpt, "--strategy", "tp-pp", "--tp", "2", "--pp", "4", "--microbatches", "4",
+               "--schedule", "1f1b", "--program", "gpt2_tp2_pp4")
+    assert tppp.returncode == 0, tppp.stderr
+    assert "program @gpt2_tp2_pp4 world(8) {" in tppp.stdout
+    collc.compile(tppp.stdout)
+
+
+def test_the_command_line_refuses_with_the_documented_status():
+    gpt = "collc.torch.models.gpt2:gpt2_124m_meta"
+    run = cli(gpt, "--strategy", "fsdp")
+    assert run.returncode == 1
+    assert "fsdp needs at least one module class or name to wrap (--wrap)" in run.stderr
+    run = cli(gpt, "--strategy", "fsdp", "--wrap", "NoSuchLayer")
+    assert run.returncode == 1 and "wrap names ['NoSuchLayer'] match no module" in run.stderr
+    run = cli(gpt, "--strategy", "tp-pp", "--tp", "2", "--pp", "3", "--world", "8")
+    assert run.returncode == 1 and "world 8 is not a positive multiple of tp x pp = 6" in run.stderr
+    run = cli("collc.torch.models.gpt2:nothing", "--strategy", "ddp")
+    assert run.returncode == 2 and "has no function 'nothing'" in run.stderr
+    run = cli(gpt, "--strategy", "zero3")
     assert run.returncode == 2
-    assert "strategy fsdp is not built yet (only ddp)" in run.stderr

@@ -22,12 +22,17 @@ def ir_name(name):
     return s[:-1] + "_" if s.endswith("-") else s
 
 
+def type_of(dtype, shape):
+    """The IR type of a tensor of `dtype` and `shape`."""
+    if dtype not in _ELEM:
+        raise TraceError(f"parameter of dtype {dtype} has no IR element type "
+                         f"(expected one of {', '.join(map(str, _ELEM))})")
+    return f"{_ELEM[dtype]}[{', '.join(map(str, shape))}]"
+
+
 def ir_type(t, shape=None):
     """The IR type of tensor t, or of t's dtype with another shape."""
-    if t.dtype not in _ELEM:
-        raise TraceError(f"parameter of dtype {t.dtype} has no IR element type "
-                         f"(expected one of {', '.join(map(str, _ELEM))})")
-    return f"{_ELEM[t.dtype]}[{', '.join(map(str, t.shape if shape is None else shape))}]"
+    return type_of(t.dtype, t.shape if shape is None else shape)
 
 
 def wrap(text, width=88):
