@@ -12,7 +12,7 @@ class TraceError(ValueError):
 
 
 _ELEM = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-         torch.float64: "f64"}
+         torch.float64: "f64", torch.int64: "i64", torch.int32: "i32"}
 
 
 def ir_name(name):
@@ -25,7 +25,7 @@ def ir_name(name):
 def type_of(dtype, shape):
     """The IR type of a tensor of `dtype` and `shape`."""
     if dtype not in _ELEM:
-        raise TraceError(f"parameter of dtype {dtype} has no IR element type "
+        raise TraceError(f"a tensor of dtype {dtype} has no IR element type "
                          f"(expected one of {', '.join(map(str, _ELEM))})")
     return f"{_ELEM[dtype]}[{', '.join(map(str, shape))}]"
 

@@ -40,23 +40,30 @@ def schedule_of(kind, stage, stages, microbatches):
 
 def interleave(kind, stages, microbatches):
     """Every stage's actions as one program order: a stage's next action is
-    written once what it receives has been sent (the previous stage's
-    forward of that micro-batch, the next stage's backward)."""
+    written once what it receives has been written by its sender (the
+    previous stage's forward of that micro-batch, the next stage's backward),
+    and a backward that receives its stage's next forward input early (see
+    trace_tp_pp's send) once that forward's sender is written too: a checker
+    that follows the text meets every send before its recv."""
     plans = [schedule_of(kind, s, stages, microbatches) for s in range(stages)]
     at, done, order = [0] * stages, set(), []
+
+    def needs(s):
+        kind_, m = plans[s][at[s]]
+        got = [("F", m, s - 1)] if kind_ == "F" else [("B", m, s + 1)]
+        if kind_ == "B" and s > 0 and at[s] + 1 < len(plans[s]) and plans[s][at[s] + 1][0] == "F":
+            got.append(("F", plans[s][at[s] + 1][1], s - 1))
+        return [n for n in got if 0 <= n[2] < stages]
+
     while len(order) < stages * 2 * microbatches:
         progressed = False
         for s in range(stages):
-            while at[s] < len(plans[s]):
+            while at[s] < len(plans[s]) and all(n in done for n in needs(s)):
                 kind_, m = plans[s][at[s]]
-                need = ("F", m, s - 1) if kind_ == "F" else ("B", m, s + 1)
-                if not (0 <= need[2] < stages) or need in done:
-                    done.add((kind_, m, s))
-                    order.append((kind_, m, s))
-                    at[s] += 1
-                    progressed = True
-                else:
-                    break
+                done.add((kind_, m, s))
+                order.append((kind_, m, s))
+                at[s] += 1
+                progressed = True
         if not progressed:  # a schedule that waits on itself; none above does
             raise TraceError(f"schedule {kind} deadlocks at {[p[a] for p, a in zip(plans, at)]}")
     return order
@@ -187,15 +194,15 @@ def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f
         f"{', '.join(sorted({b for bl in shape.blocks for b in bl}))}) all-reduces its output "
         "in forward and its input gradient in backward over @tp; activations and their "
         "gradients go between stages by send/recv"
-        + (f", gradients are averaged over @dp" if dp > 1 else "")
+        + f", each layer's gradient shard is averaged over @dp ({dp} rank{'s' if dp > 1 else ''}"
+        f" a group: Megatron issues it also for one)"
         + (", and the tied embedding's gradient is summed over the first and last stage"
            if shape.tied and pp > 1 else "")
         + f". Costs: {costs.words}, the split blocks' divided by {tp}.")
     lines.append(f"program @{program} world({world}) {{")
     if tp > 1:
         lines.append(f"  group @tp = split(rank / {tp}, rank)")
-    if dp > 1:
-        lines.append(f"  group @dp = split(rank / {span} * {tp} + rank % {tp}, rank)")
+    lines.append(f"  group @dp = split(rank / {span} * {tp} + rank % {tp}, rank)")
     tied = shape.tied and pp > 1
     if tied:
         ends = f"rank / {span} == 0 || rank / {span} == {last}"
@@ -203,7 +210,7 @@ def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f
         lines.append(f"  group @embed = split(({ends}) * (rank % {span} + 1) - 1, rank)")
 
     plans = [schedule_of(schedule, s, pp, microbatches) for s in range(pp)]
-    step, posted = [0] * pp, [None] * pp
+    step, posted, last_bwd = [0] * pp, [None] * pp, [None] * pp
 
     def receive(kind, m, s, when):
         """The recv of what action (kind, m) of stage s needs, or None."""
@@ -276,20 +283,23 @@ def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f
                     if tp > 1:
                         lines.append(f"  %z.{tag} = all_reduce sum %q.{tag} in @tp{when}")
                         d = f"%z.{tag}"
+            last_bwd[s] = d
             if s == 0:
                 lines.append(f"  compute @bwd.embed({d}) cost({costs.of(flops=2 * shape.pre)})"
                              f"{when}")
             send(d if s > 0 else None, f"- {span}", s, when)
 
-    if dp > 1:
-        lines += ["", "  // data-parallel averaging of each layer's gradient shard"]
-        for s in range(pp):
-            names = [f"%g.l{k}" for k in stage_layers[s]]
-            types = [type_of(shape.ref.dtype, [shape.grad_elems[k]]) for k in stage_layers[s]]
-            lines.append(f"  {', '.join(names)} = compute @grads.s{s} : {', '.join(types)}"
-                         f" when {on[s]}")
-            for k in stage_layers[s]:
-                lines.append(f"  %r.l{k} = all_reduce avg %g.l{k} in @dp when {on[s]}")
+    # Megatron averages over the data-parallel group after every step, also
+    # when the group is one rank (its DDP wrapper issues the all_reduce).
+    lines += ["", "  // data-parallel averaging of each layer's gradient shard, once the "
+                  "stage's last backward is done"]
+    for s in range(pp):
+        names = [f"%g.l{k}" for k in stage_layers[s]]
+        types = [type_of(shape.ref.dtype, [shape.grad_elems[k]]) for k in stage_layers[s]]
+        lines.append(f"  {', '.join(names)} = compute @grads.s{s}({last_bwd[s]}) : "
+                     f"{', '.join(types)} when {on[s]}")
+        for k in stage_layers[s]:
+            lines.append(f"  %r.l{k} = all_reduce avg %g.l{k} in @dp when {on[s]}")
     if tied:
         t = shape.tied[0]
         rows = t.shape[0] // tp if t.shape[0] % tp == 0 else t.shape[0]
