@@ -50,6 +50,8 @@ def parser():
                          "(default: flops for a model on the meta device, else measured; "
                          "fsdp and tp-pp: flops)")
     ap.add_argument("--program", default=None, help="the program's name (@NAME; default the strategy)")
+    ap.add_argument("--title", default=None,
+                    help="the model's name in the header comment (default: its class name)")
     fsdp = ap.add_argument_group("fsdp")
     fsdp.add_argument("--wrap", default="", help="CLASS[,CLASS]: module classes or names to wrap")
     tppp = ap.add_argument_group("tp-pp")
@@ -69,7 +71,8 @@ def parser():
 def trace(args, module, inputs):
     """The IR text of `module` traced as `args` (parsed by parser()) ask."""
     program = args.program or args.strategy.replace("-", "_")
-    common = dict(device_class=args.device_class, program=program, cost=args.cost)
+    common = dict(device_class=args.device_class, program=program, cost=args.cost,
+                  title=args.title)
     if args.strategy == "ddp":
         return trace_ddp(module, inputs, world=8 if args.world is None else args.world, **common)
     if args.strategy == "fsdp":

@@ -138,14 +138,15 @@ def cost_mode(params, cost):
 
 
 def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100",
-              program="ddp", group="dp", cost=None):
+              program="ddp", group="dp", cost=None, title=None):
     """The IR text of one DDP training step of module on `world` ranks:
     a forward, the backward split at each gradient-ready point (consecutive
     firings of one owning module's parameters form one region, which produces
     their gradients), an `all_reduce avg` per gradient in ready order, and an
     optimizer step. Costs (collc.torch._costs) are this CPU's measured
     profile scaled to device_class, or the FLOP estimate over its nominal
-    rate: `cost` "measured" or "flops", by default flops on meta."""
+    rate: `cost` "measured" or "flops", by default flops on meta. `title`
+    names the model in the header (default: its class name)."""
     if not isinstance(world, int) or world < 1:
         raise TraceError(f"world must be a positive integer, not {world!r}")
     costs = Costs(cost_mode(ddp_params(module), cost), device_class)
@@ -163,7 +164,7 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
             regions.append([_owner(name), [name], t])
 
     lines = [
-        *wrap(f"{type(module).__name__} trained data parallel on {world} ranks, traced by "
+        *wrap(f"{title or type(module).__name__} trained data parallel on {world} ranks, traced by "
               f"collc.torch (DDP): {len(params)} gradients {how_order}, one compute per run of gradients of one module, each averaged "
                "as it is ready. Tied parameters appear once, under their first name. The "
                "scalar %bwd.* values only order the backward regions (activation gradients "

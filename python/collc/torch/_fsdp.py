@@ -69,7 +69,7 @@ def _unit_label(u):
 
 
 def trace_fsdp(module, example_inputs, wrap_spec, world=8, device_class="h100",
-               program="fsdp", group="fsdp", cost=None):
+               program="fsdp", group="fsdp", cost=None, title=None):
     """The IR text of one FSDP (full shard) training step of module on
     `world` ranks, its units made by `wrap_spec` (module class names or
     qualified module names)."""
@@ -117,7 +117,7 @@ def trace_fsdp(module, example_inputs, wrap_spec, world=8, device_class="h100",
     ref = {u: owned[u][0][1] for u in used}
 
     lines = wrap(
-        f"{type(module).__name__} trained with FSDP (full shard) on {world} ranks, traced by "
+        f"{title or type(module).__name__} trained with FSDP (full shard) on {world} ranks, traced by "
         f"collc.torch: {len(used)} units ({', '.join(sorted(set(wrap_spec)))} and the root), "
         "each a flat parameter padded to a multiple of the world, one shard a rank. In the "
         "order one forward ran them: all_gather a unit's shard before its forward and again "

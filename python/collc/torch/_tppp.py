@@ -144,7 +144,7 @@ def _layer_of(name, prefix):
 
 def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f1b",
                 world=None, layers=None, boundaries=None, device_class="h100",
-                program="tp_pp", cost=None):
+                program="tp_pp", cost=None, title=None):
     """The IR text of one training step of module with tensor parallel `tp`,
     pipeline parallel `pp` over `microbatches` micro-batches (the example
     inputs are one), on `world` ranks (default tp x pp; a multiple of it
@@ -184,7 +184,7 @@ def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f
     last = pp - 1
 
     lines = wrap(
-        f"{type(module).__name__} trained with tensor parallel {tp} x pipeline parallel {pp}"
+        f"{title or type(module).__name__} trained with tensor parallel {tp} x pipeline parallel {pp}"
         f"{f' x data parallel {dp}' if dp > 1 else ''} on {world} ranks, traced by collc.torch: "
         f"rank r is tensor rank r % {tp} of stage r / {span}; stages hold layers "
         f"{', '.join(f'{l[0]}-{l[-1]}' for l in stage_layers)} of {layers_name}; a step runs "

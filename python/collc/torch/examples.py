@@ -21,13 +21,15 @@ from .models.llama import llama2_7b_meta
 
 def gpt2_ddp():
     """GPT-2 124M, data parallel on 8 ranks, micro-batch 8 x 1024."""
-    return trace_ddp(*gpt2_124m_meta(), world=8, program="gpt2_ddp")
+    return trace_ddp(*gpt2_124m_meta(), world=8, program="gpt2_ddp",
+                     title="GPT-2 124M (its published config, micro-batch 8 x 1024 tokens)")
 
 
 def llama2_7b_fsdp():
     """Llama-2-7B in bf16, FSDP over its decoder layers on 8 ranks, 1 x 4096."""
     return trace_fsdp(*llama2_7b_meta(), ["LlamaDecoderLayer"], world=8,
-                      program="llama2_7b_fsdp")
+                      program="llama2_7b_fsdp",
+                      title="Llama-2-7B (its published config, bf16, micro-batch 1 x 4096 tokens)")
 
 
 def megatron_tp2_pp4():
@@ -35,7 +37,9 @@ def megatron_tp2_pp4():
     micro-batches of 1 x 2048 on the 1F1B schedule."""
     model, inputs = on_meta(GPT_1_3B, 1, 2048, dtype=torch.bfloat16)
     return trace_tp_pp(model, inputs, tp=2, pp=4, microbatches=4, schedule="1f1b",
-                       program="megatron_tp2_pp4")
+                       program="megatron_tp2_pp4",
+                       title="A 1.3B GPT (24 layers, hidden 2048, 16 heads, sequence 2048, "
+                             "vocabulary 50304; bf16)")
 
 
 def moe_alltoallv():
