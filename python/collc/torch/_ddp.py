@@ -7,7 +7,6 @@ requires_grad, a shared (tied) parameter once under its first name, as DDP
 dedups them. A parameter that requires a gradient but gets none is refused,
 naming it, as DDP refuses it without find_unused_parameters."""
 
-import re
 import time
 
 import torch

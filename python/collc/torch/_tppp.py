@@ -19,6 +19,8 @@ first and last stage, as Megatron's embedding group does.
 Rank r is tensor rank r % tp of stage r / (tp x dp), data-parallel index
 (r / tp) % dp: tensor ranks adjacent, as Megatron places them."""
 
+import torch
+
 from ._costs import Costs
 from ._ddp import cost_mode
 from ._irtext import TraceError, ir_name, type_of, wrap
@@ -70,8 +72,6 @@ def interleave(kind, stages, microbatches):
 
 
 def _largest_module_list(module):
-    import torch
-
     lists = [(len(m), n) for n, m in module.named_modules() if isinstance(m, torch.nn.ModuleList)]
     if not lists:
         raise TraceError(f"{type(module).__name__} has no nn.ModuleList of layers; name one "
@@ -83,8 +83,6 @@ class _Shape:
     """What one forward of one micro-batch says about the model."""
 
     def __init__(self, module, inputs, layers_name, tp):
-        import torch
-
         layers = dict(module.named_modules()).get(layers_name)
         if not isinstance(layers, torch.nn.ModuleList) or not len(layers):
             raise TraceError(f"{layers_name!r} is not a non-empty nn.ModuleList of "
@@ -206,7 +204,7 @@ def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f
     tied = shape.tied and pp > 1
     if tied:
         ends = f"rank / {span} == 0 || rank / {span} == {last}"
-        lines.append(f"  // the first and last stage's ranks of one tensor and data index")
+        lines.append("  // the first and last stage's ranks of one tensor and data index")
         lines.append(f"  group @embed = split(({ends}) * (rank % {span} + 1) - 1, rank)")
 
     plans = [schedule_of(schedule, s, pp, microbatches) for s in range(pp)]
