@@ -99,3 +99,13 @@ def test_tp_pp_with_data_parallel_and_boundaries():
     collc.compile(ir)
     with pytest.raises(TraceError, match=r"boundaries \[3, 1\] must be 2 increasing layer"):
         trace_tp_pp(model, inputs, tp=1, pp=3, boundaries=[3, 1])
+
+
+def test_fsdp_and_tp_pp_take_flop_costs_on_a_real_model_too():
+    torch.manual_seed(0)
+    model = on_meta(SMALL, 1, 16)[0].__class__(**SMALL)  # on CPU, with storage
+    inputs = (torch.randint(0, SMALL["vocab_size"], (1, 16)),)
+    assert "Costs: a FLOP estimate" in " ".join(trace_fsdp(model, inputs, ["Block"]).split())
+    assert "Costs: a FLOP estimate" in " ".join(trace_tp_pp(model, inputs, pp=2).split())
+    with pytest.raises(TraceError, match=r"fsdp traces costs from the FLOP estimate only"):
+        trace_fsdp(model, inputs, ["Block"], cost="measured")

@@ -23,7 +23,6 @@ decide. Compute costs are the FLOP estimate of _record.py, per run of
 consecutive module calls inside one unit."""
 
 from ._costs import Costs
-from ._ddp import cost_mode
 from ._irtext import TraceError, ir_name, ir_type, wrap
 from ._record import Recorder, param_flops
 
@@ -81,10 +80,9 @@ def trace_fsdp(module, example_inputs, wrap_spec, world=8, device_class="h100",
     params = [pr for u in names for pr in owned[u]]
     if not params:
         raise TraceError("the module has no parameter that requires a gradient")
-    mode = cost_mode(params, cost)
-    if mode != "flops":
+    if cost not in (None, "flops"):
         raise TraceError("fsdp traces costs from the FLOP estimate only (cost='flops')")
-    costs = Costs(mode, device_class)
+    costs = Costs("flops", device_class)
 
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     with Recorder(module) as rec:

@@ -22,7 +22,6 @@ Rank r is tensor rank r % tp of stage r / (tp x dp), data-parallel index
 import torch
 
 from ._costs import Costs
-from ._ddp import cost_mode
 from ._irtext import TraceError, ir_name, type_of, wrap
 from ._record import Recorder, param_flops
 
@@ -158,10 +157,9 @@ def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f
     if not isinstance(world, int) or world < 1 or world % (tp * pp):
         raise TraceError(f"world {world!r} is not a positive multiple of tp x pp = {tp * pp}")
     dp = world // (tp * pp)
-    params = [(n, p) for n, p in module.named_parameters()]
-    costs = Costs(cost_mode(params, cost), device_class)
-    if costs.how != "flops":
+    if cost not in (None, "flops"):
         raise TraceError("tp-pp traces costs from the FLOP estimate only (cost='flops')")
+    costs = Costs("flops", device_class)
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     layers_name = layers or _largest_module_list(module)
     shape = _Shape(module, inputs, layers_name, tp)
