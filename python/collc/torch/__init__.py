@@ -12,6 +12,8 @@ from ._ddp import trace_ddp
 from ._devices import DEVICE_CLASSES
 from ._fsdp import trace_fsdp
 from ._irtext import TraceError
+from ._moe import MIXTRAL_8X7B, trace_moe
 from ._tppp import trace_tp_pp
 
-__all__ = ["TraceError", "trace_ddp", "trace_fsdp", "trace_tp_pp", "DEVICE_CLASSES"]
+__all__ = ["TraceError", "trace_ddp", "trace_fsdp", "trace_tp_pp", "trace_moe", "MIXTRAL_8X7B",
+           "DEVICE_CLASSES"]

@@ -13,8 +13,7 @@ import sys
 
 import torch
 
-from . import trace_ddp, trace_fsdp, trace_tp_pp
-from ._moe import MIXTRAL_8X7B, trace_moe
+from . import MIXTRAL_8X7B, trace_ddp, trace_fsdp, trace_moe, trace_tp_pp
 from .models.gpt2 import GPT_1_3B, gpt2_124m_meta, on_meta
 from .models.llama import llama2_7b_meta
 
