@@ -59,8 +59,51 @@ def test_gpt2_124m_buckets_equal_torch_ddp():
     assert re.search(r"^  %bwd\.transformer\.h\.0\.attn\.c_attn, %g\.transformer\.h\.0\.attn"
                      r"\.c_attn\.bias, %g\.transformer\.h\.0\.attn\.c_attn\.weight = compute "
                      r"@bwd\.transformer\.h\.0\.attn\.c_attn\(", ir, re.M)
-    assert "// Costs: the measured CPU times scaled by this CPU's f32 GEMM rate" in ir
-    assert "over h100's nominal dense rate (989 TFLOP/s)." in ir
+    assert "Costs: the measured CPU times scaled by this CPU's f32 GEMM rate" in header(ir)
+    assert "over h100's nominal dense rate (989 TFLOP/s)." in header(ir)
+
+
+def header(ir):
+    """The header comment as one line of text (it is wrapped at 88 columns)."""
+    return " ".join(line[3:] for line in ir.splitlines() if line.startswith("// "))
+
+
+def test_gpt2_on_meta_has_the_cpu_order_and_byte_stable_costs():
+    """On the meta device nothing is allocated, autograd still runs, and its
+    ready order is the one a real CPU backward gives; FLOP costs make the
+    text the same on every run."""
+    from collc.torch.models.gpt2 import gpt2_124m_meta
+
+    model, inputs = gpt2_124m(seq=16, batch=1)
+    on_cpu = ready_order(trace_ddp(model, inputs, device_class="cpu"))
+    first, second = (trace_ddp(*gpt2_124m_meta()) for _ in range(2))
+    assert first == second
+    assert ready_order(first) == on_cpu
+    assert "one backward on the meta device" in header(first)
+    assert "Costs: a FLOP estimate from parameter shapes" in header(first)
+    # fc over 8 x 1024 rows: forward 2 x 8192 x 768 x 3072 FLOPs, backward twice, at 989 TFLOP/s.
+    fc = 2 * (2 * 8192 * 768 * 3072 + 8192 * 3072) / 989e3
+    assert f"@bwd.transformer.h.0.mlp.c_fc(%bwd.transformer.h.0.mlp.c_proj) cost({round(fc)}ns)" \
+        in first
+    with pytest.raises(TraceError, match="no run time to measure"):
+        trace_ddp(*gpt2_124m_meta(), cost="measured")
+    with pytest.raises(ValueError, match="cost 'flops' needs a device class with a nominal rate"):
+        trace_ddp(*gpt2_124m_meta(), device_class="cpu")
+
+
+def test_the_derived_order_where_backward_cannot_run():
+    """Where a meta backward fails, the order is derived: reverse first use
+    in forward, a module's parameters in reverse registration order. On
+    GPT-2 that is autograd's order but for the layer norms, whose backward
+    gives weight before bias."""
+    from collc.torch._ddp import derived_order, observe
+    from collc.torch.models.gpt2 import gpt2_124m_meta
+
+    params, ready, _, recorder, _ = observe(*gpt2_124m_meta())
+    derived, real = derived_order(params, recorder), [n for n, _ in ready]
+    swapped = {n.rsplit(".", 1)[0] for n, m in zip(derived, real) if n != m}
+    assert sorted(derived) == sorted(real)
+    assert swapped and all(s.endswith(("ln_1", "ln_2", "ln_f")) for s in swapped)
 
 
 class TiedMLP(torch.nn.Module):
@@ -103,3 +146,32 @@ def test_unknown_device_class_names_the_known_ones():
     with pytest.raises(ValueError, match=r"device class 'tpu' is not known; expected one of "
                        r"a100, cpu, h100, h200"):
         trace_ddp(TiedMLP(), (torch.randn(2, 8),), device_class="tpu")
+
+
+class _NoMetaBackward(torch.autograd.Function):
+    """An op whose backward has no meta kernel, as some of torch's lack one."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        raise NotImplementedError("no meta kernel for this backward")
+
+
+class _Blocked(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(8, 8, device="meta")
+        self.fc2 = torch.nn.Linear(8, 8, device="meta")
+
+    def forward(self, x):
+        return self.fc2(_NoMetaBackward.apply(self.fc1(x)))
+
+
+def test_a_meta_backward_that_fails_falls_back_to_the_derived_order():
+    ir = trace_ddp(_Blocked(), (torch.zeros(2, 8, device="meta"),), world=2)
+    assert ready_order(ir) == ["g.fc2.bias", "g.fc2.weight", "g.fc1.bias", "g.fc1.weight"]
+    assert "in reverse order of first use in forward" in header(ir)
+    collc.compile(ir)

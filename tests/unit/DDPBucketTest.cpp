@@ -180,8 +180,8 @@ TEST(DDPBuckets, TheGPT2ExampleMatchesDDP) {
       Params.push_back({V.Name.drop_front(2).str(), V.Type.Elem, V.Type.numElements()});
     }
   ASSERT_EQ(Params.size(), 148u);
-  EXPECT_EQ(Params.front().Name, "ln_f.b");
-  EXPECT_EQ(Params.back().Name, "wte");
+  EXPECT_EQ(Params.front().Name, "transformer.ln_f.weight");
+  EXPECT_EQ(Params.back().Name, "transformer.wte.weight");
   EXPECT_EQ(Got, referenceDDP(Params, {1 << 20, 25 << 20}));
   EXPECT_EQ(Got.size(), 13u);
 }

@@ -7,34 +7,13 @@ requires_grad, a shared (tied) parameter once under its first name, as DDP
 dedups them. A parameter that requires a gradient but gets none is refused,
 naming it, as DDP refuses it without find_unused_parameters."""
 
-import re
 import time
 
 import torch
 
-from ._devices import scale_for
-
-
-class TraceError(ValueError):
-    """The module cannot be traced as asked; the message says what and where."""
-
-
-_ELEM = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-         torch.float64: "f64"}
-
-
-def ir_name(name):
-    """A parameter name as an IR value name (docs/ir.md: letters, digits and
-    `_ . $ -`, not ending in `-`): any other character becomes `_`."""
-    s = re.sub(r"[^A-Za-z0-9_.$-]", "_", name)
-    return s[:-1] + "_" if s.endswith("-") else s
-
-
-def _ir_type(t):
-    if t.dtype not in _ELEM:
-        raise TraceError(f"parameter of dtype {t.dtype} has no IR element type "
-                         f"(expected one of {', '.join(map(str, _ELEM))})")
-    return f"{_ELEM[t.dtype]}[{', '.join(map(str, t.shape))}]"
+from ._costs import Costs
+from ._irtext import TraceError, ir_name, ir_type, wrap  # noqa: F401 (TraceError: re-exported)
+from ._record import Recorder
 
 
 def _owner(name):
@@ -51,11 +30,9 @@ def _default_loss(out):
     return out.float().sum()
 
 
-def observe(module, example_inputs, loss_fn=None):
-    """Runs one forward and backward; returns (params, ready, fwd_ns, bwd_ns):
-    params the (name, tensor) pairs DDP would register, ready the
-    (name, time_ns) firings in gradient-ready order, times from backward's
-    start."""
+def ddp_params(module):
+    """The (name, tensor) pairs DDP registers: parameters that require a
+    gradient, a tied one once under its first name."""
     seen, params = set(), []
     for name, p in module.named_parameters():  # dedups tied parameters by identity
         if p.requires_grad and id(p) not in seen:
@@ -63,6 +40,45 @@ def observe(module, example_inputs, loss_fn=None):
             params.append((name, p))
     if not params:
         raise TraceError("the module has no parameter that requires a gradient")
+    return params
+
+
+def on_meta(params):
+    """Whether the parameters are on the meta device (shapes, no storage)."""
+    return any(p.is_meta for _, p in params)
+
+
+# How the ready order was found, for the header.
+ORDER_OBSERVED = "in the order autograd's accumulator hooks fired in one real backward on CPU"
+ORDER_META = ("in the order autograd's accumulator hooks fired in one backward on the meta "
+              "device (the engine's real order, over shapes only)")
+ORDER_DERIVED = ("in reverse order of first use in forward, each module's parameters in "
+                 "reverse registration order (backward could not run on the meta device)")
+
+
+def derived_order(params, recorder):
+    """The ready order DDP would observe, derived where no backward can run:
+    backward visits modules in reverse order of forward, and a parameter's
+    gradient is complete at its first use in forward (its last in backward);
+    within a module, gradients come in reverse registration order (a linear
+    layer's bias before its weight, as autograd's addmm backward gives them)."""
+    order = recorder.first_use(params)
+    rank = {n: k for k, n in enumerate(order)}
+    pos = {n: k for k, (n, _) in enumerate(params)}
+    unused = [n for n, _ in params if n not in rank]
+    if unused:
+        raise TraceError(f"{len(unused)} parameter(s) are used by no module in forward "
+                         f"(DDP refuses them without find_unused_parameters): "
+                         f"{', '.join(unused)}; freeze them (requires_grad=False) or use them")
+    return sorted((n for n, _ in params), key=lambda n: (-rank[n], -pos[n]))
+
+
+def observe(module, example_inputs, loss_fn=None):
+    """Runs one forward and backward; returns (params, ready, fwd_ns,
+    recorder, how): params the (name, tensor) pairs DDP would register,
+    ready the (name, time_ns) firings in gradient-ready order, times from
+    backward's start, the forward's Recorder, and how the order was found."""
+    params = ddp_params(module)
 
     names = [ir_name(n) for n, _ in params]
     clash = sorted({n for n in names if names.count(n) > 1})
@@ -85,12 +101,19 @@ def observe(module, example_inputs, loss_fn=None):
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     module.zero_grad(set_to_none=True)
     t0 = time.perf_counter_ns()
-    out = module(*inputs)
+    with Recorder(module) as recorder:
+        out = module(*inputs)
     loss = (loss_fn or _default_loss)(out)
     fwd_ns = time.perf_counter_ns() - t0
     start[0] = time.perf_counter_ns()
-    loss.backward()
-    bwd_ns = time.perf_counter_ns() - start[0]
+    how = ORDER_META if on_meta(params) else ORDER_OBSERVED
+    try:
+        loss.backward()
+    except (NotImplementedError, RuntimeError):
+        if not on_meta(params):
+            raise
+        # An op without a meta kernel for its backward: derive the order.
+        ready, how = [(n, 0) for n in derived_order(params, recorder)], ORDER_DERIVED
     del accumulators
 
     fired = {n for n, _ in ready}
@@ -99,25 +122,35 @@ def observe(module, example_inputs, loss_fn=None):
         raise TraceError(f"{len(unused)} parameter(s) require a gradient but got none in "
                          f"backward (DDP refuses them without find_unused_parameters): "
                          f"{', '.join(unused)}; freeze them (requires_grad=False) or use them")
-    return params, ready, fwd_ns, bwd_ns
+    return params, ready, fwd_ns, recorder, how
 
 
-def _cost(ns, factor):
-    return f"{max(1, round(ns * factor))}ns"
+def cost_mode(params, cost):
+    """The cost mode asked for, or by default "flops" on the meta device
+    (nothing to measure) and "measured" elsewhere."""
+    if cost is None:
+        return "flops" if on_meta(params) else "measured"
+    if cost == "measured" and on_meta(params):
+        raise TraceError("a model on the meta device has no run time to measure; "
+                         "use cost='flops'")
+    return cost
 
 
 def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100",
-              program="ddp", group="dp"):
+              program="ddp", group="dp", cost=None, title=None):
     """The IR text of one DDP training step of module on `world` ranks:
     a forward, the backward split at each gradient-ready point (consecutive
     firings of one owning module's parameters form one region, which produces
     their gradients), an `all_reduce avg` per gradient in ready order, and an
-    optimizer step. Costs come from this CPU's measured profile scaled to
-    device_class (collc.torch.DEVICE_CLASSES)."""
+    optimizer step. Costs (collc.torch._costs) are this CPU's measured
+    profile scaled to device_class, or the FLOP estimate over its nominal
+    rate: `cost` "measured" or "flops", by default flops on meta. `title`
+    names the model in the header (default: its class name)."""
     if not isinstance(world, int) or world < 1:
         raise TraceError(f"world must be a positive integer, not {world!r}")
-    factor, how = scale_for(device_class)
-    params, ready, fwd_ns, bwd_ns = observe(module, example_inputs, loss_fn)
+    costs = Costs(cost_mode(ddp_params(module), cost), device_class)
+    params, ready, fwd_ns, recorder, how_order = observe(module, example_inputs, loss_fn)
+    flops = recorder.param_flops(params)
     by_name = dict(params)
 
     # Regions: runs of consecutive firings with one owner.
@@ -130,18 +163,18 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
             regions.append([_owner(name), [name], t])
 
     lines = [
-        f"// {type(module).__name__} trained data parallel on {world} ranks, traced by "
-        f"collc.torch (DDP): {len(params)} gradients",
-        "// in the order autograd's accumulator hooks fired in one real backward on CPU, one",
-        "// compute per run of gradients of one module, each averaged as it is ready. Tied",
-        "// parameters appear once, under their first name. The scalar %bwd.* values only",
-        "// order the backward regions (activation gradients are not modelled).",
-        f"// Costs: {how}.",
-        "// A backward region's cost is the time since the previous region's last hook.",
+        *wrap(f"{title or type(module).__name__} trained data parallel on {world} ranks, traced by "
+              f"collc.torch (DDP): {len(params)} gradients {how_order}, one compute per run of gradients of one module, each averaged "
+               "as it is ready. Tied parameters appear once, under their first name. The "
+               "scalar %bwd.* values only order the backward regions (activation gradients "
+               f"are not modelled). Costs: {costs.words}."),
+        ("// A backward region's cost is the time since the previous region's last hook."
+         if costs.how == "measured" else
+         "// A backward region's cost is the estimate of the gradients it produces."),
         f"program @{program} world({world}) {{",
         f"  group @{group} = world",
         "",
-        f"  %loss = compute @fwd cost({_cost(fwd_ns, factor)}) : f32",
+        f"  %loss = compute @fwd cost({costs.of(ns=fwd_ns, flops=sum(flops.values()))}) : f32",
     ]
     prev, prev_t, used = "%loss", 0, set()
     reduced = {}
@@ -151,9 +184,10 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
             token += ".again"
         used.add(token)
         results = [token] + [f"%g.{ir_name(n)}" for n in names]
-        types = ["f32"] + [_ir_type(by_name[n]) for n in names]
+        types = ["f32"] + [ir_type(by_name[n]) for n in names]
+        cost = costs.of(ns=t - prev_t, flops=2 * sum(flops[n] for n in names))
         lines.append(f"  {', '.join(results)} = compute @bwd.{ir_name(owner)}({prev}) "
-                     f"cost({_cost(t - prev_t, factor)}) : {', '.join(types)}")
+                     f"cost({cost}) : {', '.join(types)}")
         for n in names:
             reduced[n] = f"%r.{ir_name(n)}"
             lines.append(f"  {reduced[n]} = all_reduce avg %g.{ir_name(n)} in @{group}")
@@ -163,3 +197,4 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
     lines.append(f"  compute @optimizer({', '.join(reduced[n] for n, _ in params)})")
     lines.append("}")
     return "\n".join(lines) + "\n"
+

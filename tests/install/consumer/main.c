@@ -33,11 +33,11 @@ typedef struct {
 static collcResult_t compute(const char *name, uint32_t index, void *user) {
   Rank *me = (Rank *)user;
   (void)index;
-  if (strcmp(name, "bwd.ln_f") != 0)
+  if (strcmp(name, "bwd.transformer.ln_f") != 0)
     return collcSuccess;
   void *grad;
   size_t bytes;
-  CHECK(collcExecutorTensor(me->exec, "g.ln_f.w", &grad, &bytes));
+  CHECK(collcExecutorTensor(me->exec, "g.transformer.ln_f.weight", &grad, &bytes));
   for (size_t i = 0; i < bytes / sizeof(float); ++i)
     ((float *)grad)[i] = (float)(me->rank + 1 + i);
   return collcSuccess;
@@ -61,7 +61,7 @@ static collcResult_t step(Rank *me) {
   CHECK(collcExecutorSynchronize(me->exec, 10000));
   void *avg;
   size_t bytes;
-  CHECK(collcExecutorTensor(me->exec, "r.ln_f.w", &avg, &bytes));
+  CHECK(collcExecutorTensor(me->exec, "r.transformer.ln_f.weight", &avg, &bytes));
   memcpy(me->result, avg, sizeof me->result);
   return collcExecutorDestroy(me->exec);
 }
@@ -130,10 +130,11 @@ int main(int argc, char **argv) {
   for (int r = 0; r < 2; ++r)
     for (int i = 0; i < N; ++i)
       if (ranks[r].result[i] != (float)i + 1.5f) {
-        fprintf(stderr, "rank %d: r.ln_f.w[%d] is %g, expected %g\n", r, i, ranks[r].result[i],
-                (float)i + 1.5f);
+        fprintf(stderr, "rank %d: r.transformer.ln_f.weight[%d] is %g, expected %g\n", r, i,
+                ranks[r].result[i], (float)i + 1.5f);
         return 1;
       }
-  printf("2 ranks replayed one step; r.ln_f.w is the average of both ranks' g.ln_f.w\n");
+  printf("2 ranks replayed one step; r.transformer.ln_f.weight is the average of both ranks' "
+         "g.transformer.ln_f.weight\n");
   return 0;
 }
