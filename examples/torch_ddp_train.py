@@ -32,6 +32,9 @@ import sys
 import tempfile
 import time
 
+# torch and collc are imported where the ranks use them: the launcher needs
+# neither.
+
 # Each rank's loss within this relative distance of torch DDP's, every step.
 # With 2 ranks both averages are exact (a sum of two floats, halved), so the
 # curves are equal; the bound leaves room for the summation orders of other
@@ -59,6 +62,8 @@ def options(argv=None):
     ap.add_argument("--perturb", type=float, default=0.0,
                     help="add this to every gradient collc averaged (tests the comparison)")
     ap.add_argument("--worker", metavar="DIR", help=argparse.SUPPRESS)
+    # For the tests of the launcher: this rank fails once its peers wait for it.
+    ap.add_argument("--fail-rank", type=int, default=-1, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.steps < 2:
         ap.error(f"--steps is {args.steps}: expected at least 2 (step 0 is the warm-up)")
@@ -73,8 +78,9 @@ def options(argv=None):
 
 def batches(args, rank):
     """This rank's shard: args.steps batches of token sequences drawn from a
-    fixed random Markov chain (each token has 4 likely successors), so the
-    loss has something to learn; inputs and next-token targets."""
+    fixed random Markov chain (each token is followed by one of 4, chosen
+    uniformly), so the loss has something to learn; inputs and next-token
+    targets."""
     import torch
     g = torch.Generator().manual_seed(args.seed)
     successors = torch.randint(0, args.vocab, (args.vocab, 4), generator=g)
@@ -137,21 +143,10 @@ def plan_for(args, rank, data):
     return collc.compile(shared[0], bucket="ddp")
 
 
-def params_of(model):
-    """The parameters as DDP registers them: requiring a gradient, a tied
-    one once under its first name (collc.torch's names)."""
-    seen, out = set(), []
-    for name, p in model.named_parameters():
-        if p.requires_grad and id(p) not in seen:
-            seen.add(id(p))
-            out.append((name, p))
-    return out
-
-
 def train_collc(args, rank, data, rendezvous):
     import torch
     import collc
-    from collc.torch._ddp import ir_name
+    from collc.torch._ddp import ddp_parameters, ir_name
     plan = plan_for(args, rank, data)
     model = new_model(args)
     x = collc.Executor(plan, rank, backend=args.backend, rendezvous=rendezvous,
@@ -159,7 +154,7 @@ def train_collc(args, rank, data, rendezvous):
     # Gradients as bucket views (DDP's gradient_as_bucket_view): each .grad
     # is the plan's %g.NAME, a view of its bucket, which backward accumulates
     # into and the replay averages in place (%r.NAME is the same memory).
-    params = params_of(model)
+    params = ddp_parameters(model)
     for name, p in params:
         p.grad = torch.from_numpy(x.tensor("g." + ir_name(name))).view(p.shape)
     where = [p.grad.data_ptr() for _, p in params]
@@ -196,6 +191,7 @@ def train_collc(args, rank, data, rendezvous):
 def train_ddp(args, data):
     import torch
     from torch.nn.parallel import DistributedDataParallel
+    from collc.torch._ddp import ddp_parameters
     model = new_model(args)
     ddp = DistributedDataParallel(model)
     opt = torch.optim.Adam(ddp.parameters(), lr=args.lr)
@@ -208,7 +204,7 @@ def train_ddp(args, data):
         opt.step()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
-    return losses, times, [p.detach().clone() for _, p in params_of(model)]
+    return losses, times, [p.detach().clone() for _, p in ddp_parameters(model)]
 
 
 def worker(args):
@@ -224,6 +220,8 @@ def worker(args):
                             rank=rank, world_size=args.world,
                             timeout=datetime.timedelta(seconds=args.timeout))
     data = batches(args, rank)
+    if rank == args.fail_rank:
+        raise SystemExit(f"rank {rank}: failing as --fail-rank asks")
     dist.barrier()
     # collc's gloo ranks meet in a directory of their own; mpi's through MPI.
     rendezvous = "file:" + os.path.join(args.worker, "collc") if args.backend == "gloo" else None
@@ -267,13 +265,17 @@ def run_ranks(args, tmp):
     try:
         while any(p.poll() is None for p in procs):
             if any(p.poll() not in (None, 0) for p in procs):
-                print("torch_ddp_train: a rank failed; stopping the others", file=sys.stderr)
-                return False
+                break  # the others would wait for it
             if time.monotonic() > deadline:
-                print(f"torch_ddp_train: timeout after {args.timeout:g} s", file=sys.stderr)
+                print(f"torch_ddp_train: timeout after {args.timeout:g} s; stopping the ranks",
+                      file=sys.stderr)
                 return False
             time.sleep(0.05)
-        return all(p.returncode == 0 for p in procs)
+        failed = [p.returncode for p in procs if p.poll() not in (None, 0)]
+        if failed:
+            print(f"torch_ddp_train: a rank failed (exit status {failed[0]}); stopping the "
+                  "others", file=sys.stderr)
+        return not failed
     finally:
         for p in procs:  # all at once, before waiting: none sees another die first
             if p.poll() is None:

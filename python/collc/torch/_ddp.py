@@ -51,16 +51,23 @@ def _default_loss(out):
     return out.float().sum()
 
 
-def observe(module, example_inputs, loss_fn=None):
-    """Runs one forward and backward; returns (params, ready, fwd_ns, bwd_ns):
-    params the (name, tensor) pairs DDP would register, ready the
-    (name, time_ns) firings in gradient-ready order, times from backward's
-    start."""
+def ddp_parameters(module):
+    """The (name, parameter) pairs DDP registers, in module order: those that
+    require a gradient, a shared (tied) one once under its first name."""
     seen, params = set(), []
     for name, p in module.named_parameters():  # dedups tied parameters by identity
         if p.requires_grad and id(p) not in seen:
             seen.add(id(p))
             params.append((name, p))
+    return params
+
+
+def observe(module, example_inputs, loss_fn=None):
+    """Runs one forward and backward; returns (params, ready, fwd_ns, bwd_ns):
+    params the (name, tensor) pairs DDP would register, ready the
+    (name, time_ns) firings in gradient-ready order, times from backward's
+    start."""
+    params = ddp_parameters(module)
     if not params:
         raise TraceError("the module has no parameter that requires a gradient")
 
