@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Trains a small GPT-2 data parallel on 2 CPU processes (--world) twice, from
-the same initial weights on the same data shards with the same optimizer, and
-compares:
+"""Trains two copies of a small GPT-2 data parallel on 2 CPU processes
+(--world), from the same initial weights on the same data shards with the
+same optimizer, step by step in turn, and compares them:
 
   collc      each process traces the model with collc.torch (DDP), compiles
              the trace with --bucket ddp and replays the plan every step to
@@ -15,6 +15,7 @@ DDP", says why it is what it is), 2 when a rank failed or the run timed out.
 
   PYTHONPATH=python COLLC_LIBRARY=build/lib/libcollc.so \\
       /usr/bin/python3 examples/torch_ddp_train.py [--steps 20] [--backend gloo|mpi]
+      [--overlap]
 
 It starts its own processes (the mpi backend: under mpirun, $COLLC_MPIRUN or
 `mpirun`), which meet in a temporary directory, and kills them and removes
@@ -48,6 +49,9 @@ def options(argv=None):
     ap.add_argument("--world", type=int, default=2, help="processes")
     ap.add_argument("--backend", choices=["gloo", "mpi"], default="gloo",
                     help="collc's backend (torch DDP is on gloo either way)")
+    ap.add_argument("--overlap", action="store_true",
+                    help="replay on a thread of its own during backward, each bucket "
+                         "averaged once its gradients are ready (default: after backward)")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--heads", type=int, default=4)
@@ -140,71 +144,141 @@ def plan_for(args, rank, data):
     if without_costs(shared[0]) != without_costs(ir):
         raise RuntimeError(f"rank {rank}: the traced program differs from rank 0's beyond "
                            "its costs (another gradient order?)")
-    return collc.compile(shared[0], bucket="ddp")
+    return collc.compile(shared[0], bucket="ddp"), shared[0]
 
 
-def train_collc(args, rank, data, rendezvous):
-    import torch
-    import collc
-    from collc.torch._ddp import ddp_parameters, ir_name
-    plan = plan_for(args, rank, data)
-    model = new_model(args)
-    x = collc.Executor(plan, rank, backend=args.backend, rendezvous=rendezvous,
-                       timeout_ms=int(args.timeout * 1000))
-    # Gradients as bucket views (DDP's gradient_as_bucket_view): each .grad
-    # is the plan's %g.NAME, a view of its bucket, which backward accumulates
-    # into and the replay averages in place (%r.NAME is the same memory).
-    params = ddp_parameters(model)
-    for name, p in params:
-        p.grad = torch.from_numpy(x.tensor("g." + ir_name(name))).view(p.shape)
-    where = [p.grad.data_ptr() for _, p in params]
-    count, first = x.unbound()
-    if count:
-        raise RuntimeError(f"rank {rank}: {count} plan tensors are not views, {first} first")
-    x.capture()
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
-    losses, times = [], []
-    for ids, targets in data:
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=False)  # zeroes the views in place
-        loss = loss_of(model(ids), targets)
+class Overlap:
+    """Replays the plan on a thread of its own while backward runs (--overlap):
+    each backward compute op's callback waits until autograd has accumulated
+    the gradients the op produces (a hook on each parameter's gradient
+    accumulator, as DDP's reducer hooks them), so each bucket's all_reduce
+    starts once its gradients are ready, as DDP's do, not after backward."""
+
+    def __init__(self, x, ir, params, timeout):
+        import re
+        from collc.torch._ddp import ir_name, on_gradient_ready
+        self.x, self.timeout, self.names = x, timeout, [n for n, _ in params]
+        of_value = {"%g." + ir_name(n): n for n in self.names}
+        # compute op -> the parameters whose gradients it produces
+        self.waits = {m.group(2): [of_value[v] for v in m.group(1).split(", ") if v in of_value]
+                      for m in re.finditer(r"^ +(%.+?) = compute @([^\s(]+)", ir, re.M)}
+        self.ready = {}
+        self.accumulators = on_gradient_ready(params, lambda name: self.ready[name].set())
+
+    def start(self):
+        import threading
+        self.ready = {n: threading.Event() for n in self.names}
+        self.abandoned, self.errors = threading.Event(), []
+        self.thread = threading.Thread(target=self._replay)
+        self.thread.start()
+
+    def _compute(self, op, index):
+        for name in self.waits.get(op, ()):
+            while not self.ready[name].wait(0.05):
+                if self.abandoned.is_set():
+                    raise RuntimeError(f"compute @{op}: the step was abandoned before the "
+                                       f"gradient of {name} was ready")
+
+    def _replay(self):
+        try:
+            self.x.replay(self._compute)
+            self.x.synchronize(timeout=self.timeout)
+        except BaseException as e:  # raised on the training thread, by finish()
+            self.errors.append(e)
+
+    def finish(self, backward_done):
+        if not backward_done:
+            self.abandoned.set()
+        self.thread.join()
+        if self.errors and backward_done:
+            raise self.errors[0]
+
+
+class CollcTrainer:
+    """The model trained with collc's plan averaging its gradients."""
+
+    def __init__(self, args, rank, data, rendezvous):
+        import torch
+        import collc
+        from collc.torch._ddp import ddp_parameters, ir_name
+        self.args, self.rank = args, rank
+        self.plan, ir = plan_for(args, rank, data)
+        self.model = new_model(args)
+        self.x = collc.Executor(self.plan, rank, backend=args.backend, rendezvous=rendezvous,
+                                timeout_ms=int(args.timeout * 1000))
+        # Gradients as bucket views (DDP's gradient_as_bucket_view): each .grad
+        # is the plan's %g.NAME, a view of its bucket, which backward
+        # accumulates into and the replay averages in place (%r.NAME is the
+        # same memory).
+        self.params = ddp_parameters(self.model)
+        for name, p in self.params:
+            p.grad = torch.from_numpy(self.x.tensor("g." + ir_name(name))).view(p.shape)
+        self.where = [p.grad.data_ptr() for _, p in self.params]
+        count, first = self.x.unbound()
+        if count:
+            raise RuntimeError(f"rank {rank}: {count} plan tensors are not views, {first} first")
+        self.x.capture()
+        self.overlap = Overlap(self.x, ir, self.params, args.timeout) if args.overlap else None
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=args.lr)
+        self.waits = []  # per step: how long averaging ran on after backward
+
+    def step(self, ids, targets):
+        if self.overlap:
+            self.overlap.start()
+        backward_done = False
+        try:
+            self.opt.zero_grad(set_to_none=False)  # zeroes the views in place
+            loss = loss_of(self.model(ids), targets)
+            loss.backward()
+            if [p.grad.data_ptr() for _, p in self.params] != self.where:
+                raise RuntimeError(f"rank {self.rank}: backward replaced a gradient instead "
+                                   "of accumulating into the plan's view")
+            backward_done = True
+            t = time.perf_counter()
+        finally:
+            if self.overlap:
+                self.overlap.finish(backward_done)
+        if not self.overlap:
+            self.x.replay()
+            self.x.synchronize(timeout=self.args.timeout)
+        self.waits.append(time.perf_counter() - t)
+        if self.args.perturb:
+            for _, p in self.params:
+                p.grad.add_(self.args.perturb)
+        self.opt.step()
+        return loss
+
+    def close(self):
+        """The final parameters; releases the executor and the plan."""
+        final = [p.detach().clone() for _, p in self.params]
+        for _, p in self.params:
+            p.grad = None  # the views die with the executor
+        self.x.close()
+        self.plan.close()
+        return final
+
+
+class DdpTrainer:
+    """The model trained with torch's DistributedDataParallel, its defaults."""
+
+    def __init__(self, args):
+        import torch
+        from torch.nn.parallel import DistributedDataParallel
+        from collc.torch._ddp import ddp_parameters
+        self.model = new_model(args)
+        self.params = ddp_parameters(self.model)
+        self.ddp = DistributedDataParallel(self.model)
+        self.opt = torch.optim.Adam(self.ddp.parameters(), lr=args.lr)
+
+    def step(self, ids, targets):
+        self.opt.zero_grad(set_to_none=False)
+        loss = loss_of(self.ddp(ids), targets)
         loss.backward()
-        if [p.grad.data_ptr() for _, p in params] != where:
-            raise RuntimeError(f"rank {rank}: backward replaced a gradient instead of "
-                               "accumulating into the plan's view")
-        x.replay()
-        x.synchronize(timeout=args.timeout)
-        if args.perturb:
-            for _, p in params:
-                p.grad.add_(args.perturb)
-        opt.step()
-        times.append(time.perf_counter() - t0)
-        losses.append(loss.item())
-    final = [p.detach().clone() for _, p in params]
-    for _, p in params:
-        p.grad = None  # the views die with the executor
-    x.close()
-    plan.close()
-    return losses, times, final
+        self.opt.step()
+        return loss
 
-
-def train_ddp(args, data):
-    import torch
-    from torch.nn.parallel import DistributedDataParallel
-    from collc.torch._ddp import ddp_parameters
-    model = new_model(args)
-    ddp = DistributedDataParallel(model)
-    opt = torch.optim.Adam(ddp.parameters(), lr=args.lr)
-    losses, times = [], []
-    for ids, targets in data:
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=False)
-        loss = loss_of(ddp(ids), targets)
-        loss.backward()
-        opt.step()
-        times.append(time.perf_counter() - t0)
-        losses.append(loss.item())
-    return losses, times, [p.detach().clone() for _, p in ddp_parameters(model)]
+    def close(self):
+        return [p.detach().clone() for _, p in self.params]
 
 
 def worker(args):
@@ -222,16 +296,23 @@ def worker(args):
     data = batches(args, rank)
     if rank == args.fail_rank:
         raise SystemExit(f"rank {rank}: failing as --fail-rank asks")
-    dist.barrier()
     # collc's gloo ranks meet in a directory of their own; mpi's through MPI.
     rendezvous = "file:" + os.path.join(args.worker, "collc") if args.backend == "gloo" else None
-    c_loss, c_time, c_final = train_collc(args, rank, data, rendezvous)
-    dist.barrier()
-    d_loss, d_time, d_final = train_ddp(args, data)
-    drift = max(float((a - b).abs().max()) for a, b in zip(c_final, d_final))
+    trainers = {"collc": CollcTrainer(args, rank, data, rendezvous), "ddp": DdpTrainer(args)}
+    # The two train step by step in turn, the first of a step alternating, so
+    # the machine's load falls on both alike and their times compare.
+    result = {k: {"loss": [], "time": []} for k in trainers}
+    for s, (ids, targets) in enumerate(data):
+        for k in (("collc", "ddp") if s % 2 == 0 else ("ddp", "collc")):
+            t0 = time.perf_counter()
+            loss = trainers[k].step(ids, targets)
+            result[k]["time"].append(time.perf_counter() - t0)
+            result[k]["loss"].append(loss.item())
+    result["collc"]["wait"] = trainers["collc"].waits
+    result["drift"] = max(float((a - b).abs().max())
+                          for a, b in zip(trainers["collc"].close(), trainers["ddp"].close()))
     with open(os.path.join(args.worker, f"rank{rank}.json"), "w") as f:
-        json.dump({"collc": {"loss": c_loss, "time": c_time},
-                   "ddp": {"loss": d_loss, "time": d_time}, "drift": drift}, f)
+        json.dump(result, f)
     dist.destroy_process_group()
     if args.backend == "mpi":
         import collc
@@ -299,7 +380,8 @@ def report(args, ranks):
                for k in ("collc", "ddp")}
     print(f"GPT-2 {args.layers} layers x {args.width} wide, {args.heads} heads, seq {args.seq}, "
           f"vocab {args.vocab}; {args.world} ranks on CPU, {args.batch} sequences each per step; "
-          f"Adam lr {args.lr:g}; {steps} steps; collc on {args.backend}, torch DDP on gloo")
+          f"Adam lr {args.lr:g}; {steps} steps; collc on {args.backend} "
+          f"({'overlapping backward' if args.overlap else 'after backward'}), torch DDP on gloo")
     print(f"{'step':>4}  {'collc loss':>12}  {'DDP loss':>12}  {'|diff|':>9}  "
           f"{'collc ms':>9}  {'DDP ms':>9}")
     worst_abs = worst_rel = 0.0
@@ -315,6 +397,9 @@ def report(args, ranks):
     c_ms, d_ms = mean(step_ms["collc"][1:]), mean(step_ms["ddp"][1:])
     print(f"mean step time (steps 1-{steps - 1}): collc {c_ms:.1f} ms, torch DDP {d_ms:.1f} ms "
           f"(collc / DDP {c_ms / d_ms:.2f})")
+    wait_ms = mean([1000 * mean(r["collc"]["wait"][1:]) for r in ranks])
+    print(f"collc's averaging after backward ended: {wait_ms:.1f} ms per step "
+          f"(the mean over ranks, steps 1-{steps - 1})")
     drift = max(r["drift"] for r in ranks)
     print(f"max |parameter difference| after {steps} steps: {drift:.3e}")
     ok = worst_rel <= args.tolerance

@@ -62,6 +62,19 @@ def ddp_parameters(module):
     return params
 
 
+def on_gradient_ready(params, fn):
+    """Calls fn(name) whenever backward has accumulated the gradient of one
+    of params ((name, parameter) pairs): a hook on its gradient accumulator,
+    as DDP's reducer finds it. Returns the accumulators, for the caller to
+    keep alive while it listens."""
+    accumulators = []
+    for name, p in params:
+        acc = p.expand_as(p).grad_fn.next_functions[0][0]
+        acc.register_hook(lambda *_, name=name: fn(name))
+        accumulators.append(acc)
+    return accumulators
+
+
 def observe(module, example_inputs, loss_fn=None):
     """Runs one forward and backward; returns (params, ready, fwd_ns, bwd_ns):
     params the (name, tensor) pairs DDP would register, ready the
@@ -76,18 +89,9 @@ def observe(module, example_inputs, loss_fn=None):
     if clash:
         raise TraceError(f"parameter names {clash} collide as IR names")
 
-    ready, accumulators, start = [], [], [0]
-
-    def hook_for(name):
-        def hook(*_):
-            ready.append((name, time.perf_counter_ns() - start[0]))
-        return hook
-
-    for name, p in params:
-        # The grad accumulator, as DDP's reducer finds it; kept alive here.
-        acc = p.expand_as(p).grad_fn.next_functions[0][0]
-        acc.register_hook(hook_for(name))
-        accumulators.append(acc)
+    ready, start = [], [0]
+    accumulators = on_gradient_ready(
+        params, lambda name: ready.append((name, time.perf_counter_ns() - start[0])))
 
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     module.zero_grad(set_to_none=True)
