@@ -24,6 +24,19 @@ UNFUSED = "verify,check-cross-rank,order,schedule,plan-memory"
 OTHER_REDUCE = TWO_REDUCES.replace("f32[4]", "f32[8]")
 
 
+def gloo_built():
+    """Whether this build of libcollc.so has the gloo backend."""
+    import collc
+    try:
+        collc.Executor(collc.compile(TWO_REDUCES), 0, backend="gloo",
+                       rendezvous="file:/nonexistent-collc-dir", timeout_ms=1)
+    except collc.UnsupportedError:
+        return False
+    except collc.Error:
+        pass
+    return True
+
+
 def on_two_ranks(body):
     """Runs body(rank) for ranks 0 and 1 on two threads; returns their
     results, or raises the first exception either raised."""

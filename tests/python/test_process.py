@@ -9,22 +9,10 @@ import sys
 
 import pytest
 
-import collc
-from conftest import TWO_REDUCES
+from conftest import gloo_built
 
 HERE = pathlib.Path(__file__).resolve().parent
 SPAWN = HERE.parent / "launch" / "spawn_ranks.py"
-
-
-def gloo_built():
-    try:
-        collc.Executor(collc.compile(TWO_REDUCES), 0, backend="gloo",
-                       rendezvous="file:/nonexistent-collc-dir", timeout_ms=1)
-    except collc.UnsupportedError:
-        return False
-    except collc.Error:
-        pass
-    return True
 
 
 @pytest.mark.skipif(not gloo_built(), reason="this build of libcollc.so has no gloo backend")

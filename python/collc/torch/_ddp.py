@@ -30,9 +30,9 @@ def _default_loss(out):
     return out.float().sum()
 
 
-def ddp_params(module):
-    """The (name, tensor) pairs DDP registers: parameters that require a
-    gradient, a tied one once under its first name."""
+def ddp_parameters(module):
+    """The (name, parameter) pairs DDP registers, in module order: those that
+    require a gradient, a shared (tied) one once under its first name."""
     seen, params = set(), []
     for name, p in module.named_parameters():  # dedups tied parameters by identity
         if p.requires_grad and id(p) not in seen:
@@ -41,6 +41,19 @@ def ddp_params(module):
     if not params:
         raise TraceError("the module has no parameter that requires a gradient")
     return params
+
+
+def on_gradient_ready(params, fn):
+    """Calls fn(name) whenever backward has accumulated the gradient of one
+    of params ((name, parameter) pairs): a hook on its gradient accumulator,
+    as DDP's reducer finds it. Returns the accumulators, for the caller to
+    keep alive while it listens."""
+    accumulators = []
+    for name, p in params:
+        acc = p.expand_as(p).grad_fn.next_functions[0][0]
+        acc.register_hook(lambda *_, name=name: fn(name))
+        accumulators.append(acc)
+    return accumulators
 
 
 def on_meta(params):
@@ -78,25 +91,16 @@ def observe(module, example_inputs, loss_fn=None):
     recorder, how): params the (name, tensor) pairs DDP would register,
     ready the (name, time_ns) firings in gradient-ready order, times from
     backward's start, the forward's Recorder, and how the order was found."""
-    params = ddp_params(module)
+    params = ddp_parameters(module)
 
     names = [ir_name(n) for n, _ in params]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise TraceError(f"parameter names {clash} collide as IR names")
 
-    ready, accumulators, start = [], [], [0]
-
-    def hook_for(name):
-        def hook(*_):
-            ready.append((name, time.perf_counter_ns() - start[0]))
-        return hook
-
-    for name, p in params:
-        # The grad accumulator, as DDP's reducer finds it; kept alive here.
-        acc = p.expand_as(p).grad_fn.next_functions[0][0]
-        acc.register_hook(hook_for(name))
-        accumulators.append(acc)
+    ready, start = [], [0]
+    accumulators = on_gradient_ready(
+        params, lambda name: ready.append((name, time.perf_counter_ns() - start[0])))
 
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     module.zero_grad(set_to_none=True)
@@ -148,7 +152,7 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
     names the model in the header (default: its class name)."""
     if not isinstance(world, int) or world < 1:
         raise TraceError(f"world must be a positive integer, not {world!r}")
-    costs = Costs(cost_mode(ddp_params(module), cost), device_class)
+    costs = Costs(cost_mode(ddp_parameters(module), cost), device_class)
     params, ready, fwd_ns, recorder, how_order = observe(module, example_inputs, loss_fn)
     flops = recorder.param_flops(params)
     by_name = dict(params)
