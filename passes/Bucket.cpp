@@ -141,28 +141,13 @@ public:
   bool joins(const Op &O, uint64_t) const override { return isBucketable(O); }
 };
 
-/// When each op's results are ready with communication free: the step
-/// simulator's compute timeline (latest rank), by OpId.
-Expected<std::vector<double>> readyTimes(const Program &P) {
-  SimOptions Opts;
-  Opts.Link = {"free", 0.0, 1e12, "no communication cost"};
-  Opts.RecordEvents = true;
-  Expected<SimResult> Sim = simulateStep(P, Opts);
-  if (!Sim)
-    return Sim.takeError();
-  std::vector<double> End(P.ops().size(), 0.0);
-  for (const SimEvent &E : Sim->Events)
-    End[E.Source] = std::max(End[E.Source], E.StartUs + E.DurUs);
-  return End;
-}
-
 std::string valueName(const Program &P, ValueId V) { return "%" + P.value(V).Name.str(); }
 
 /// Splits each run of bucketable ops (a maximal group) where the per-boundary
 /// choice (BucketBoundaries.h) finishes its communication earliest on \p Link,
 /// and says why each boundary is where it is.
 Expected<std::vector<ClosedGroup>> chooseBuckets(const Program &P, const LinkClass &Link) {
-  Expected<std::vector<double>> End = readyTimes(P);
+  Expected<std::vector<double>> End = freeCommFinishUs(P);
   if (!End)
     return End.takeError();
   const auto &Ops = P.ops();

@@ -60,7 +60,9 @@ private:
       Time = std::max(Time, ready(R, V));
     return Time;
   }
-  double arrival(int64_t R, const SimTask &T) { return std::max(Ranks[R].Comm, inputsReady(R, T)); }
+  double arrival(int64_t R, const SimTask &T) {
+    return Opts.UnorderedComm ? inputsReady(R, T) : std::max(Ranks[R].Comm, inputsReady(R, T));
+  }
   double cost(const SimTask &T, int64_t N) const {
     if (FreeComm)
       return 0;
@@ -93,6 +95,8 @@ void Run::compute(int64_t R, const SimTask &T) {
   RankState &S = Ranks[R];
   double &Free = S.stream(T.Stream);
   double Start = std::max({Free, S.Fence, inputsReady(R, T)});
+  if (T.Source < Opts.EarliestStartUs.size())
+    Start = std::max(Start, Opts.EarliestStartUs[T.Source]);
   double End = Start + double(T.CostNs) / 1000.0;
   Free = End;
   for (uint32_t V : T.Outputs)

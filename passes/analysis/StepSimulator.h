@@ -86,6 +86,14 @@ struct SimResult {
 struct SimOptions {
   LinkClass Link = defaultLinkClass();
   bool RecordEvents = false;
+  /// Per task Source (may be shorter): a compute starts no earlier than
+  /// this. The perfect-overlap bound (OverlapBound.h) holds each consumer
+  /// of communication back to when its inputs could arrive at best.
+  llvm::ArrayRef<double> EarliestStartUs;
+  /// A communication starts when its inputs are ready, whatever the rank's
+  /// comm stream is doing: the bound's runs, which hold for any order of a
+  /// plan's communication.
+  bool UnorderedComm = false;
 };
 
 /// Whether a world of \p World ranks with \p NumValues values is small enough
