@@ -83,6 +83,7 @@ Expected<double> BucketPass::simulate(const Program &P, ArrayRef<Combination> Cs
   }
   SimOptions Opts;
   Opts.Link = Policy.Link;
+  Opts.StepOnly = true;
   Expected<SimResult> Sim = simulateStep(C, Opts);
   if (!Sim)
     return Sim.takeError();

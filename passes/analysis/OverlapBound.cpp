@@ -113,21 +113,19 @@ double maxOf(ArrayRef<double> V) { return V.empty() ? 0.0 : *std::max_element(V.
 
 /// One run of \p M with free communication in any order, each compute held
 /// back to \p Earliest: when each op is ready, by OpId (latest rank): a
-/// compute's end, a communication's start (its inputs ready on every member,
-/// the sender's for a recv).
+/// compute's end, a communication's (free) end, when its inputs are ready on
+/// every member (the sender's for a recv).
 std::vector<double> readyTimes(const SimModel &M, size_t NumOps, ArrayRef<double> Earliest) {
   SimOptions Opts;
   Opts.Link = {"free", 0.0, 1e12, "no communication cost"};
-  Opts.RecordEvents = true;
+  Opts.RecordFinish = Opts.StepOnly = true;
   Opts.EarliestStartUs = Earliest;
   Opts.UnorderedComm = true;
   // It walks the same rendezvous as the step the caller simulated first.
   std::optional<SimResult> Sim = simulateModel(M, Opts);
   assert(Sim && "the program was simulated before");
-  std::vector<double> Ready(NumOps, 0.0);
-  for (const SimEvent &E : Sim->Events)
-    Ready[E.Source] = std::max(Ready[E.Source], E.StartUs + (E.IsComm ? 0.0 : E.DurUs));
-  return Ready;
+  Sim->FinishUs.resize(NumOps, 0.0);
+  return std::move(Sim->FinishUs);
 }
 
 } // namespace
@@ -135,6 +133,7 @@ std::vector<double> readyTimes(const SimModel &M, size_t NumOps, ArrayRef<double
 Expected<OverlapBound> perfectOverlapBound(const Program &P, const LinkClass &Link) {
   SimOptions Check;
   Check.Link = {"free", 0.0, 1e12, "no communication cost"};
+  Check.StepOnly = true;
   Expected<SimResult> Free = simulateStep(P, Check);
   if (!Free)
     return Free.takeError();

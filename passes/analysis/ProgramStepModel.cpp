@@ -68,15 +68,13 @@ Expected<std::vector<double>> freeCommFinishUs(const Program &P,
                                                ArrayRef<double> EarliestStartUs) {
   SimOptions Opts;
   Opts.Link = {"free", 0.0, 1e12, "no communication cost"};
-  Opts.RecordEvents = true;
+  Opts.RecordFinish = Opts.StepOnly = true;
   Opts.EarliestStartUs = EarliestStartUs;
   Expected<SimResult> Sim = simulateStep(P, Opts);
   if (!Sim)
     return Sim.takeError();
-  std::vector<double> End(P.ops().size(), 0.0);
-  for (const SimEvent &E : Sim->Events)
-    End[E.Source] = std::max(End[E.Source], E.StartUs + E.DurUs);
-  return End;
+  Sim->FinishUs.resize(P.ops().size(), 0.0);
+  return std::move(Sim->FinishUs);
 }
 
 } // namespace collc

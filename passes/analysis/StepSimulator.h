@@ -81,11 +81,18 @@ struct SimResult {
   double CommBusyUs = 0; ///< on the slowest rank
   int64_t SlowestRank = 0;
   std::vector<SimEvent> Events; ///< when requested, in simulation order
+  /// When requested: per task Source, when it finished on its latest rank
+  /// (0 for sources that ran nowhere; may be shorter than the sources).
+  std::vector<double> FinishUs;
 };
 
 struct SimOptions {
   LinkClass Link = defaultLinkClass();
   bool RecordEvents = false;
+  bool RecordFinish = false;
+  /// Only the step: no second run with free communication (ComputeOnlyStepUs
+  /// and ExposedCommUs stay 0). For callers that compare steps.
+  bool StepOnly = false;
   /// Per task Source (may be shorter): a compute starts no earlier than
   /// this. The perfect-overlap bound (OverlapBound.h) holds each consumer
   /// of communication back to when its inputs could arrive at best.

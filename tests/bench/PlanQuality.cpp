@@ -93,11 +93,14 @@ Expected<double> boundUs(const Case &C, bool SplitTail) {
   return SplitTail ? B->exposedWithSplitTailUs() : B->exposedUs();
 }
 
-/// One way to issue a program's collectives: its exposed comm on a case.
+/// One figure per case: a way to issue a program's collectives and its
+/// exposed comm (us, printed in ms). A peak-memory column would return bytes
+/// with a Divisor of 2^30 (GiB).
 struct Column {
   const char *Name;
   const char *Says;
-  std::function<Expected<double>(const Case &)> ExposedUs;
+  std::function<Expected<double>(const Case &)> Figure;
+  double Divisor = 1000;
 };
 
 // The ratios below name columns by index: keep these first.
@@ -196,7 +199,7 @@ int main(int argc, char **argv) {
         Case C{Path, (*Buffer)->getBuffer(), W, L};
         std::vector<double> Us;
         for (const Column &Col : Columns) {
-          Expected<double> V = Col.ExposedUs(C);
+          Expected<double> V = Col.Figure(C);
           if (!V) {
             llvm::errs() << Path << " at world " << W << " on " << L.Name << ", " << Col.Name
                          << ": " << llvm::toString(V.takeError()) << '\n';
@@ -208,8 +211,8 @@ int main(int argc, char **argv) {
           return B > 0 ? llvm::formatv("{0:f2}", A / B).str() : std::string("-");
         };
         llvm::outs() << llvm::formatv("{0,6} {1,-12}", W, L.Name);
-        for (double V : Us)
-          llvm::outs() << llvm::formatv(" {0,10:f3}", V / 1000);
+        for (size_t K = 0; K != Us.size(); ++K)
+          llvm::outs() << llvm::formatv(" {0,10:f3}", Us[K] / Columns[K].Divisor);
         bool Exposed = exposedCase(Us[BoundSplitTail]);
         bool IsWorse = Us[Auto] > Us[Ddp] + 1e-3;
         // A microsecond of slack: the figures are sums of doubles.
