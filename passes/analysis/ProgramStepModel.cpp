@@ -64,12 +64,10 @@ Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts) {
   return std::move(*R);
 }
 
-Expected<std::vector<double>> freeCommFinishUs(const Program &P,
-                                               ArrayRef<double> EarliestStartUs) {
+Expected<std::vector<double>> freeCommFinishUs(const Program &P) {
   SimOptions Opts;
   Opts.Link = {"free", 0.0, 1e12, "no communication cost"};
   Opts.RecordFinish = Opts.StepOnly = true;
-  Opts.EarliestStartUs = EarliestStartUs;
   Expected<SimResult> Sim = simulateStep(P, Opts);
   if (!Sim)
     return Sim.takeError();

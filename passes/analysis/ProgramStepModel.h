@@ -25,9 +25,8 @@ llvm::Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts)
 
 /// When each op of \p P finishes (latest rank) with communication free: the
 /// compute timeline that says when each tensor is ready. By OpId; 0 for ops
-/// that run nowhere. \p EarliestStartUs as in SimOptions.
-llvm::Expected<std::vector<double>>
-freeCommFinishUs(const Program &P, llvm::ArrayRef<double> EarliestStartUs = {});
+/// that run nowhere.
+llvm::Expected<std::vector<double>> freeCommFinishUs(const Program &P);
 
 } // namespace collc
 

@@ -103,8 +103,8 @@ void Run::compute(int64_t R, const SimTask &T) {
   RankState &S = Ranks[R];
   double &Free = S.stream(T.Stream);
   double Start = std::max({Free, S.Fence, inputsReady(R, T)});
-  if (T.Source < Opts.EarliestStartUs.size())
-    Start = std::max(Start, Opts.EarliestStartUs[T.Source]);
+  if (Opts.EarliestStart)
+    Start = std::max(Start, Opts.EarliestStart(R, T, [&](uint32_t V) { return ready(R, V); }));
   double End = Start + double(T.CostNs) / 1000.0;
   Free = End;
   for (uint32_t V : T.Outputs)
