@@ -9,11 +9,12 @@
 // cannot start before
 //   max over i in S of  ready(i) + alpha + sum of cost(j), j in S ready no earlier than i
 // (whatever is ready at or after i is still to be sent then), and no rank's
-// step ends before the same sum over all it sends. Holding each op back to
-// that time delays what follows; rounds repeat until nothing moves. It
-// leaves out what only makes a real plan slower: contention between
-// communications that feed different ops beyond the per-rank sum, the fence
-// of a blocking collective.
+// step ends before the same sum over all it sends. One run of the step
+// simulator, with communication free and unordered, holds each such op back
+// to that time as it is reached, so a hold delays what follows (a chain of
+// compute, collective, compute adds up). It leaves out what only makes a
+// real plan slower: contention between communications that feed different
+// ops beyond the per-rank sum, the fence of a blocking collective.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_PASSES_ANALYSIS_OVERLAPBOUND_H
