@@ -5,14 +5,15 @@ trace yet (it runs a real forward and backward; meta-device tracing is being
 built). When collc.torch writes these programs, pass its files to the bench
 instead; this generator only fills the gap.
 
-    python3 transformer_ddp.py gpt2-xl|llama2-7b|gpt2-124m [-o FILE]
+    python3 transformer_ddp.py gpt2-xl|llama2-7b|gpt2-124m [--grad-dtype f32|bf16] [-o FILE]
 
 The program has the shape of examples/gpt2_ddp.coll: backward from the loss
 down to the embeddings, one compute per module that finishes its parameters'
 gradients (in reverse order of model.parameters(), bias before weight, the
 order DDP's reducer sees them), each gradient averaged as soon as it is ready,
-then AdamW over all of them. Gradients are f32 (mixed precision keeps f32
-master gradients), activation gradients bf16.
+then AdamW over all of them. Gradients are f32 by default (mixed precision
+keeps f32 master gradients; `--grad-dtype bf16` for bf16 parameters),
+activation gradients bf16.
 
 Costs are estimates for an H100, the rates the GPT-2 124M example's costs
 imply: matmul backward at 400 TFLOP/s (4 x tokens x in x out FLOPs),
@@ -40,8 +41,8 @@ def us(x):
 
 
 class Writer:
-    def __init__(self, cfg):
-        self.cfg, self.lines, self.params = cfg, [], []
+    def __init__(self, cfg, grad):
+        self.cfg, self.grad, self.lines, self.params = cfg, grad, [], []
         self.tokens = cfg["batch"] * cfg["seq"]
         self.act = f"bf16[{cfg['batch']}, {cfg['seq']}, {cfg['hidden']}]"
 
@@ -49,7 +50,7 @@ class Writer:
         """One backward compute: the activation gradient, then `grads`
         [(param, shape)] in the order it finishes them, each all-reduced."""
         outs = [f"%dx.{name}"] + [f"%g.{p}" for p, _ in grads]
-        types = [self.act] + [f"f32[{', '.join(map(str, s))}]" for _, s in grads]
+        types = [self.act] + [f"{self.grad}[{', '.join(map(str, s))}]" for _, s in grads]
         ins = ", ".join([dx_in, *extra_in])
         self.lines.append(f"  {', '.join(outs)} = compute @bwd.{name}({ins}) cost({us(cost_s)}us)"
                           f" : {', '.join(types)}")
@@ -97,9 +98,9 @@ def llama_layer(w, l, dx):
     return w.backward(f"{p}.input_layernorm", dx, [(f"{p}.input_layernorm.w", [h])], w.norm_s())
 
 
-def program(model):
+def program(model, grad="f32"):
     cfg = MODELS[model]
-    w = Writer(cfg)
+    w = Writer(cfg, grad)
     h, v, t = cfg["hidden"], cfg["vocab"], w.tokens
     gpt2 = cfg["style"] == "gpt2"
     logits = f"bf16[{cfg['batch']}, {cfg['seq']}, {v}]"
@@ -108,7 +109,7 @@ def program(model):
     # embedding backward; Llama's lm_head is a parameter of its own.
     if gpt2:
         w.lines.append(f"  %dx.head, %g.wte.head = compute @bwd.lm_head(%dlogits) "
-                       f"cost({us(w.linear_s(h, v))}us) : {w.act}, f32[{v}, {h}]")
+                       f"cost({us(w.linear_s(h, v))}us) : {w.act}, {grad}[{v}, {h}]")
         dx = w.backward("ln_f", "%dx.head", [("ln_f.b", [h]), ("ln_f.w", [h])], w.norm_s())
     else:
         dx = w.backward("lm_head", "%dlogits", [("lm_head.w", [v, h])], w.linear_s(h, v))
@@ -120,23 +121,24 @@ def program(model):
     if gpt2:
         w.lines.append(f"  // embeddings: wpe, then wte, whose gradient adds the LM head's")
         w.lines.append(f"  %g.wpe, %g.wte = compute @bwd.embed({dx}, %g.wte.head) cost({us(embed_s)}us)"
-                       f" : f32[{cfg['seq']}, {h}], f32[{v}, {h}]")
+                       f" : {grad}[{cfg['seq']}, {h}], {grad}[{v}, {h}]")
         for p, s in [("wpe", [cfg["seq"], h]), ("wte", [v, h])]:
             w.lines.append(f"  %r.{p} = all_reduce avg %g.{p} in @dp")
             w.params.append((p, s))
     else:
         w.lines.append(f"  %g.embed_tokens.w = compute @bwd.embed({dx}) cost({us(embed_s)}us)"
-                       f" : f32[{v}, {h}]")
+                       f" : {grad}[{v}, {h}]")
         w.lines.append(f"  %r.embed_tokens.w = all_reduce avg %g.embed_tokens.w in @dp")
         w.params.append(("embed_tokens.w", [v, h]))
     numel = sum(math.prod(s) for _, s in w.params)
     ready = ", ".join(f"%r.{p}" for p, _ in reversed(w.params))
     w.lines.append(f"\n  // AdamW over every averaged gradient, in model.parameters() order")
     w.lines.append(f"  compute @optimizer.adamw({ready}) cost({us(numel * 28 / MEM_BPS)}us)")
-    name = model.replace("-", "_")
+    name = model.replace("-", "_") + ("" if grad == "f32" else "_" + grad)
     head = [f"// {model} ({numel / 1e6:.0f}M parameters) trained data parallel, as PyTorch DDP runs it:",
-            f"// micro-batch {cfg['batch']} x {cfg['seq']} tokens. Written by "
-            f"tests/bench/programs/transformer_ddp.py {model}",
+            f"// micro-batch {cfg['batch']} x {cfg['seq']} tokens, {grad} gradients. Written by",
+            f"// tests/bench/programs/transformer_ddp.py {model}"
+            + ("" if grad == "f32" else f" --grad-dtype {grad}"),
             "// (FLOP-estimated H100 costs; see that script). Do not edit by hand.",
             f"program @{name}_ddp world(8) {{", "  group @dp = world", ""]
     return "\n".join(head + w.lines + ["}", ""])
@@ -145,9 +147,10 @@ def program(model):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", choices=sorted(MODELS))
+    ap.add_argument("--grad-dtype", choices=("f32", "bf16"), default="f32")
     ap.add_argument("-o", "--output", default="-")
     args = ap.parse_args(argv)
-    text = program(args.model)
+    text = program(args.model, args.grad_dtype)
     if args.output == "-":
         sys.stdout.write(text)
     else:
