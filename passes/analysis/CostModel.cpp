@@ -28,6 +28,11 @@ ArrayRef<LinkClass> linkClasses() { return Links; }
 
 const LinkClass &defaultLinkClass() { return Links[0]; }
 
+const LinkClass &freeLinkClass() {
+  static const LinkClass Free{"free", 0.0, 1e12, "no communication cost", nullptr};
+  return Free;
+}
+
 Expected<LinkClass> findLinkClass(StringRef Name) {
   for (const LinkClass &L : Links)
     if (L.Name == Name)

@@ -75,6 +75,9 @@ llvm::Expected<LinkClass> findLinkClass(llvm::StringRef Name);
 llvm::Expected<LinkClass> resolveLink(llvm::StringRef NameOrFile);
 /// The default for simulation and `bucket{policy=auto}`.
 const LinkClass &defaultLinkClass();
+/// A link on which communication costs nothing: the compute timeline alone
+/// (when each gradient is ready; the perfect-overlap bound's first run).
+const LinkClass &freeLinkClass();
 
 /// nccl-tests' bus-bandwidth factor of \p K over \p N ranks, relative to the
 /// size nccl-tests reports (the gathered size for all_gather, the input

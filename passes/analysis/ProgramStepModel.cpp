@@ -64,4 +64,15 @@ Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts) {
   return std::move(*R);
 }
 
+Expected<std::vector<double>> freeCommFinishUs(const Program &P) {
+  SimOptions Opts;
+  Opts.Link = freeLinkClass();
+  Opts.RecordFinish = Opts.StepOnly = true;
+  Expected<SimResult> Sim = simulateStep(P, Opts);
+  if (!Sim)
+    return Sim.takeError();
+  Sim->FinishUs.resize(P.ops().size(), 0.0);
+  return std::move(Sim->FinishUs);
+}
+
 } // namespace collc

@@ -23,6 +23,11 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks);
 /// check-cross-rank) or is too large to simulate (world x values over 2^27).
 llvm::Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts);
 
+/// When each op of \p P finishes (latest rank) with communication free: the
+/// compute timeline that says when each tensor is ready. By OpId; 0 for ops
+/// that run nowhere.
+llvm::Expected<std::vector<double>> freeCommFinishUs(const Program &P);
+
 } // namespace collc
 
 #endif

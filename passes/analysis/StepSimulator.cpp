@@ -60,11 +60,20 @@ private:
       Time = std::max(Time, ready(R, V));
     return Time;
   }
-  double arrival(int64_t R, const SimTask &T) { return std::max(Ranks[R].Comm, inputsReady(R, T)); }
+  double arrival(int64_t R, const SimTask &T) {
+    return Opts.UnorderedComm ? inputsReady(R, T) : std::max(Ranks[R].Comm, inputsReady(R, T));
+  }
   double cost(const SimTask &T, int64_t N) const {
     if (FreeComm)
       return 0;
     return collectiveTimeUs(T.Kind, reportedBytes(T.Kind, T.InBytes, T.OutBytes), N, Opts.Link);
+  }
+  void recordFinish(const SimTask &T, double End) {
+    if (!Opts.RecordFinish)
+      return;
+    if (T.Source >= Finish.size())
+      Finish.resize(T.Source + 1, 0.0);
+    Finish[T.Source] = std::max(Finish[T.Source], End);
   }
   void compute(int64_t R, const SimTask &T);
   void finish(int64_t R, const SimTask &T, double Start, double Dur);
@@ -87,18 +96,22 @@ private:
   std::vector<int64_t> Queue;
   size_t Head = 0;
   std::vector<SimEvent> Events;
+  std::vector<double> Finish; // per task Source, when RecordFinish
 };
 
 void Run::compute(int64_t R, const SimTask &T) {
   RankState &S = Ranks[R];
   double &Free = S.stream(T.Stream);
   double Start = std::max({Free, S.Fence, inputsReady(R, T)});
+  if (Opts.EarliestStart)
+    Start = std::max(Start, Opts.EarliestStart(R, T, [&](uint32_t V) { return ready(R, V); }));
   double End = Start + double(T.CostNs) / 1000.0;
   Free = End;
   for (uint32_t V : T.Outputs)
     ready(R, V) = End;
   if (Opts.RecordEvents)
     Events.push_back({R, T.Source, false, T.Stream, Start, End - Start});
+  recordFinish(T, End);
 }
 
 void Run::finish(int64_t R, const SimTask &T, double Start, double Dur) {
@@ -113,6 +126,7 @@ void Run::finish(int64_t R, const SimTask &T, double Start, double Dur) {
     S.Fence = std::max(S.Fence, End);
   if (Opts.RecordEvents)
     Events.push_back({R, T.Source, true, 0, Start, Dur});
+  recordFinish(T, End);
 }
 
 bool Run::pointToPoint(int64_t R, const SimTask &T) {
@@ -209,6 +223,7 @@ SimResult Run::result() {
   }
   Out.CommBusyUs = Ranks.empty() ? 0 : Ranks[Out.SlowestRank].Busy;
   Out.Events = std::move(Events);
+  Out.FinishUs = std::move(Finish);
   return Out;
 }
 
@@ -222,8 +237,10 @@ std::optional<SimResult> simulateModel(const SimModel &M, const SimOptions &Opts
   Run Full(M, Opts, /*FreeComm=*/false);
   if (!Full.run())
     return std::nullopt;
+  if (Opts.StepOnly)
+    return Full.result();
   SimOptions Quiet = Opts;
-  Quiet.RecordEvents = false;
+  Quiet.RecordEvents = Quiet.RecordFinish = false;
   // Free communication walks the same rendezvous, so it cannot stall here.
   Run Free(M, Quiet, /*FreeComm=*/true);
   if (!Free.run())

@@ -26,8 +26,10 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -81,11 +83,29 @@ struct SimResult {
   double CommBusyUs = 0; ///< on the slowest rank
   int64_t SlowestRank = 0;
   std::vector<SimEvent> Events; ///< when requested, in simulation order
+  /// When requested: per task Source, when it finished on its latest rank
+  /// (0 for sources that ran nowhere; may be shorter than the sources).
+  std::vector<double> FinishUs;
 };
 
 struct SimOptions {
   LinkClass Link = defaultLinkClass();
   bool RecordEvents = false;
+  bool RecordFinish = false;
+  /// Only the step: no second run with free communication (ComputeOnlyStepUs
+  /// and ExposedCommUs stay 0). For callers that compare steps.
+  bool StepOnly = false;
+  /// When set, a compute starts no earlier than it says, given the rank,
+  /// the task and the ready time of any value on that rank. The
+  /// perfect-overlap bound (OverlapBound.h) holds each user of
+  /// communication back to when its inputs could arrive at best.
+  std::function<double(int64_t Rank, const SimTask &T,
+                       llvm::function_ref<double(uint32_t Value)> ReadyOf)>
+      EarliestStart;
+  /// A communication starts when its inputs are ready, whatever the rank's
+  /// comm stream is doing: the bound's runs, which hold for any order of a
+  /// plan's communication.
+  bool UnorderedComm = false;
 };
 
 /// Whether a world of \p World ranks with \p NumValues values is small enough

@@ -44,9 +44,13 @@ const char *shapeName(Shape S) {
     return "groups";
   case Shape::RankDependent:
     return "rank-dependent";
+  case Shape::Auto:
+    return "auto";
   }
   return "?";
 }
+
+const char *shapeBucketPolicy(Shape S) { return S == Shape::Auto ? "auto" : "ddp"; }
 
 std::string shapeProgramText(Shape Sh, int64_t NumOps) {
   std::string S;
@@ -85,6 +89,14 @@ std::string shapeProgramText(Shape Sh, int64_t NumOps) {
          << "  %b" << I << " = recv from (rank - " << Hop << ") : f32[32] when rank % 8 >= "
          << Hop << "\n";
     }
+    break;
+  case Shape::Auto:
+    // Gradients of 256 B to 1 MiB, ready 10 us apart: buckets of every size.
+    OS << "program @auto world(8) {\n  group @dp = world\n"
+       << "  %g0 = compute @g0 cost(10us) : f32[64]\n  %r0 = all_reduce avg %g0 in @dp\n";
+    for (int64_t I = 1; 2 * I < NumOps; ++I)
+      OS << "  %g" << I << " = compute @g" << I << "(%g" << I - 1 << ") cost(10us) : f32["
+         << (64 << (I % 13)) << "]\n  %r" << I << " = all_reduce avg %g" << I << " in @dp\n";
     break;
   }
   OS << "}\n";

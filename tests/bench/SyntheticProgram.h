@@ -24,11 +24,17 @@ std::string syntheticProgramText(int64_t NumOps, int64_t World);
 ///  - groups:     collectives spread over a thousand groups;
 ///  - rank-dependent: pipeline send/recv pairs under `when` predicates and
 ///                rank-expression peers, world 16 (the plan states a peer per
-///                rank: at world 64 a 1M-op plan is 290 MB).
-enum class Shape { OneTensor, Distinct, Groups, RankDependent };
+///                rank: at world 64 a 1M-op plan is 290 MB);
+///  - auto:       a backward chain, each compute making one gradient from the
+///                last, each gradient all-reduced, compiled with
+///                bucket{policy=auto} (its per-boundary choice and the
+///                simulations that check it against DDP's default).
+enum class Shape { OneTensor, Distinct, Groups, RankDependent, Auto };
 inline constexpr Shape AllShapes[] = {Shape::OneTensor, Shape::Distinct, Shape::Groups,
-                                      Shape::RankDependent};
+                                      Shape::RankDependent, Shape::Auto};
 const char *shapeName(Shape S);
+/// The `--bucket` policy the shape is compiled with (ddp, the default, or auto).
+const char *shapeBucketPolicy(Shape S);
 /// About \p NumOps ops of shape \p S.
 std::string shapeProgramText(Shape S, int64_t NumOps);
 

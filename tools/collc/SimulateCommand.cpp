@@ -2,7 +2,8 @@
 //
 // collc simulate FILE|PLAN [--link L]: the step time of the plan on a link
 // class or a calibrated link file, next to the eager baseline (the program
-// as written, every collective blocking) when given a program.
+// as written, every collective blocking) and the perfect-overlap bound when
+// given a program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #include "ToolSupport.h"
 
 #include "compiler/PlanStepModel.h"
+#include "passes/analysis/OverlapBound.h"
 #include "passes/analysis/ProgramStepModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -78,6 +80,14 @@ int run_simulateCommand() {
                       "{2:f2}x faster\n",
                       Ms(E->StepUs), Ms(E->ExposedCommUs),
                       R->StepUs > 0 ? E->StepUs / R->StepUs : 0);
+    // What no plan of this program can beat.
+    Expected<OverlapBound> B = perfectOverlapBound(*Eager->Prog, *L);
+    if (!B)
+      return reportError("simulate", B.takeError());
+    outs() << formatv("  bound (perfect overlap) {0:f3} ms, exposed comm {1:f3} ms ({2:f3} ms with "
+                      "the optimizer split); this plan's step is {3:f2}x it\n",
+                      Ms(B->StepUs), Ms(B->exposedUs()), Ms(B->exposedWithSplitTailUs()),
+                      B->StepUs > 0 ? R->StepUs / B->StepUs : 0);
   }
   return ExitOk;
 }
