@@ -18,10 +18,28 @@ static BitVector ranksOf(const plan::RankSet &S, int64_t World) {
   return Out;
 }
 
+/// The bytes of \p C's buffers that hold copies (pack or unpack slots),
+/// not the tensors themselves (views).
+static uint64_t stagingBytes(const plan::Plan &P, const plan::Comm &C) {
+  auto Copies = [&](int32_t B, SlotMode Mode) -> uint64_t {
+    if (B < 0)
+      return 0;
+    const plan::Buffer &Buf = P.Buffers[B];
+    bool Any = llvm::any_of(Buf.Slots, [&](const plan::Slot &S) { return S.Mode == Mode; });
+    return Any ? Buf.Bytes : 0;
+  };
+  uint64_t Bytes = Copies(C.InBuffer, SlotMode::Pack);
+  if (C.OutBuffer != C.InBuffer)
+    Bytes += Copies(C.OutBuffer, SlotMode::Unpack);
+  return Bytes;
+}
+
 SimModel planStepModel(const plan::Plan &P) {
   SimModel M;
   M.World = P.World;
   M.NumValues = P.Tensors.size();
+  for (const plan::Tensor &T : P.Tensors)
+    M.ValueBytes.push_back(T.Type.bytes());
   for (const plan::Group &G : P.Groups)
     M.Groups.push_back({G.Subgroups, G.SubgroupOf});
   for (const plan::Step &St : P.Steps) {
@@ -48,6 +66,7 @@ SimModel planStepModel(const plan::Plan &P) {
       T.Async = C.Async;
       T.InBytes = double(C.inputBytes(P.Tensors));
       T.OutBytes = double(C.outputBytes(P.Tensors));
+      T.StagingBytes = stagingBytes(P, C);
       if (C.Kind == plan::CommKind::Send || C.Kind == plan::CommKind::Recv)
         T.Peers = C.Peers;
     }
@@ -55,6 +74,8 @@ SimModel planStepModel(const plan::Plan &P) {
   }
   return M;
 }
+
+PeakMemory planPeakMemory(const plan::Plan &P) { return peakMemory(planStepModel(P)); }
 
 Expected<SimResult> simulatePlan(const plan::Plan &P, const SimOptions &Opts) {
   if (!fitsStepSimulation(P.World, P.Tensors.size()))

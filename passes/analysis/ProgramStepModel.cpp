@@ -12,6 +12,9 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks) {
   SimModel M;
   M.World = P.worldSize();
   M.NumValues = P.numValues();
+  M.ValueBytes.reserve(M.NumValues);
+  for (ValueId V = 0; V != P.numValues(); ++V)
+    M.ValueBytes.push_back(P.value(V).Type.bytes());
   // Tables only for the groups ops use; no task names the others.
   std::vector<bool> Used = groupsUsedByOps(P);
   for (GroupId G = 0; G != P.groups().size(); ++G)

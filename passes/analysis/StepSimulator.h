@@ -48,6 +48,8 @@ struct SimTask {
   bool Async = false;
   double InBytes = 0, OutBytes = 0; ///< per rank, of data (not split sizes)
   std::vector<int32_t> Peers;       ///< send/recv: per world rank its peer, or -1
+  /// Buffer bytes beyond its tensors (pack/unpack staging), for PeakMemory.h.
+  uint64_t StagingBytes = 0;
 
   bool runsOn(int64_t Rank) const { return Ranks.empty() || Ranks.test(Rank); }
 };
@@ -61,6 +63,7 @@ struct SimGroup {
 struct SimModel {
   int64_t World = 1;
   size_t NumValues = 0;
+  std::vector<uint64_t> ValueBytes; ///< per value, on one rank (PeakMemory.h)
   std::vector<SimGroup> Groups;
   std::vector<SimTask> Tasks; ///< in the order every rank issues them
 };

@@ -10,6 +10,7 @@
 #include "ToolSupport.h"
 
 #include "compiler/PlanStepModel.h"
+#include "compiler/dump/Dump.h"
 #include "passes/analysis/ProgramStepModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -66,6 +67,7 @@ int run_simulateCommand() {
   outs() << formatv("  exposed comm      {0,9:f3} ms ({1:f1}% of the step)\n", Ms(R->ExposedCommUs),
                     R->StepUs > 0 ? 100.0 * R->ExposedCommUs / R->StepUs : 0);
   outs() << formatv("  comm busy         {0,9:f3} ms\n", Ms(R->CommBusyUs));
+  outs() << "  peak memory       " << describePeakMemory(*P, planPeakMemory(*P)) << "\n";
   if (!In->isPlan()) {
     // The program as written: no buckets, no overlap.
     Expected<ParsedProgram> Eager = parseProgramText(In->text(), In->Name);
