@@ -58,6 +58,12 @@ bool isBucketable(const Op &O) {
          O.Kind == OpKind::ReduceScatter;
 }
 
+/// FSDP's unit: an all_gather bucket gathers the parameters of one module,
+/// the op that first needs them, so each unit can launch on its own
+/// (Schedule.cpp bounds how many are in flight). Gradient buckets (DDP)
+/// keep PyTorch's assignment.
+bool gathersByUnit(const Op &O) { return O.Kind == OpKind::AllGather; }
+
 std::string bytesText(uint64_t B) {
   if (B % (1ull << 20) == 0)
     return formatv("{0} MiB", B >> 20);
@@ -72,6 +78,7 @@ class BucketRules : public GroupRules {
 public:
   explicit BucketRules(ArrayRef<uint64_t> Limits) : Limits(Limits) {}
   bool joins(const Op &O, uint64_t) const override { return isBucketable(O); }
+  bool byFirstNeed(const Op &O) const override { return gathersByUnit(O); }
   std::string fullAfter(const OpenGroup &G) const override {
     uint64_t Limit = Limits[std::min<size_t>(G.FullBefore, Limits.size() - 1)];
     if (G.Bytes < Limit)
@@ -84,7 +91,10 @@ private:
 };
 
 const CloseWords BucketWords = {"closed early: %{0} is used by {1}", "closed early at {0}",
-                                "closed at the end of the program"};
+                                "closed at the end of the program",
+                                "closed early: %{0} is already in this bucket",
+                                "closed early: its results are first needed by {0}, the next "
+                                "tensor's by {1}"};
 
 /// \p Buckets (in the order of their first tensor, which numbers them) as
 /// combinations, placed so they launch in index order.
@@ -139,6 +149,7 @@ std::vector<Combination> assignBuckets(const Program &P, ArrayRef<uint64_t> Limi
 class RunRules : public GroupRules {
 public:
   bool joins(const Op &O, uint64_t) const override { return isBucketable(O); }
+  bool byFirstNeed(const Op &O) const override { return gathersByUnit(O); }
 };
 
 /// When each op's results are ready with communication free: the step
