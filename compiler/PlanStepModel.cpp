@@ -21,17 +21,14 @@ static BitVector ranksOf(const plan::RankSet &S, int64_t World) {
 /// The bytes of \p C's buffers that hold copies (pack or unpack slots),
 /// not the tensors themselves (views).
 static uint64_t stagingBytes(const plan::Plan &P, const plan::Comm &C) {
-  auto Copies = [&](int32_t B, SlotMode Mode) -> uint64_t {
-    if (B < 0)
-      return 0;
-    const plan::Buffer &Buf = P.Buffers[B];
-    bool Any = llvm::any_of(Buf.Slots, [&](const plan::Slot &S) { return S.Mode == Mode; });
-    return Any ? Buf.Bytes : 0;
+  auto Bytes = [&](int32_t B) { return B < 0 ? 0 : P.Buffers[B].Bytes; };
+  auto Copies = [&](int32_t B, SlotMode Mode) {
+    return B >= 0 && llvm::any_of(P.Buffers[B].Slots,
+                                  [&](const plan::Slot &S) { return S.Mode == Mode; });
   };
-  uint64_t Bytes = Copies(C.InBuffer, SlotMode::Pack);
-  if (C.OutBuffer != C.InBuffer)
-    Bytes += Copies(C.OutBuffer, SlotMode::Unpack);
-  return Bytes;
+  bool Other = C.OutBuffer != C.InBuffer;
+  return collc::stagingBytes(Bytes(C.InBuffer), Copies(C.InBuffer, SlotMode::Pack),
+                             Bytes(C.OutBuffer), Other && Copies(C.OutBuffer, SlotMode::Unpack));
 }
 
 SimModel planStepModel(const plan::Plan &P) {
@@ -64,6 +61,7 @@ SimModel planStepModel(const plan::Plan &P) {
       T.Outputs.assign(C.Outputs.begin(), C.Outputs.end());
       T.Group = C.Group;
       T.Async = C.Async;
+      T.Fenced = C.Fenced;
       T.InBytes = double(C.inputBytes(P.Tensors));
       T.OutBytes = double(C.outputBytes(P.Tensors));
       T.StagingBytes = stagingBytes(P, C);

@@ -60,6 +60,8 @@ void dumpJSON(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
         if (C.Bucket >= 0)
           J.attribute("bucket", C.Bucket);
         J.attribute("async", C.Async);
+        if (C.Fenced)
+          J.attribute("fenced", true);
         J.attribute("ranks", C.Ranks.str());
         if (Opts.Explain) {
           J.attributeArray("why", [&] {

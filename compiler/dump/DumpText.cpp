@@ -74,7 +74,7 @@ void dumpText(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
       OS << " bucket " << C.Bucket;
     OS << ": " << commHeadline(P, C) << ", " << formatBytes(double(C.inputBytes(P.Tensors))) << ", "
        << C.Inputs.size() << (C.Inputs.size() == 1 ? " tensor" : " tensors")
-       << (C.Async ? ", async" : ", blocking") << ", ranks " << C.Ranks.str() << "\n";
+       << (C.Async ? ", async" : ", blocking") << (C.Fenced ? ", fenced" : "") << ", ranks " << C.Ranks.str() << "\n";
     OS << "      ";
     ArrayRef<uint32_t> Shown = C.Kind == plan::CommKind::Recv ? C.Outputs : C.Inputs;
     for (size_t K = 0; K != Shown.size(); ++K) {

@@ -37,6 +37,13 @@ struct PeakMemory {
   std::optional<uint32_t> Source;
 };
 
+/// A comm's staging, the one rule both adapters use: its input buffer when
+/// it packs tensors into it, plus its output buffer (when another) when it
+/// unpacks from it. Buffers of views hold the tensors themselves.
+inline uint64_t stagingBytes(uint64_t InBytes, bool InPacks, uint64_t OutBytes, bool OutUnpacks) {
+  return (InPacks ? InBytes : 0) + (OutUnpacks ? OutBytes : 0);
+}
+
 /// Whether \p Kind's result takes the place of its input (adds no memory).
 bool worksInPlace(OpKind Kind);
 

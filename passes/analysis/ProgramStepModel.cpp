@@ -35,6 +35,7 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks) {
     T.Stream = O.Stream;
     T.CostNs = O.CostNs;
     T.Async = O.Async;
+    T.Fenced = O.Fenced;
     if (isCollective(O.Kind))
       T.Group = int32_t(O.Group);
     for (ValueId V : O.dataOperands())
@@ -50,6 +51,24 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks) {
     M.Tasks.push_back(std::move(T));
   }
   return M;
+}
+
+PeakMemory programPeakMemory(const Program &P, const BufferLayoutOptions &Layout) {
+  RankMasks Masks(P);
+  SimModel M = programStepModel(P, Masks);
+  BufferLayout L = computeBufferLayout(P, Layout);
+  auto Copies = [&](int32_t B, SlotMode Mode) {
+    return B >= 0 && llvm::any_of(L.Buffers[B].Slots,
+                                  [&](const LayoutSlot &S) { return S.Mode == Mode; });
+  };
+  auto Bytes = [&](int32_t B) { return B < 0 ? 0 : L.Buffers[B].Bytes; };
+  for (SimTask &T : M.Tasks) {
+    const OpBuffers &B = L.PerOp[T.Source];
+    bool Other = B.Out != B.In;
+    T.StagingBytes = stagingBytes(Bytes(B.In), Copies(B.In, SlotMode::Pack), Bytes(B.Out),
+                                  Other && Copies(B.Out, SlotMode::Unpack));
+  }
+  return peakMemory(M);
 }
 
 Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts) {

@@ -10,6 +10,8 @@
 #ifndef COLLC_PASSES_ANALYSIS_PROGRAMSTEPMODEL_H
 #define COLLC_PASSES_ANALYSIS_PROGRAMSTEPMODEL_H
 
+#include "passes/analysis/BufferLayout.h"
+#include "passes/analysis/PeakMemory.h"
 #include "passes/analysis/StepSimulator.h"
 
 #include "ir/RankMasks.h"
@@ -22,6 +24,11 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks);
 /// Simulates one step of \p P. Fails when the program stalls (run
 /// check-cross-rank) or is too large to simulate (world x values over 2^27).
 llvm::Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts);
+
+/// The peak communication memory per rank of \p P (PeakMemory.h), its
+/// staging from the buffer layout \p P gets with \p Layout, as the plan
+/// \p P lowers to would state it.
+PeakMemory programPeakMemory(const Program &P, const BufferLayoutOptions &Layout = {});
 
 } // namespace collc
 

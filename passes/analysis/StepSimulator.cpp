@@ -60,7 +60,13 @@ private:
       Time = std::max(Time, ready(R, V));
     return Time;
   }
-  double arrival(int64_t R, const SimTask &T) { return std::max(Ranks[R].Comm, inputsReady(R, T)); }
+  double arrival(int64_t R, const SimTask &T) {
+    double At = std::max(Ranks[R].Comm, inputsReady(R, T));
+    if (T.Fenced)
+      for (double S : Ranks[R].Streams)
+        At = std::max(At, S);
+    return At;
+  }
   double cost(const SimTask &T, int64_t N) const {
     if (FreeComm)
       return 0;
