@@ -5,6 +5,7 @@
 #include "passes/Combine.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
 
@@ -57,7 +58,7 @@ size_t countPrefetchUnits(const Program &P) {
   return unitsOf(P, firstComputeUse(P), UnitIndex).size();
 }
 
-int64_t boundPrefetch(Program &P, unsigned Depth) {
+int64_t boundPrefetch(Program &P, unsigned Depth, StringRef How) {
   if (Depth == 0)
     return 0;
   std::vector<Op> &Ops = P.ops();
@@ -81,12 +82,21 @@ int64_t boundPrefetch(Program &P, unsigned Depth) {
       continue;
     OpId After = Units[K - Depth];
     // Never across a send, recv, barrier or wait.
-    if (NextBarrier[I] < After)
+    bool Clamped = NextBarrier[I] < After;
+    if (Clamped)
       After = NextBarrier[I] - 1;
     if (After <= I)
       continue;
     Target[I] = After;
     Ops[I].Fenced = true;
+    std::string Why =
+        formatv("needed by {0}; launched after {1}, {2}", describeOp(P, Ops[Need[I]]),
+                describeOp(P, Ops[After]),
+                Clamped ? std::string("before the send, recv, barrier or wait that follows it")
+                        : formatv("{0} unit{1} ahead", Depth, Depth == 1 ? "" : "s").str());
+    if (!How.empty())
+      Why += " (" + How.str() + ")";
+    Ops[I].setAttr("prefetch_why", P.save(Why));
     ++Moved;
   }
   if (!Moved)

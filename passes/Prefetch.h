@@ -35,9 +35,9 @@ size_t countPrefetchUnits(const Program &P);
 
 /// Moves each all_gather of \p P (not yet async) to right after the unit
 /// \p Depth units before the one that first needs it, when that is later
-/// than where it stands, and marks it fenced. Returns how many moved.
-/// Depth 0 moves nothing.
-int64_t boundPrefetch(Program &P, unsigned Depth);
+/// than where it stands, marks it fenced and records why (`prefetch_why`,
+/// ending with \p How). Returns how many moved. Depth 0 moves nothing.
+int64_t boundPrefetch(Program &P, unsigned Depth, llvm::StringRef How = "");
 
 } // namespace collc
 

@@ -171,13 +171,7 @@ Expected<bool> SchedulePass::run(Program &P, PassContext &Ctx) {
     How = formatv("memory-budget={0} chose prefetch={1} on {2}", Opts.Budget, Depth,
                   Opts.Link.Name);
   }
-  int64_t Moved = boundPrefetch(P, Depth);
-  for (Op &O : P.ops())
-    if (O.Fenced && !O.getAttr("prefetch_why"))
-      O.setAttr("prefetch_why",
-                P.save(formatv("launched after the unit {0} before the one that needs it ({1})",
-                               Depth, How)
-                           .str()));
+  int64_t Moved = boundPrefetch(P, Depth, How);
   int64_t Scheduled = launchAsync(P);
   if (!Scheduled)
     return false;
