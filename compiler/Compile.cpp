@@ -4,6 +4,7 @@
 
 #include "ir/Parser.h"
 #include "passes/Pass.h"
+#include "passes/Prefetch.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -33,6 +34,9 @@ std::string schedulePassFor(uint64_t MemoryBudget, std::optional<unsigned> Prefe
     return "schedule";
   return "schedule{" + llvm::join(Options, ",") + "}";
 }
+
+std::string fsdpDefaultSchedulePass() { return schedulePassFor(0, FsdpDefaultPrefetch); }
+std::string unboundedSchedulePass() { return schedulePassFor(0, 0); }
 
 Expected<std::string> bucketPassFor(StringRef Policy) {
   if (Policy == "ddp")

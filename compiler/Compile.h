@@ -41,6 +41,13 @@ std::string defaultPipeline(llvm::StringRef BucketPass = "bucket{policy=ddp}",
 /// (none: FSDP's default, 2): "schedule{memory-budget=...}".
 std::string schedulePassFor(uint64_t MemoryBudget, std::optional<unsigned> Prefetch = {});
 
+/// Named baselines for benches (the plan-quality bench): PyTorch FSDP's
+/// default prefetch (limit_all_gathers: two units in flight), and every
+/// gather launched as early as its shard allows (what collc did before
+/// bounded prefetch). Pass either as defaultPipeline's SchedulePass.
+std::string fsdpDefaultSchedulePass();
+std::string unboundedSchedulePass();
+
 /// Turns a `--bucket` value (ddp, fixed:25MiB, auto, auto:ib-ndr, none) into a bucket
 /// pass string for the pipeline.
 llvm::Expected<std::string> bucketPassFor(llvm::StringRef Policy);
