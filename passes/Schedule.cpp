@@ -137,7 +137,10 @@ Expected<unsigned> SchedulePass::chooseDepth(const Program &P, PassContext &Ctx)
     Expected<SimResult> R = simulateStep(*C, Sim);
     if (!R)
       return R.takeError();
-    if (!Best || R->StepUs < BestUs || (R->StepUs == BestUs && Peak.Bytes < BestBytes)) {
+    // A step shorter by less than a microsecond is not worth more memory.
+    constexpr double SameUs = 1.0;
+    if (!Best || R->StepUs < BestUs - SameUs ||
+        (R->StepUs <= BestUs + SameUs && Peak.Bytes < BestBytes)) {
       Best = D;
       BestUs = R->StepUs;
       BestBytes = Peak.Bytes;
