@@ -10,6 +10,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -44,14 +46,18 @@ Error checkPlan(Args &A, collcPlan_t Plan) {
   return A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad").done();
 }
 
+/// Version 1 of collcCompileOptions_t ended before memoryBudget.
+constexpr size_t CompileOptionsV1Size = offsetof(collcCompileOptions_t, memoryBudget);
+
 /// The pipeline \p O asks for, as `collc compile` builds it from its flags.
 Expected<std::string> pipelineOf(const collcCompileOptions_t &O) {
   bool Pipeline = O.pipeline && *O.pipeline;
   bool Layout = O.align != 0 || O.views != 1;
-  if (Pipeline && (O.bucketPolicy || Layout))
+  if (Pipeline && (O.bucketPolicy || Layout || O.memoryBudget))
     return makeApiError(collcInvalidArgument,
-                        "options->pipeline cannot be combined with bucketPolicy, align or views: "
-                        "expected them inside the pipeline (bucket{...}, plan-memory{...})");
+                        "options->pipeline cannot be combined with bucketPolicy, align, views or "
+                        "memoryBudget: expected them inside the pipeline (bucket{...}, "
+                        "plan-memory{...}, schedule{memory-budget=...})");
   if (Pipeline)
     return std::string(O.pipeline);
   Expected<std::string> Bucket = bucketPassFor(O.bucketPolicy ? O.bucketPolicy : "ddp");
@@ -69,7 +75,7 @@ Expected<std::string> pipelineOf(const collcCompileOptions_t &O) {
                           formatv("options->views is {0}: expected 0 or 1", O.views));
     Memory += formatv("{{align={0},views={1}}", Align, O.views ? "true" : "false").str();
   }
-  return defaultPipeline(*Bucket, Memory);
+  return defaultPipeline(*Bucket, Memory, schedulePassFor(O.memoryBudget));
 }
 
 } // namespace
@@ -91,14 +97,16 @@ collcResult_t collcCompile(const char *Program, const collcCompileOptions_t *Opt
     Args A;
     A.notNull(Program, "program", "NUL-terminated program text")
         .notNull(Out, "plan", "where to store the plan")
-        .versioned(Options, "options", sizeof(collcCompileOptions_t), /*Optional=*/true);
+        .versioned(Options, "options", CompileOptionsV1Size, /*Optional=*/true);
     if (Options)
       A.inRange(Options->world, "options->world", 0, MaxWorldSize);
     if (Error E = A.done())
       return E;
     collcCompileOptions_t O = COLLC_COMPILE_OPTIONS_INIT;
+    // A caller's struct may be an earlier version: read only its fields.
     if (Options)
-      O = *Options;
+      std::memcpy(&O, Options, std::min(Options->size, sizeof O));
+    O.size = sizeof O;
     CompileOptions Opts;
     // As `collc compile`: the unchanged-IR check is the tests' (collc opt).
     Opts.PM.CheckUnchanged = false;

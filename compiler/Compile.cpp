@@ -4,7 +4,9 @@
 
 #include "ir/Parser.h"
 #include "passes/Pass.h"
+#include "passes/Prefetch.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -13,13 +15,28 @@ namespace collc {
 
 StringRef checkPipeline() { return "verify,check-cross-rank"; }
 
-std::string defaultPipeline(StringRef BucketPass, StringRef PlanMemoryPass) {
+std::string defaultPipeline(StringRef BucketPass, StringRef PlanMemoryPass,
+                            StringRef SchedulePass) {
   std::string P = checkPipeline().str() + ",order,";
   if (!BucketPass.empty())
     P += BucketPass.str() + ",";
-  P += "fuse,order,schedule," + PlanMemoryPass.str() + ",check-cross-rank";
+  P += "fuse,order," + SchedulePass.str() + "," + PlanMemoryPass.str() + ",check-cross-rank";
   return P;
 }
+
+std::string schedulePassFor(uint64_t MemoryBudget, std::optional<unsigned> Prefetch) {
+  std::vector<std::string> Options;
+  if (Prefetch)
+    Options.push_back("prefetch=" + std::to_string(*Prefetch));
+  if (MemoryBudget)
+    Options.push_back("memory-budget=" + std::to_string(MemoryBudget));
+  if (Options.empty())
+    return "schedule";
+  return "schedule{" + llvm::join(Options, ",") + "}";
+}
+
+std::string fsdpDefaultSchedulePass() { return schedulePassFor(0, FsdpDefaultPrefetch); }
+std::string unboundedSchedulePass() { return schedulePassFor(0, 0); }
 
 Expected<std::string> bucketPassFor(StringRef Policy) {
   if (Policy == "ddp")

@@ -8,7 +8,9 @@
 //   bucket{policy=ddp}  buckets for all_reduce / all_gather / reduce_scatter
 //   fuse                merges what bucketing left (broadcast, all_to_all)
 //   order               places merged ops right after their last producer
-//   schedule            async launches, waits before first consumers
+//   schedule            bounded prefetch of gathers (FSDP's two units in
+//                       flight, or what a memory budget allows), then async
+//                       launches, waits before first consumers
 //   plan-memory         buffers and offsets
 //   check-cross-rank    nothing above broke agreement
 //
@@ -20,16 +22,31 @@
 #include "compiler/PassManager.h"
 #include "compiler/plan/Plan.h"
 
+#include <optional>
+
 namespace collc {
 
 /// What `collc check` runs, and what the default pipeline starts with: the
 /// program is well formed on every rank, and the ranks agree.
 llvm::StringRef checkPipeline();
 
-/// The default pipeline with \p BucketPass in its bucket slot (empty: none)
-/// and \p PlanMemoryPass in its memory slot.
+/// The default pipeline with \p BucketPass in its bucket slot (empty: none),
+/// \p PlanMemoryPass in its memory slot and \p SchedulePass in its
+/// schedule slot.
 std::string defaultPipeline(llvm::StringRef BucketPass = "bucket{policy=ddp}",
-                            llvm::StringRef PlanMemoryPass = "plan-memory");
+                            llvm::StringRef PlanMemoryPass = "plan-memory",
+                            llvm::StringRef SchedulePass = "schedule");
+
+/// The schedule pass for `--memory-budget` (0: none) and `--prefetch`
+/// (none: FSDP's default, 2): "schedule{memory-budget=...}".
+std::string schedulePassFor(uint64_t MemoryBudget, std::optional<unsigned> Prefetch = {});
+
+/// Named baselines for benches (the plan-quality bench): PyTorch FSDP's
+/// default prefetch (limit_all_gathers: two units in flight), and every
+/// gather launched as early as its shard allows (what collc did before
+/// bounded prefetch). Pass either as defaultPipeline's SchedulePass.
+std::string fsdpDefaultSchedulePass();
+std::string unboundedSchedulePass();
 
 /// Turns a `--bucket` value (ddp, fixed:25MiB, auto, auto:ib-ndr, none) into a bucket
 /// pass string for the pipeline.

@@ -156,6 +156,7 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     C.InBuffer = Mem.PerOp[I].In;
     C.OutBuffer = Mem.PerOp[I].Out;
     C.Async = O.Async;
+    C.Fenced = O.Fenced;
     if (O.Peer) {
       C.Peers.assign(P.worldSize(), -1);
       for (int64_t R = 0; R != P.worldSize(); ++R) {
@@ -185,7 +186,7 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     if (const Attribute *B = O.getAttr("bucket"); B && !B->IsString)
       C.Bucket = B->Int;
     // Where it launches and waits, and its buffers, are in the plan itself.
-    for (StringRef Key : {"fused_why", "bucket_why"})
+    for (StringRef Key : {"fused_why", "bucket_why", "prefetch_why"})
       if (const Attribute *A = O.getAttr(Key); A && A->IsString)
         C.Why.push_back((Key + ": " + A->Str).str());
     C.Loc = Loc(O.Loc);

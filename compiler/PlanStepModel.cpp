@@ -18,10 +18,25 @@ static BitVector ranksOf(const plan::RankSet &S, int64_t World) {
   return Out;
 }
 
+/// The bytes of \p C's buffers that hold copies (pack or unpack slots),
+/// not the tensors themselves (views).
+static uint64_t stagingBytes(const plan::Plan &P, const plan::Comm &C) {
+  auto Bytes = [&](int32_t B) { return B < 0 ? 0 : P.Buffers[B].Bytes; };
+  auto Copies = [&](int32_t B, SlotMode Mode) {
+    return B >= 0 && llvm::any_of(P.Buffers[B].Slots,
+                                  [&](const plan::Slot &S) { return S.Mode == Mode; });
+  };
+  bool Other = C.OutBuffer != C.InBuffer;
+  return collc::stagingBytes(Bytes(C.InBuffer), Copies(C.InBuffer, SlotMode::Pack),
+                             Bytes(C.OutBuffer), Other && Copies(C.OutBuffer, SlotMode::Unpack));
+}
+
 SimModel planStepModel(const plan::Plan &P) {
   SimModel M;
   M.World = P.World;
   M.NumValues = P.Tensors.size();
+  for (const plan::Tensor &T : P.Tensors)
+    M.ValueBytes.push_back(T.Type.bytes());
   for (const plan::Group &G : P.Groups)
     M.Groups.push_back({G.Subgroups, G.SubgroupOf});
   for (const plan::Step &St : P.Steps) {
@@ -46,8 +61,10 @@ SimModel planStepModel(const plan::Plan &P) {
       T.Outputs.assign(C.Outputs.begin(), C.Outputs.end());
       T.Group = C.Group;
       T.Async = C.Async;
+      T.Fenced = C.Fenced;
       T.InBytes = double(C.inputBytes(P.Tensors));
       T.OutBytes = double(C.outputBytes(P.Tensors));
+      T.StagingBytes = stagingBytes(P, C);
       if (C.Kind == plan::CommKind::Send || C.Kind == plan::CommKind::Recv)
         T.Peers = C.Peers;
     }
@@ -55,6 +72,8 @@ SimModel planStepModel(const plan::Plan &P) {
   }
   return M;
 }
+
+PeakMemory planPeakMemory(const plan::Plan &P) { return peakMemory(planStepModel(P)); }
 
 Expected<SimResult> simulatePlan(const plan::Plan &P, const SimOptions &Opts) {
   if (!fitsStepSimulation(P.World, P.Tensors.size()))

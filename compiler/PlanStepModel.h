@@ -11,6 +11,7 @@
 #ifndef COLLC_COMPILER_PLANSTEPMODEL_H
 #define COLLC_COMPILER_PLANSTEPMODEL_H
 
+#include "passes/analysis/PeakMemory.h"
 #include "passes/analysis/StepSimulator.h"
 
 #include "compiler/plan/Plan.h"
@@ -24,6 +25,9 @@ SimModel planStepModel(const plan::Plan &P);
 /// Simulates one step of \p P. Fails when its steps stall or it is too
 /// large to simulate (world x tensors over 2^27).
 llvm::Expected<SimResult> simulatePlan(const plan::Plan &P, const SimOptions &Opts);
+
+/// The peak communication memory per rank of \p P (PeakMemory.h).
+PeakMemory planPeakMemory(const plan::Plan &P);
 
 } // namespace collc
 

@@ -631,8 +631,10 @@ bool Parser::parseOp() {
     return Fail();
   }
 
-  if (isCommunication(*Kind) && HasResults && consumeKeyword("async"))
+  if (isCommunication(*Kind) && HasResults && consumeKeyword("async")) {
     O.Async = true;
+    O.Fenced = consumeKeyword("fenced");
+  }
 
   switch (*Kind) {
   case OpKind::Compute: {

@@ -45,6 +45,8 @@ void printOp(const Program &P, const Op &O, raw_ostream &OS) {
   OS << opKindName(O.Kind);
   if (O.Async)
     OS << " async";
+  if (O.Fenced)
+    OS << " fenced";
   if (hasReduceOp(O.Kind)) {
     OS << ' ' << reduceOpName(O.Reduce);
     if (O.Reduce == ReduceOp::PremulSum)

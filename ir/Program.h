@@ -143,6 +143,9 @@ struct Attribute {
 struct Op {
   OpKind Kind = OpKind::Compute;
   bool Async = false;            ///< completes at a later `wait`
+  /// An async launch that starts only once every compute issued before it
+  /// on the rank has finished (`fenced`; the schedule's bounded prefetch).
+  bool Fenced = false;
   bool HasCountsOperand = false; ///< all_to_all_v whose last operand holds split sizes
   ReduceOp Reduce = ReduceOp::Sum;
   uint32_t Stream = 0; ///< compute stream

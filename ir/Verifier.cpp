@@ -35,6 +35,7 @@ private:
   void verifyPerRank(OpId I);
   void verifyUses(OpId I);
   void verifyAsync(OpId I);
+  void verifyBucket(const Op &O);
   /// The ranks op \p I runs on; null means every rank.
   const BitVector *execMask(OpId I) const { return Masks->mask(I); }
   SMLoc locOf(const RankExpr *E, const Op &O) const {
@@ -300,9 +301,24 @@ void Verifier::verifyOp(OpId I) {
   case OpKind::Wait:
     break;
   }
+  verifyBucket(O);
   verifyPerRank(I);
   verifyUses(I);
   verifyAsync(I);
+}
+
+void Verifier::verifyBucket(const Op &O) {
+  const Attribute *B = O.getAttr("bucket");
+  if (!B)
+    return;
+  // A bucket holds distinct tensors: each has one slot in its buffer, and a
+  // second gather of a shard is needed later (its own collective).
+  SmallVector<ValueId, 8> Seen(O.dataOperands().begin(), O.dataOperands().end());
+  llvm::sort(Seen);
+  auto Twice = std::adjacent_find(Seen.begin(), Seen.end());
+  if (Twice != Seen.end())
+    errorAt(O.Loc, formatv("bucket {0} moves {1} twice; a bucket holds distinct tensors",
+                           B->IsString ? B->Str.str() : std::to_string(B->Int), name(*Twice)));
 }
 
 void Verifier::run() {

@@ -19,6 +19,7 @@ namespace {
 class RunRules : public GroupRules {
 public:
   bool joins(const Op &O, uint64_t) const override { return isBucketable(O); }
+  bool byFirstNeed(const Op &O) const override { return gathersByUnit(O); }
 };
 
 std::string valueName(const Program &P, ValueId V) { return "%" + P.value(V).Name.str(); }

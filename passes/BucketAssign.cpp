@@ -26,6 +26,7 @@ class BucketRules : public GroupRules {
 public:
   explicit BucketRules(ArrayRef<uint64_t> Limits) : Limits(Limits) {}
   bool joins(const Op &O, uint64_t) const override { return isBucketable(O); }
+  bool byFirstNeed(const Op &O) const override { return gathersByUnit(O); }
   std::string fullAfter(const OpenGroup &G) const override {
     uint64_t Limit = Limits[std::min<size_t>(G.FullBefore, Limits.size() - 1)];
     if (G.Bytes < Limit)
@@ -44,8 +45,13 @@ bool isBucketable(const Op &O) {
          O.Kind == OpKind::ReduceScatter;
 }
 
+bool gathersByUnit(const Op &O) { return O.Kind == OpKind::AllGather; }
+
 const CloseWords BucketWords = {"closed early: %{0} is used by {1}", "closed early at {0}",
-                                "closed at the end of the program"};
+                                "closed at the end of the program",
+                                "closed early: %{0} is already in this bucket",
+                                "closed early: its results are first needed by {0}, the next "
+                                "tensor's by {1}"};
 
 std::vector<Combination> placeBuckets(const Program &P, std::vector<ClosedGroup> Buckets) {
   const auto &Ops = P.ops();

@@ -24,6 +24,12 @@ namespace collc {
 /// all_reduce, all_gather and reduce_scatter: what buckets hold.
 bool isBucketable(const Op &O);
 
+/// FSDP's unit: an all_gather bucket gathers the parameters of one module,
+/// the op that first needs them, so each unit can launch on its own
+/// (Schedule.cpp bounds how many are in flight). Gradient buckets (DDP)
+/// keep PyTorch's assignment.
+bool gathersByUnit(const Op &O);
+
 /// bucket's words for the closes GroupByKey's loop decides.
 extern const CloseWords BucketWords;
 

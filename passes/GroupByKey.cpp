@@ -34,14 +34,35 @@ std::vector<ClosedGroup> groupByKey(const Program &P, const GroupRules &Rules,
   std::unordered_map<size_t, SmallVector<uint32_t, 1>> Lookup;
   std::vector<uint32_t> Owner(P.numValues(), NoKey); // value -> key whose open group made it
   std::vector<ClosedGroup> Out;
+  // Which key's open group moves each value (a group holds distinct tensors).
+  std::vector<uint32_t> Moving(P.numValues(), NoKey);
+  // The first op that uses a result of each op (InvalidId: none), for Need.
+  std::vector<OpId> FirstNeed;
+  {
+    std::vector<OpId> FirstUse(P.numValues(), InvalidId);
+    for (OpId I = Ops.size(); I-- > 0;)
+      for (ValueId V : Ops[I].Operands)
+        FirstUse[V] = I;
+    FirstNeed.assign(Ops.size(), InvalidId);
+    for (OpId I = 0; I != Ops.size(); ++I)
+      for (ValueId V : Ops[I].Results)
+        FirstNeed[I] = std::min(FirstNeed[I], FirstUse[V]);
+  }
+  auto NeedName = [&](OpId Need) {
+    return Need == InvalidId ? std::string("nothing") : describeOp(P, Ops[Need]);
+  };
 
   auto Close = [&](KeyState &K, std::string Why) {
     OpenGroup &G = K.Group;
     if (G.Members.empty())
       return;
-    for (OpId I : G.Members)
+    for (OpId I : G.Members) {
       for (ValueId V : Ops[I].Results)
         Owner[V] = NoKey;
+      for (ValueId V : Ops[I].dataOperands())
+        if (Moving[V] == uint32_t(&K - Keys.data()))
+          Moving[V] = NoKey;
+    }
     Out.push_back({std::move(G.Members), G.Bytes, std::move(Why)});
     G.Members.clear();
     G.Bytes = 0;
@@ -82,9 +103,20 @@ std::vector<ClosedGroup> groupByKey(const Program &P, const GroupRules &Rules,
       continue;
     uint32_t Index = Find(O, P.value(O.dataOperands().front()).Type.Elem);
     KeyState &K = Keys[Index];
+    if (Rules.byFirstNeed(O) && !K.Group.Members.empty() &&
+        FirstNeed[K.Group.Members.front()] != FirstNeed[I])
+      Close(K, formatv(Words.Need, NeedName(FirstNeed[K.Group.Members.front()]),
+                       NeedName(FirstNeed[I])));
+    for (ValueId V : O.dataOperands())
+      if (Words.Repeat && Moving[V] == Index) {
+        Close(K, formatv(Words.Repeat, P.value(V).Name));
+        break;
+      }
     if (!K.Group.Members.empty())
       CloseFull(K, Rules.fullBefore(K.Group, O, Bytes));
     K.Group.Members.push_back(I);
+    for (ValueId V : O.dataOperands())
+      Moving[V] = Index;
     K.Group.Bytes += Bytes;
     for (ValueId V : O.Results)
       Owner[V] = Index;

@@ -14,7 +14,9 @@
 //    moves across those; that keeps point-to-point pairs deadlock-free),
 // and placed right after its anchor. Collectives with the same anchor are
 // ordered by: chain depth (a collective of a collective's result comes
-// after it), then which result of the anchor they wait for (the source
+// after it), then the skeleton op that first needs their results (the
+// earliest needed first: FSDP's forward gathers before its backward
+// re-gathers of the same shards), then which result of the anchor they wait for (the source
 // position of the value), then group declaration order, kind and result
 // name. The position of the collective itself in the input never matters,
 // so permuting independent collectives gives the same program.
@@ -95,12 +97,26 @@ Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
     Place[I] = Pl;
   }
 
+  // The skeleton op that first needs each movable op's results, through
+  // chains of collectives; users come after their producers, so one
+  // backward sweep settles it.
+  constexpr int64_t NeverNeeded = INT64_MAX;
+  std::vector<int64_t> Need(N, NeverNeeded);
+  for (OpId U = N; U-- > 0;) {
+    int64_t At = isMovable(Ops[U]) ? Need[U] : SkeletonIndex[U];
+    for (ValueId V : Ops[U].Operands) {
+      OpId Def = P.value(V).Def;
+      if (Def != InvalidId && isMovable(Ops[Def]))
+        Need[Def] = std::min(Need[Def], At);
+    }
+  }
+
   // Bucket the movable ops by anchor and sort each bucket by the rule. The
   // keys are copied next to each op first: sorting a million ops of one
   // anchor by chasing Place, Ops and value names was cache-bound (22x the
   // time of 100k).
   struct Keyed {
-    int64_t Depth, ResultIndex;
+    int64_t Depth, Need, ResultIndex;
     GroupId Group;
     OpKind Kind;
     /// The name's first 8 bytes, big-endian and zero-padded: it orders as
@@ -110,8 +126,8 @@ Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
     StringRef Name;
     OpId Op;
     bool operator<(const Keyed &O) const {
-      return std::tie(Depth, ResultIndex, Group, Kind, NamePrefix, Name) <
-             std::tie(O.Depth, O.ResultIndex, O.Group, O.Kind, O.NamePrefix, O.Name);
+      return std::tie(Depth, Need, ResultIndex, Group, Kind, NamePrefix, Name) <
+             std::tie(O.Depth, O.Need, O.ResultIndex, O.Group, O.Kind, O.NamePrefix, O.Name);
     }
   };
   auto PrefixOf = [](StringRef Name) {
@@ -126,7 +142,7 @@ Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
       const Placement &Pl = Place[I];
       StringRef Name = P.value(Ops[I].Results.front()).Name;
       ByAnchor[Pl.Anchor + 1].push_back(
-          {Pl.Depth, Pl.ResultIndex, Ops[I].Group, Ops[I].Kind, PrefixOf(Name), Name, I});
+          {Pl.Depth, Need[I], Pl.ResultIndex, Ops[I].Group, Ops[I].Kind, PrefixOf(Name), Name, I});
     }
   for (auto &List : ByAnchor)
     llvm::sort(List);

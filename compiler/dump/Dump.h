@@ -7,6 +7,7 @@
 #define COLLC_COMPILER_DUMP_DUMP_H
 
 #include "passes/analysis/CostModel.h"
+#include "passes/analysis/PeakMemory.h"
 #include "compiler/plan/Plan.h"
 
 #include "llvm/Support/Error.h"
@@ -54,6 +55,11 @@ llvm::Error dumpTrace(const plan::Plan &P, const DumpOptions &Opts, llvm::raw_os
 
 /// "9.0 MiB", "768 B".
 std::string formatBytes(double Bytes);
+
+/// The peak communication memory per rank of \p P (passes/analysis/PeakMemory.h)
+/// in words: "29.1 GiB (31234 bytes): 282 tensors + 0 B staging, reached at
+/// comm #108 on rank 0". `collc dump` and `collc simulate` print it.
+std::string describePeakMemory(const plan::Plan &P, const PeakMemory &M);
 
 } // namespace collc
 

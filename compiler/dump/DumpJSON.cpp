@@ -3,6 +3,7 @@
 #include "compiler/dump/Dump.h"
 
 #include "compiler/dump/JSONWriter.h"
+#include "compiler/PlanStepModel.h"
 
 using namespace llvm;
 
@@ -59,6 +60,8 @@ void dumpJSON(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
         if (C.Bucket >= 0)
           J.attribute("bucket", C.Bucket);
         J.attribute("async", C.Async);
+        if (C.Fenced)
+          J.attribute("fenced", true);
         J.attribute("ranks", C.Ranks.str());
         if (Opts.Explain) {
           J.attributeArray("why", [&] {
@@ -85,6 +88,17 @@ void dumpJSON(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
             });
         });
       });
+  });
+  // PeakMemory.h says what counts.
+  PeakMemory Peak = planPeakMemory(P);
+  J.attributeObject("peak_memory", [&] {
+    J.attribute("bytes", int64_t(Peak.Bytes));
+    J.attribute("tensor_bytes", int64_t(Peak.TensorBytes));
+    J.attribute("staging_bytes", int64_t(Peak.StagingBytes));
+    J.attribute("tensors", int64_t(Peak.Tensors));
+    J.attribute("rank", Peak.Rank);
+    if (Peak.Source)
+      J.attribute("comm", int64_t(*Peak.Source));
   });
   J.attributeArray("steps", [&] {
     for (const plan::Step &S : P.Steps)

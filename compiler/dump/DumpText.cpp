@@ -2,6 +2,8 @@
 
 #include "compiler/dump/Dump.h"
 
+#include "compiler/PlanStepModel.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -16,6 +18,16 @@ std::string formatBytes(double B) {
   if (B >= 1024.0)
     return formatv("{0:f1} KiB", B / 1024.0);
   return formatv("{0} B", uint64_t(B));
+}
+
+std::string describePeakMemory(const plan::Plan &P, const PeakMemory &M) {
+  std::string S = formatv("{0} ({1} bytes)", formatBytes(double(M.Bytes)), M.Bytes);
+  if (!M.Source)
+    return S + ": no communication allocates";
+  return S + formatv(": {0} tensor{1} + {2} staging, reached at comm #{3} on rank {4}", M.Tensors,
+                     M.Tensors == 1 ? "" : "s", formatBytes(double(M.StagingBytes)), *M.Source,
+                     M.Rank)
+                 .str();
 }
 
 static std::string commHeadline(const plan::Plan &P, const plan::Comm &C) {
@@ -62,7 +74,7 @@ void dumpText(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
       OS << " bucket " << C.Bucket;
     OS << ": " << commHeadline(P, C) << ", " << formatBytes(double(C.inputBytes(P.Tensors))) << ", "
        << C.Inputs.size() << (C.Inputs.size() == 1 ? " tensor" : " tensors")
-       << (C.Async ? ", async" : ", blocking") << ", ranks " << C.Ranks.str() << "\n";
+       << (C.Async ? ", async" : ", blocking") << (C.Fenced ? ", fenced" : "") << ", ranks " << C.Ranks.str() << "\n";
     OS << "      ";
     ArrayRef<uint32_t> Shown = C.Kind == plan::CommKind::Recv ? C.Outputs : C.Inputs;
     for (size_t K = 0; K != Shown.size(); ++K) {
@@ -89,6 +101,7 @@ void dumpText(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
   }
   OS << formatv("\nbuffers: {0}, {1} in all; {2} zero-copy views, {3} packed or unpacked\n",
                 P.Buffers.size(), formatBytes(double(Total)), Views, Copies);
+  OS << "peak memory per rank: " << describePeakMemory(P, planPeakMemory(P)) << "\n";
 }
 
 } // namespace collc

@@ -123,6 +123,9 @@ struct Comm {
   std::vector<int64_t> Splits; ///< all_to_all_v static, group size squared, rows
   int32_t Counts = -1;         ///< all_to_all_v runtime split sizes (a tensor)
   bool Async = false;
+  /// Async, and launched only after every compute step before it on the
+  /// rank has finished (bounded prefetch, passes/Schedule.cpp).
+  bool Fenced = false;
   int32_t Bucket = -1;
   // Not part of the digest:
   std::vector<std::string> Why; ///< decisions of the passes

@@ -136,6 +136,9 @@ std::vector<std::string> diffPlans(const plan::Plan &A, const plan::Plan &B) {
     if (CA.Async != CB.Async)
       Out.push_back(formatv("{0}: {1} vs {2}", Who, CA.Async ? "async" : "blocking",
                             CB.Async ? "async" : "blocking"));
+    if (CA.Fenced != CB.Fenced)
+      Out.push_back(formatv("{0}: {1} vs {2}", Who, CA.Fenced ? "fenced" : "not fenced",
+                            CB.Fenced ? "fenced" : "not fenced"));
   }
   // Launch order of matched comms: report pairs that swapped.
   std::vector<uint32_t> ByA;

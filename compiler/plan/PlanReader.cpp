@@ -530,6 +530,7 @@ Error Reader::comm() {
   if (Error E = ranks(C.Ranks))
     return E;
   C.Async = consumeKeyword("async");
+  C.Fenced = C.Async && consumeKeyword("fenced");
   if (Error E = tensorLists(C.Inputs, C.Outputs))
     return E;
   int64_t MaxB = int64_t(P.Buffers.size()) - 1;

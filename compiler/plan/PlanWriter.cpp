@@ -150,6 +150,8 @@ void writeBody(const Plan &P, DigestingStream &OS) {
     OS << " ranks " << C.Ranks.str();
     if (C.Async)
       OS << " async";
+    if (C.Fenced)
+      OS << " fenced";
     OS << " in ";
     writeList(OS, ArrayRef<uint32_t>(C.Inputs));
     OS << " out ";

@@ -12,6 +12,9 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks) {
   SimModel M;
   M.World = P.worldSize();
   M.NumValues = P.numValues();
+  M.ValueBytes.reserve(M.NumValues);
+  for (ValueId V = 0; V != P.numValues(); ++V)
+    M.ValueBytes.push_back(P.value(V).Type.bytes());
   // Tables only for the groups ops use; no task names the others.
   std::vector<bool> Used = groupsUsedByOps(P);
   for (GroupId G = 0; G != P.groups().size(); ++G)
@@ -32,6 +35,7 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks) {
     T.Stream = O.Stream;
     T.CostNs = O.CostNs;
     T.Async = O.Async;
+    T.Fenced = O.Fenced;
     if (isCollective(O.Kind))
       T.Group = int32_t(O.Group);
     for (ValueId V : O.dataOperands())
@@ -47,6 +51,24 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks) {
     M.Tasks.push_back(std::move(T));
   }
   return M;
+}
+
+PeakMemory programPeakMemory(const Program &P, const BufferLayoutOptions &Layout) {
+  RankMasks Masks(P);
+  SimModel M = programStepModel(P, Masks);
+  BufferLayout L = computeBufferLayout(P, Layout);
+  auto Copies = [&](int32_t B, SlotMode Mode) {
+    return B >= 0 && llvm::any_of(L.Buffers[B].Slots,
+                                  [&](const LayoutSlot &S) { return S.Mode == Mode; });
+  };
+  auto Bytes = [&](int32_t B) { return B < 0 ? 0 : L.Buffers[B].Bytes; };
+  for (SimTask &T : M.Tasks) {
+    const OpBuffers &B = L.PerOp[T.Source];
+    bool Other = B.Out != B.In;
+    T.StagingBytes = stagingBytes(Bytes(B.In), Copies(B.In, SlotMode::Pack), Bytes(B.Out),
+                                  Other && Copies(B.Out, SlotMode::Unpack));
+  }
+  return peakMemory(M);
 }
 
 Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts) {

@@ -10,6 +10,8 @@
 #ifndef COLLC_PASSES_ANALYSIS_PROGRAMSTEPMODEL_H
 #define COLLC_PASSES_ANALYSIS_PROGRAMSTEPMODEL_H
 
+#include "passes/analysis/BufferLayout.h"
+#include "passes/analysis/PeakMemory.h"
 #include "passes/analysis/StepSimulator.h"
 
 #include "ir/RankMasks.h"
@@ -27,6 +29,11 @@ llvm::Expected<SimResult> simulateStep(const Program &P, const SimOptions &Opts)
 /// compute timeline that says when each tensor is ready. By OpId; 0 for ops
 /// that run nowhere.
 llvm::Expected<std::vector<double>> freeCommFinishUs(const Program &P);
+
+/// The peak communication memory per rank of \p P (PeakMemory.h), its
+/// staging from the buffer layout \p P gets with \p Layout, as the plan
+/// \p P lowers to would state it.
+PeakMemory programPeakMemory(const Program &P, const BufferLayoutOptions &Layout = {});
 
 } // namespace collc
 

@@ -61,7 +61,12 @@ private:
     return Time;
   }
   double arrival(int64_t R, const SimTask &T) {
-    return Opts.UnorderedComm ? inputsReady(R, T) : std::max(Ranks[R].Comm, inputsReady(R, T));
+    double At =
+        Opts.UnorderedComm ? inputsReady(R, T) : std::max(Ranks[R].Comm, inputsReady(R, T));
+    if (T.Fenced)
+      for (double S : Ranks[R].Streams)
+        At = std::max(At, S);
+    return At;
   }
   double cost(const SimTask &T, int64_t N) const {
     if (FreeComm)

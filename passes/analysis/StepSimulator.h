@@ -13,7 +13,8 @@
 // sides have. Communication costs the cost model's time for its kind, bytes
 // and group size. A collective that is not async fences the rank's compute
 // streams (eager semantics); an async one overlaps until its results are
-// used.
+// used. A fenced one also waits for every compute the rank issued before
+// it (the comm stream waits on the compute streams: bounded prefetch).
 //
 // The step time is the latest finish over all ranks; exposed communication
 // is the step time minus the step time with free communication.
@@ -48,8 +49,12 @@ struct SimTask {
   // Communication:
   int32_t Group = -1; ///< a collective's, into SimModel::Groups
   bool Async = false;
+  /// Starts no earlier than every compute the rank issued before it ends.
+  bool Fenced = false;
   double InBytes = 0, OutBytes = 0; ///< per rank, of data (not split sizes)
   std::vector<int32_t> Peers;       ///< send/recv: per world rank its peer, or -1
+  /// Buffer bytes beyond its tensors (pack/unpack staging), for PeakMemory.h.
+  uint64_t StagingBytes = 0;
 
   bool runsOn(int64_t Rank) const { return Ranks.empty() || Ranks.test(Rank); }
 };
@@ -63,6 +68,7 @@ struct SimGroup {
 struct SimModel {
   int64_t World = 1;
   size_t NumValues = 0;
+  std::vector<uint64_t> ValueBytes; ///< per value, on one rank (PeakMemory.h)
   std::vector<SimGroup> Groups;
   std::vector<SimTask> Tasks; ///< in the order every rank issues them
 };

@@ -74,7 +74,7 @@ class CompileOptions(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("pipeline", ctypes.c_char_p),
                 ("bucketPolicy", ctypes.c_char_p), ("world", ctypes.c_int64),
                 ("align", ctypes.c_uint64), ("views", ctypes.c_int),
-                ("sourceName", ctypes.c_char_p)]
+                ("sourceName", ctypes.c_char_p), ("memoryBudget", ctypes.c_uint64)]
 
 
 class DumpOptions(ctypes.Structure):

@@ -144,10 +144,13 @@ def _new_plan(fn, *args):
     return Plan(h.value)
 
 
-def compile(text, world=0, bucket=None, passes=None, align=0, views=True, source_name=None):
+def compile(text, world=0, bucket=None, passes=None, align=0, views=True, source_name=None,
+            memory_budget=0):
     """Compiles program text to a Plan. `world` 0: the program's; `bucket`
     a bucket policy (ddp, fixed:25MiB, auto, none; None: ddp); `passes` a
-    pipeline (docs/passes.md; not with `bucket`)."""
+    pipeline (docs/passes.md; not with `bucket`); `memory_budget` the peak
+    communication memory per rank, in bytes, the schedule stays within (0:
+    none; gathers are prefetched as PyTorch FSDP's default)."""
     o = _lib.CompileOptions()
     call("collcCompileOptionsInit", ctypes.byref(o))
     o.world = world
@@ -156,6 +159,9 @@ def compile(text, world=0, bucket=None, passes=None, align=0, views=True, source
     o.align = align
     o.views = int(bool(views))
     o.sourceName = encode(source_name)
+    if not isinstance(memory_budget, int) or memory_budget < 0:
+        raise ValueError(f"memory_budget is {memory_budget!r}: expected bytes, an int >= 0")
+    o.memoryBudget = memory_budget
     return _new_plan("collcCompile", encode(text), ctypes.byref(o))
 
 

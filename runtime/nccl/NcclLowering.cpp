@@ -87,11 +87,15 @@ public:
         } else {
           Launches.push_back(St.Index);
         }
+        if (C.Fenced)
+          FenceOf[St.Index] = LastCompute;
         continue;
       }
       flushLaunches();
       if (St.Kind == plan::StepKind::Wait)
         waitStep(St.Index);
+      if (St.Kind == plan::StepKind::Compute)
+        LastCompute[P.Computes[St.Index].Stream] = int64_t(St.Index);
     }
     flushLaunches();
     closeGraph();
@@ -282,17 +286,21 @@ private:
   /// Waits until the model has made the tensors \p Ts: on the latest of
   /// their producers per model stream, unless an earlier wait covers it.
   /// (A tensor an earlier comm made is ordered on the comm stream already.)
+  /// A fenced comm also waits for every compute before its launch.
   void waitReady(ArrayRef<uint32_t> Ts, uint32_t PlanComm, std::vector<Call> *Into) {
     std::map<uint32_t, int64_t> LatestPerStream; // model stream -> compute
-    for (uint32_t T : Ts) {
-      int64_t C = Producer[T];
-      if (C < 0)
-        continue;
+    auto Note = [&](int64_t C) {
       uint32_t Stream = P.Computes[C].Stream;
       auto [It, New] = LatestPerStream.insert({Stream, C});
       if (!New && ComputeStep[C] > ComputeStep[It->second])
         It->second = C;
-    }
+    };
+    for (uint32_t T : Ts)
+      if (Producer[T] >= 0)
+        Note(Producer[T]);
+    if (auto Fence = FenceOf.find(PlanComm); Fence != FenceOf.end())
+      for (auto [Stream, C] : Fence->second)
+        Note(C);
     for (auto [Stream, C] : LatestPerStream) {
       auto Seen = WaitedUpTo.find(Stream);
       if (Seen != WaitedUpTo.end() && ComputeStep[Seen->second] >= ComputeStep[C])
@@ -549,6 +557,9 @@ private:
   std::vector<int32_t> GroupComm;
   std::vector<int64_t> Producer;   ///< tensor -> compute on this rank, or -1
   std::vector<size_t> ComputeStep; ///< compute -> its step
+  std::map<uint32_t, int64_t> LastCompute; ///< model stream -> its latest compute so far
+  /// Fenced comm -> the latest compute per stream before its launch.
+  std::map<uint32_t, std::map<uint32_t, int64_t>> FenceOf;
   std::map<uint32_t, int64_t> WaitedUpTo; ///< model stream -> latest compute waited on
   std::set<uint32_t> ReadyEvents;
   std::vector<uint32_t> Launches;

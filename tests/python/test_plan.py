@@ -94,3 +94,19 @@ def test_a_closed_plan_is_refused_as_a_null_handle(two_reduces):
         two_reduces.digest
     assert e.value.result == 1
     assert "closed" in repr(two_reduces)
+
+
+FSDP_SMALL = (__import__("pathlib").Path(__file__).parents[1] / "lit" / "compile" / "Inputs" /
+              "fsdp_small.coll").read_text()
+
+
+def test_memory_budget_bounds_the_peak_and_refuses_what_cannot_fit():
+    free = json.loads(collc.compile(FSDP_SMALL, passes=None).dump("json"))["peak_memory"]
+    budget = free["bytes"]
+    p = collc.compile(FSDP_SMALL, memory_budget=budget)
+    assert f"schedule{{memory-budget={budget}}}" in p.text()
+    assert json.loads(p.dump("json"))["peak_memory"]["bytes"] <= budget
+    with pytest.raises(collc.Error, match="memory budget of 1024 bytes cannot be met"):
+        collc.compile(FSDP_SMALL, memory_budget=1024)
+    with pytest.raises(ValueError, match="memory_budget is -1"):
+        collc.compile(FSDP_SMALL, memory_budget=-1)

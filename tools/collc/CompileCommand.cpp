@@ -1,6 +1,7 @@
 //===- tools/collc/CompileCommand.cpp - collc compile ------------------===//
 //
 // collc compile FILE -o PLAN [--world N] [--passes ...] [--bucket ddp|fixed:25MiB|auto|none]
+//   [--memory-budget BYTES] [--prefetch N]
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,15 @@ static cl::opt<std::string> Bucket("bucket",
                                    cl::init("ddp"), cl::sub(Cmd));
 static cl::opt<std::string> Align("align", cl::desc("Alignment of tensors in buffers"),
                                   cl::init("256"), cl::sub(Cmd));
+static cl::opt<std::string>
+    MemoryBudget("memory-budget",
+                 cl::desc("Peak communication memory per rank to stay within (bytes, 40GiB...): "
+                          "the schedule chooses how far to prefetch gathers"),
+                 cl::value_desc("bytes"), cl::sub(Cmd));
+static cl::opt<unsigned> Prefetch("prefetch",
+                                  cl::desc("Parameter gathers' units in flight (default 2, "
+                                           "PyTorch FSDP's; 0: unbounded)"),
+                                  cl::sub(Cmd));
 static cl::opt<bool> NoViews("no-views",
                              cl::desc("Pack every input instead of letting the model allocate "
                                       "inside buffers"),
@@ -51,15 +61,33 @@ int run_compileCommand() {
   // The layout options belong to the pipeline's plan-memory pass, the one
   // place the IR and the plan take them from.
   bool LayoutFlags = Align.getNumOccurrences() || NoViews.getNumOccurrences();
-  if (!Pipeline.empty() && (Bucket.getNumOccurrences() || LayoutFlags)) {
+  bool ScheduleFlags = MemoryBudget.getNumOccurrences() || Prefetch.getNumOccurrences();
+  if (!Pipeline.empty() && (Bucket.getNumOccurrences() || LayoutFlags || ScheduleFlags)) {
     WithColor::error(errs(), "collc compile")
         << "--passes cannot be combined with "
         << (Bucket.getNumOccurrences() ? "--bucket: put the bucket pass in the pipeline"
-                                       : "--align or --no-views: give them to the pipeline's "
-                                         "plan-memory{align=N,views=false}")
+            : LayoutFlags ? "--align or --no-views: give them to the pipeline's "
+                            "plan-memory{align=N,views=false}"
+                          : "--memory-budget or --prefetch: give them to the pipeline's "
+                            "schedule{memory-budget=BYTES,prefetch=N}")
         << '\n';
     return ExitUsage;
   }
+  uint64_t BudgetBytes = 0;
+  if (MemoryBudget.getNumOccurrences()) {
+    Expected<uint64_t> B = parseByteSize(MemoryBudget);
+    if (!B || *B == 0) {
+      if (!B)
+        consumeError(B.takeError());
+      WithColor::error(errs(), "collc compile")
+          << "--memory-budget=" << MemoryBudget << ": expected a size in bytes > 0 (40GiB)\n";
+      return ExitUsage;
+    }
+    BudgetBytes = *B;
+  }
+  std::optional<unsigned> PrefetchUnits;
+  if (Prefetch.getNumOccurrences())
+    PrefetchUnits = Prefetch;
   Expected<std::string> BucketPass = bucketPassFor(Bucket);
   if (!BucketPass) {
     WithColor::error(errs(), "collc compile") << toString(BucketPass.takeError()) << '\n';
@@ -78,7 +106,9 @@ int run_compileCommand() {
     PlanMemoryPass += "{align=" + std::to_string(*AlignBytes) +
                       ",views=" + (NoViews ? "false" : "true") + "}";
   Opts.Pipeline =
-      Pipeline.empty() ? defaultPipeline(*BucketPass, PlanMemoryPass) : std::string(Pipeline);
+      Pipeline.empty()
+          ? defaultPipeline(*BucketPass, PlanMemoryPass, schedulePassFor(BudgetBytes, PrefetchUnits))
+          : std::string(Pipeline);
   if (Error E = PassManager().addPipeline(Opts.Pipeline)) {
     WithColor::error(errs(), "collc compile") << toString(std::move(E)) << '\n';
     return ExitUsage;
@@ -90,6 +120,8 @@ int run_compileCommand() {
   }
   if (Bucket.getNumOccurrences())
     Opts.Notes.push_back("bucket: " + Bucket);
+  if (BudgetBytes)
+    Opts.Notes.push_back("memory budget: " + std::to_string(BudgetBytes) + " bytes");
 
   InputOptions In = Flags.get();
   In.Parse.WorldSize = World;

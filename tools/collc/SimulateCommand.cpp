@@ -11,6 +11,7 @@
 #include "ToolSupport.h"
 
 #include "compiler/PlanStepModel.h"
+#include "compiler/dump/Dump.h"
 #include "passes/analysis/OverlapBound.h"
 #include "passes/analysis/ProgramStepModel.h"
 
@@ -68,6 +69,7 @@ int run_simulateCommand() {
   outs() << formatv("  exposed comm      {0,9:f3} ms ({1:f1}% of the step)\n", Ms(R->ExposedCommUs),
                     R->StepUs > 0 ? 100.0 * R->ExposedCommUs / R->StepUs : 0);
   outs() << formatv("  comm busy         {0,9:f3} ms\n", Ms(R->CommBusyUs));
+  outs() << "  peak memory       " << describePeakMemory(*P, planPeakMemory(*P)) << "\n";
   if (!In->isPlan()) {
     // The program as written: no buckets, no overlap.
     Expected<ParsedProgram> Eager = parseProgramText(In->text(), In->Name);

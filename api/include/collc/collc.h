@@ -88,9 +88,13 @@ typedef struct {
   uint64_t align;           /* alignment of tensors in buffers, a power of two; 0: 256 */
   int views;                /* 1 (default): zero-copy views; 0: pack every input */
   const char *sourceName;   /* NULL: "<program>"; names the text in diagnostics */
+  /* Added in version 2 of the struct (a caller built against version 1 sets a
+   * smaller size and gets the default): */
+  uint64_t memoryBudget;    /* peak communication memory per rank to stay within, bytes; 0: none
+                               (prefetch bounded as FSDP's default). Not with pipeline. */
 } collcCompileOptions_t;
 
-#define COLLC_COMPILE_OPTIONS_INIT {sizeof(collcCompileOptions_t), NULL, NULL, 0, 0, 1, NULL}
+#define COLLC_COMPILE_OPTIONS_INIT {sizeof(collcCompileOptions_t), NULL, NULL, 0, 0, 1, NULL, 0}
 COLLC_API collcResult_t collcCompileOptionsInit(collcCompileOptions_t *options);
 
 /* Compiles the NUL-terminated program text \p program to a plan. \p options

@@ -1,0 +1,56 @@
+//===- passes/analysis/PeakMemory.h - Communication memory live at once -*- C++ -*-===//
+//
+// The peak memory per rank that a schedule's communication holds, computed
+// once over the step model (StepSimulator.h) that programs and plans are
+// both translated into, so `collc simulate`, the dumps, the plan JSON and
+// the scheduler's memory budget all read the same figure.
+//
+// What counts, on each rank, walking the tasks in issue order (allocation
+// at launch, as a caching allocator or FSDP does):
+//  - every tensor a communication op makes (gathered tensors, received
+//    tensors, reduce_scatter and all_to_all results), from its launch until
+//    the last task on the rank that reads it, or to the end of the step when
+//    none does; all_reduce and broadcast work in place and add nothing;
+//  - staging: a bucket's pack and unpack buffers, from its launch until the
+//    first use of one of its results (where its wait stands).
+// Not counted: tensors compute makes (activations, gradients, shards),
+// which the model holds whatever the schedule.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_PASSES_ANALYSIS_PEAKMEMORY_H
+#define COLLC_PASSES_ANALYSIS_PEAKMEMORY_H
+
+#include "passes/analysis/StepSimulator.h"
+
+#include <optional>
+
+namespace collc {
+
+struct PeakMemory {
+  uint64_t Bytes = 0;        ///< the most live at once on one rank
+  uint64_t TensorBytes = 0;  ///< of which tensors
+  uint64_t StagingBytes = 0; ///< of which pack/unpack buffers
+  uint32_t Tensors = 0;      ///< tensors live at the peak
+  int64_t Rank = 0;          ///< the lowest rank that reaches it
+  /// SimTask::Source of the launch that reaches it; none when no task
+  /// allocates anything.
+  std::optional<uint32_t> Source;
+};
+
+/// A comm's staging, the one rule both adapters use: its input buffer when
+/// it packs tensors into it, plus its output buffer (when another) when it
+/// unpacks from it. Buffers of views hold the tensors themselves.
+inline uint64_t stagingBytes(uint64_t InBytes, bool InPacks, uint64_t OutBytes, bool OutUnpacks) {
+  return (InPacks ? InBytes : 0) + (OutUnpacks ? OutBytes : 0);
+}
+
+/// Whether \p Kind's result takes the place of its input (adds no memory).
+bool worksInPlace(OpKind Kind);
+
+/// The peak of \p M (whose ValueBytes is filled). Rank-uniform models are
+/// walked once; others once per rank.
+PeakMemory peakMemory(const SimModel &M);
+
+} // namespace collc
+
+#endif
