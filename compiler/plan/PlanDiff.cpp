@@ -136,6 +136,9 @@ std::vector<std::string> diffPlans(const plan::Plan &A, const plan::Plan &B) {
     if (CA.Async != CB.Async)
       Out.push_back(formatv("{0}: {1} vs {2}", Who, CA.Async ? "async" : "blocking",
                             CB.Async ? "async" : "blocking"));
+    if ((CA.Batch >= 0) != (CB.Batch >= 0))
+      Out.push_back(formatv("{0}: {1} vs {2}", Who, CA.Batch >= 0 ? "in a p2p batch" : "alone",
+                            CB.Batch >= 0 ? "in a p2p batch" : "alone"));
   }
   // Launch order of matched comms: report pairs that swapped.
   std::vector<uint32_t> ByA;

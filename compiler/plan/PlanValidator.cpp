@@ -492,6 +492,10 @@ Error Validator::steps() {
   int32_t OpenBatch = -1;
   size_t BatchLaunches = 0, BatchWaits = 0;
   std::set<int32_t> BatchSeen;
+  std::vector<size_t> BatchSize(size_t(LastBatch + 1), 0); // comm() checked the numbering
+  for (const Comm &C : P.Comms)
+    if (C.Batch >= 0)
+      ++BatchSize[C.Batch];
   for (size_t I = 0; I != P.Steps.size(); ++I) {
     const Step &S = P.Steps[I];
     std::string Entity = "step " + std::to_string(I) + " (" + stepKindName(S.Kind).str() + " " +
@@ -513,9 +517,10 @@ Error Validator::steps() {
     // exactly its comms follow them at once (where NCCL's group ends).
     int32_t B = P.Comms[S.Index].Batch;
     if (OpenBatch >= 0 && !(S.Kind == StepKind::Launch && B == OpenBatch && !BatchWaits)) {
-      if (S.Kind != StepKind::Wait || B != OpenBatch || State[S.Index] != Launched)
-        return fail(Entity, formatv("comes between the launches of p2p batch {0} and the waits "
-                                    "for all its comms",
+      if (S.Kind != StepKind::Wait || B != OpenBatch || State[S.Index] != Launched ||
+          BatchLaunches != BatchSize[OpenBatch])
+        return fail(Entity, formatv("breaks p2p batch {0}: its comms are launched in consecutive "
+                                    "steps and waited for, each once, right after them",
                                     OpenBatch)
                                 .str());
       ++BatchWaits;
@@ -523,7 +528,9 @@ Error Validator::steps() {
         OpenBatch = -1;
     } else if (S.Kind == StepKind::Launch && B >= 0 && B != OpenBatch) {
       if (BatchSeen.count(B))
-        return fail(Entity, formatv("launches a comm of p2p batch {0} apart from the rest of it", B)
+        return fail(Entity, formatv("breaks p2p batch {0}: its comms are launched in consecutive "
+                                    "steps and waited for, each once, right after them",
+                                    B)
                                 .str());
       BatchSeen.insert(B);
       OpenBatch = B;
