@@ -43,7 +43,7 @@ public:
   /// "[HOST]:PORT" of every peer's pair to this rank, "" for this rank.
   std::vector<std::string> Addresses;
   std::atomic<int64_t> TimeoutMs{defaultTimeout().count()};
-  /// Operations enqueued and not yet run.
+  /// Collectives enqueued and not yet run.
   std::atomic<uint64_t> Pending{0};
   /// Splits of this group so far (each is collective, so every member
   /// counts alike and the children's names agree).
@@ -500,16 +500,15 @@ static Error transfer(Membership &M, char *Data, uint64_t Bytes, int Peer, bool 
       /*Exclusive=*/false);
 }
 
-/// Queues a transfer on \p S.
+/// Queues a transfer on \p S. Not counted as pending: it may stay in
+/// flight on a peer's stream while a collective runs on the caller's thread
+/// (allGatherWords), and it holds the membership alive itself.
 static Error enqueueTransfer(const Communicator &C, HostStream *S, char *Data, uint64_t Bytes,
                              size_t Peer, bool Send) {
   if (!S)
     return noStreamError();
-  ++C->Pending;
   S->enqueue([C, Data, Bytes, Peer, Send]() -> Error {
-    Error E = transfer(*C, Data, Bytes, int(Peer), Send);
-    --C->Pending;
-    return E;
+    return transfer(*C, Data, Bytes, int(Peer), Send);
   });
   return Error::success();
 }

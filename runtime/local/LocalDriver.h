@@ -41,11 +41,13 @@ public:
   // One thread at a time issues a rank's operations, and one runs its
   // collectives (a communicator serves one stream at a time, as in NCCL:
   // ranks that issued in different orders would pair the wrong operations
-  // anyway). So the sequence counter has a single writer and advances by a
-  // plain load and store rather than a locked read-modify-write on the
-  // latency path. Sends and recvs may run on streams of their own, one per
-  // peer and direction (runtime/exec/DriverExecutor.h), concurrently with
-  // the collectives: the counters they share with them are atomic.
+  // anyway). So the counters of collectives have a single writer and
+  // advance by a plain load and store rather than a locked
+  // read-modify-write on the latency path. Sends and recvs may run on
+  // streams of their own, one per peer and direction
+  // (runtime/exec/DriverExecutor.h), concurrently with the collectives:
+  // they are not counted as pending, and the one counter they share with
+  // collectives (operations, for fault injection) is atomic.
   /// The next rendezvous sequence number of this rank's collectives.
   uint64_t nextSeq() { return bump(Seq); }
   uint64_t lastSeq() const { return Seq.load(std::memory_order_relaxed); }
@@ -53,8 +55,10 @@ public:
   /// for fault injection.
   uint64_t nextOp() { return Ops.fetch_add(1, std::memory_order_relaxed) + 1; }
   void noteEnqueued() { bump(Enqueued); }
-  void noteRetired() { Retired.fetch_add(1, std::memory_order_release); }
-  /// Operations enqueued on a stream and not yet run.
+  void noteRetired() {
+    Retired.store(Retired.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  /// Collectives enqueued on a stream and not yet run.
   uint64_t pending() const {
     return Enqueued.load(std::memory_order_relaxed) - Retired.load(std::memory_order_acquire);
   }
