@@ -80,8 +80,11 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
   // defines them, never by value id, which follows the input's text order.
   std::vector<uint32_t> TensorOf(P.numValues(), ~0u);
   Out.Tensors.reserve(P.numValues());
+  // A send's token is no tensor: its wait names the send's comm.
   for (const Op &O : P.ops())
     for (ValueId V : O.Results) {
+      if (P.value(V).IsToken)
+        continue;
       TensorOf[V] = Out.Tensors.size();
       Out.Tensors.push_back({P.value(V).Name.str(), P.value(V).Type});
     }
@@ -89,7 +92,8 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     std::vector<uint32_t> T;
     T.reserve(Vs.size());
     for (ValueId V : Vs)
-      T.push_back(TensorOf[V]);
+      if (!P.value(V).IsToken)
+        T.push_back(TensorOf[V]);
     return T;
   };
 
@@ -106,6 +110,10 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
   RankMasks Masks(P);
   std::vector<int32_t> CommOfValue(P.numValues(), -1);
   const auto &Ops = P.ops();
+  // p2p blocks are numbered in program order; each one's comms, waited
+  // for at its end.
+  int32_t Batches = 0;
+  std::vector<uint32_t> BatchComms;
   Out.Steps.reserve(Ops.size() * 2);
   Out.Computes.reserve(Ops.size());
   Out.Comms.reserve(Ops.size());
@@ -155,8 +163,14 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     C.Outputs = Tensors(O.Results);
     C.InBuffer = Mem.PerOp[I].In;
     C.OutBuffer = Mem.PerOp[I].Out;
-    C.Async = O.Async;
+    // A p2p block's ops are posted together and complete at its end.
+    C.Async = O.Async || O.Batch != InvalidId;
     C.Fenced = O.Fenced;
+    if (O.Batch != InvalidId) {
+      if (I == 0 || Ops[I - 1].Batch != O.Batch)
+        ++Batches;
+      C.Batch = Batches - 1;
+    }
     if (O.Peer) {
       C.Peers.assign(P.worldSize(), -1);
       for (int64_t R = 0; R != P.worldSize(); ++R) {
@@ -194,9 +208,17 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     for (ValueId V : O.Results)
       CommOfValue[V] = Index;
     Out.Steps.push_back({plan::StepKind::Launch, Index});
-    // A blocking op completes before the next step.
-    if (!O.Async)
+    // A blocking op completes before the next step; a block, at its end.
+    if (O.Batch != InvalidId) {
+      BatchComms.push_back(Index);
+      if (I + 1 == Ops.size() || Ops[I + 1].Batch != O.Batch) {
+        for (uint32_t B : BatchComms)
+          Out.Steps.push_back({plan::StepKind::Wait, B});
+        BatchComms.clear();
+      }
+    } else if (!O.Async) {
       Out.Steps.push_back({plan::StepKind::Wait, Index});
+    }
     Out.Comms.push_back(std::move(C));
   }
   Out.finalize();

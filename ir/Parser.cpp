@@ -78,6 +78,9 @@ private:
   bool parseItem();
   bool parseGroup();
   bool parseOp();
+  /// `p2p {` opens a block of sends and recvs issued together; `}` closes it.
+  bool parseBatchStart();
+  bool parseBatchEnd();
   bool parseInteger(int64_t &Out, StringRef What);
   bool parseType(TensorType &Out);
   bool parseValueUse(ValueId &Out);
@@ -106,6 +109,11 @@ private:
   bool SilentFailure = false;
   /// Current nesting of the rank expression being parsed (see enterNesting).
   unsigned ExprDepth = 0;
+  /// The open p2p block's id (InvalidId outside), where it opened, the
+  /// number of ops before it, and the next block's id.
+  uint32_t Batch = InvalidId, NextBatch = 0;
+  SMLoc BatchLoc;
+  size_t BatchStartOps = 0;
 };
 
 /// Leaves a nesting level entered by Parser::enterNesting.
@@ -621,9 +629,18 @@ bool Parser::parseOp() {
   O.Kind = *Kind;
   O.Loc = ResultNames.empty() ? KindLoc : OpLoc;
 
-  bool HasResults = hasResults(*Kind);
+  // `send async` defines one value, its completion token.
+  bool AsyncSend = *Kind == OpKind::Send && Tok.isKeyword("async");
+  bool HasResults = hasResults(*Kind) || AsyncSend;
   if (!HasResults && !ResultNames.empty()) {
-    error(OpLoc, opKindName(*Kind) + " has no results");
+    error(OpLoc, opKindName(*Kind) + " has no results" +
+                     (*Kind == OpKind::Send ? " (only `send async` names a token)" : ""));
+    return Fail();
+  }
+  if (AsyncSend && ResultNames.size() != 1) {
+    error(KindLoc, ResultNames.empty()
+                       ? "send async needs a token name to wait for (%t = send async ...)"
+                       : "send async defines one token, not several values");
     return Fail();
   }
   if (HasResults && *Kind != OpKind::Compute && ResultNames.empty()) {
@@ -726,8 +743,9 @@ bool Parser::parseOp() {
   SmallVector<TensorType, 2> Types;
   SMLoc TypesLoc = Tok.loc();
   if (consumeIf(Token::Colon)) {
-    if (!HasResults) {
-      error(TypesLoc, opKindName(*Kind) + " has no results to give types to");
+    if (!HasResults || AsyncSend) {
+      error(TypesLoc, AsyncSend ? "a send's token has no type"
+                                : opKindName(*Kind) + " has no results to give types to");
       return Fail();
     }
     do {
@@ -752,6 +770,8 @@ bool Parser::parseOp() {
   }
 
   // Results: written types, or inferred ones.
+  if (AsyncSend)
+    Types.push_back(tokenType());
   if (Types.empty() && !ResultNames.empty()) {
     if (!hasInferredResultTypes(*Kind)) {
       error(OpLoc, opKindName(*Kind) + " needs its result types written (': f32[...]')");
@@ -778,24 +798,67 @@ bool Parser::parseOp() {
       error(ResultNames[I].second, toString(V.takeError()));
       return Fail();
     }
+    Prog->value(*V).IsToken = AsyncSend;
     O.Results.push_back(*V);
   }
+  O.Batch = Batch;
   Prog->addOp(std::move(O));
   return true;
 }
 
 bool Parser::parseItem() {
   SilentFailure = false;
-  if (Tok.isKeyword("group"))
+  if (Tok.isKeyword("group")) {
+    if (Batch != InvalidId)
+      return error(Tok.loc(), "groups are declared outside p2p blocks");
     return parseGroup();
+  }
+  if (Tok.isKeyword("p2p"))
+    return parseBatchStart();
   return parseOp();
+}
+
+bool Parser::parseBatchStart() {
+  SMLoc Loc = Tok.loc();
+  consume();
+  if (Batch != InvalidId)
+    return error(Loc, "p2p blocks do not nest");
+  if (!expect(Token::LBrace, "'{' opening the p2p block"))
+    return false;
+  if (!Tok.StartsLine && !Tok.is(Token::Eof))
+    return errorExpected("a new line after 'p2p {'");
+  Batch = NextBatch++;
+  BatchLoc = Loc;
+  BatchStartOps = Prog->ops().size();
+  return true;
+}
+
+bool Parser::parseBatchEnd() {
+  consume(); // '}'
+  bool Empty = Prog->ops().size() == BatchStartOps;
+  Batch = InvalidId;
+  if (Empty)
+    return error(BatchLoc, "empty p2p block: it issues sends and recvs together");
+  if (!Tok.StartsLine && !Tok.is(Token::Eof))
+    return errorExpected("a new line after the '}' closing the p2p block");
+  return true;
 }
 
 std::unique_ptr<Program> Parser::parseFile() {
   if (!parseHeader())
     return nullptr;
-  while (!Tok.is(Token::RBrace)) {
+  while (true) {
+    if (Tok.is(Token::RBrace)) {
+      if (Batch == InvalidId)
+        break;
+      const char *ItemStart = Tok.Text.data();
+      if (!parseBatchEnd())
+        recover(ItemStart);
+      continue;
+    }
     if (Tok.is(Token::Eof)) {
+      if (Batch != InvalidId)
+        error(BatchLoc, "this p2p block is not closed before the end of input");
       error(Tok.loc(), "expected '}' closing program @" + Prog->name() + ", found end of input");
       return nullptr;
     }

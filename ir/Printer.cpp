@@ -115,7 +115,7 @@ void printOp(const Program &P, const Op &O, raw_ostream &OS) {
     }
     break;
   }
-  if (!O.Results.empty()) {
+  if (!O.Results.empty() && !P.value(O.Results.front()).IsToken) {
     OS << " : ";
     for (size_t I = 0; I != O.Results.size(); ++I)
       OS << (I ? ", " : "") << P.value(O.Results[I]).Type.str();
@@ -165,11 +165,23 @@ void printProgram(const Program &P, raw_ostream &OS) {
   OS << "program @" << P.name() << " world(" << P.worldSize() << ") {\n";
   for (const Group &G : P.groups())
     printGroup(G, OS);
+  // A p2p block's ops are contiguous (the verifier says so); a change of
+  // block id closes one block and may open the next.
+  uint32_t Open = InvalidId;
   for (const Op &O : P.ops()) {
-    OS << "  ";
+    if (O.Batch != Open) {
+      if (Open != InvalidId)
+        OS << "  }\n";
+      if (O.Batch != InvalidId)
+        OS << "  p2p {\n";
+      Open = O.Batch;
+    }
+    OS << (Open != InvalidId ? "    " : "  ");
     printOp(P, O, OS);
     OS << '\n';
   }
+  if (Open != InvalidId)
+    OS << "  }\n";
   OS << "}\n";
 }
 

@@ -130,7 +130,13 @@ struct Value {
   llvm::StringRef Name; ///< without the '%'
   TensorType Type;
   OpId Def = InvalidId;
+  /// The completion token of a `send async`: no data (its Type is u8[0]),
+  /// only ever waited for.
+  bool IsToken = false;
 };
+
+/// The type a token value carries: no elements, so no bytes.
+inline TensorType tokenType() { return TensorType(ElemType::U8, {0}); }
 
 /// An attribute attached by a pass or a user: `{bucket = 3, why = "..."}`.
 struct Attribute {
@@ -147,6 +153,11 @@ struct Op {
   /// on the rank has finished (`fenced`; the schedule's bounded prefetch).
   bool Fenced = false;
   bool HasCountsOperand = false; ///< all_to_all_v whose last operand holds split sizes
+  /// The `p2p { ... }` block the op is issued in (send/recv only): its ops
+  /// are posted together and complete together at the block's end, as
+  /// ncclGroupStart/End or batch_isend_irecv. Contiguous in program order;
+  /// InvalidId outside every block.
+  uint32_t Batch = InvalidId;
   ReduceOp Reduce = ReduceOp::Sum;
   uint32_t Stream = 0; ///< compute stream
   GroupId Group = InvalidId;

@@ -62,47 +62,108 @@ bool RankSimulation::complete(uint32_t Flat, RankSimulationVisitor &V) {
   return true;
 }
 
+bool RankSimulation::post(int64_t R, OpId I, RankSimulationVisitor &V, uint32_t &Req) {
+  const Op &O = P.ops()[I];
+  bool IsSend = O.Kind == OpKind::Send;
+  int64_t Peer = peerOf(O, R);
+  Req = ~0u;
+  if (Peer < 0)
+    return true;
+  Req = Requests.size();
+  Requests.push_back({I, R, Peer, IsSend});
+  Channel &C = Channels[IsSend ? std::make_pair(R, Peer) : std::make_pair(Peer, R)];
+  std::vector<uint32_t> &Mine = IsSend ? C.Sends : C.Recvs;
+  std::vector<uint32_t> &Theirs = IsSend ? C.Recvs : C.Sends;
+  size_t &TheirHead = IsSend ? C.RecvHead : C.SendHead;
+  if (TheirHead == Theirs.size()) {
+    Mine.push_back(Req);
+    return true;
+  }
+  uint32_t Other = Theirs[TheirHead++];
+  Requests[Req].Done = Requests[Other].Done = true;
+  const Request &S = IsSend ? Requests[Req] : Requests[Other];
+  const Request &Rv = IsSend ? Requests[Other] : Requests[Req];
+  if (!V.pointToPoint(S.Rank, S.Op, Rv.Rank, Rv.Op))
+    return false;
+  // The peer may have been waiting for just this.
+  RankState &PS = Ranks[Peer];
+  if ((PS.W == Wait::Send || PS.W == Wait::Recv) &&
+      llvm::all_of(PS.Awaiting, [&](uint32_t Q) { return Requests[Q].Done; })) {
+    PS.Awaiting.clear();
+    PS.PC++;
+    PS.W = Wait::Running;
+    ReadyQueue.push_back(Peer);
+  } else if (PS.W == Wait::Send || PS.W == Wait::Recv) {
+    describeBlock(PS);
+  }
+  return true;
+}
+
+void RankSimulation::describeBlock(RankState &St) {
+  for (uint32_t Q : St.Awaiting) {
+    if (Q != ~0u && Requests[Q].Done)
+      continue;
+    St.At = Q == ~0u ? St.PC : Requests[Q].Op;
+    St.W = P.ops()[St.At].Kind == OpKind::Send ? Wait::Send : Wait::Recv;
+    St.Peer = Q == ~0u ? -1 : Requests[Q].Peer;
+    return;
+  }
+}
+
+bool RankSimulation::await(int64_t R, std::vector<uint32_t> Reqs) {
+  if (llvm::all_of(Reqs, [&](uint32_t Q) { return Q != ~0u && Requests[Q].Done; }))
+    return false;
+  RankState &St = Ranks[R];
+  St.Awaiting = std::move(Reqs);
+  describeBlock(St);
+  return true;
+}
+
 bool RankSimulation::advance(int64_t R, RankSimulationVisitor &V) {
   RankState &St = Ranks[R];
   const auto &Ops = P.ops();
   while (St.PC < Ops.size()) {
     const Op &O = Ops[St.PC];
-    if (!Masks.runsOn(St.PC, R)) {
-      ++St.PC;
-      continue;
+    std::vector<uint32_t> Awaited;
+    if (Masks.runsOn(St.PC, R)) {
+      if (isCollective(O.Kind)) {
+        const Group &G = P.group(O.Group);
+        St.W = Wait::Collective;
+        St.Flat = FlatBase[O.Group] + G.subgroupOf(R);
+        Arrived[St.Flat].push_back(R);
+        if (int64_t(Arrived[St.Flat].size()) == G.sizeOn(R))
+          return complete(St.Flat, V);
+        return true;
+      }
+      if (!isCommunication(O.Kind)) {
+        if (!V.local(R, St.PC))
+          return false;
+        // A wait on async sends and recvs awaits their requests (async
+        // collectives completed where they launched).
+        if (O.Kind == OpKind::Wait)
+          for (ValueId X : O.Operands)
+            if (auto It = AsyncRequests[R].find(X); It != AsyncRequests[R].end())
+              Awaited.push_back(It->second);
+      } else {
+        uint32_t Req;
+        if (!post(R, St.PC, V, Req))
+          return false;
+        if (O.Batch != InvalidId)
+          St.InBatch.push_back(Req);
+        else if (O.Async)
+          AsyncRequests[R][O.Results.front()] = Req;
+        else
+          Awaited.push_back(Req);
+      }
     }
-    if (!isCommunication(O.Kind)) {
-      if (!V.local(R, St.PC))
-        return false;
-      ++St.PC;
-      continue;
+    // The end of a p2p block awaits everything the block posted here.
+    if (O.Batch != InvalidId && (St.PC + 1 == Ops.size() || Ops[St.PC + 1].Batch != O.Batch)) {
+      Awaited.insert(Awaited.end(), St.InBatch.begin(), St.InBatch.end());
+      St.InBatch.clear();
     }
-    if (isCollective(O.Kind)) {
-      const Group &G = P.group(O.Group);
-      St.W = Wait::Collective;
-      St.Flat = FlatBase[O.Group] + G.subgroupOf(R);
-      Arrived[St.Flat].push_back(R);
-      if (int64_t(Arrived[St.Flat].size()) == G.sizeOn(R))
-        return complete(St.Flat, V);
+    if (!Awaited.empty() && await(R, std::move(Awaited)))
       return true;
-    }
-    bool IsSend = O.Kind == OpKind::Send;
-    St.W = IsSend ? Wait::Send : Wait::Recv;
-    St.Peer = peerOf(O, R);
-    if (St.Peer < 0)
-      return true; // stalls; the verifier reports the peer
-    RankState &Other = Ranks[St.Peer];
-    if (Other.W != (IsSend ? Wait::Recv : Wait::Send) || Other.Peer != R)
-      return true;
-    int64_t S = IsSend ? R : St.Peer, Rv = IsSend ? St.Peer : R;
-    if (!V.pointToPoint(S, Ranks[S].PC, Rv, Ranks[Rv].PC))
-      return false;
-    for (int64_t X : {S, Rv}) {
-      Ranks[X].PC++;
-      Ranks[X].W = Wait::Running;
-      ReadyQueue.push_back(X);
-    }
-    return true;
+    ++St.PC;
   }
   St.W = Wait::Done;
   return true;
@@ -110,6 +171,10 @@ bool RankSimulation::advance(int64_t R, RankSimulationVisitor &V) {
 
 RankSimulation::Outcome RankSimulation::run(RankSimulationVisitor &V) {
   Ranks.assign(P.worldSize(), RankState());
+  Requests.clear();
+  Channels.clear();
+  AsyncRequests.clear();
+  AsyncRequests.resize(P.worldSize());
   ReadyQueue.clear();
   ReadyHead = 0;
   for (int64_t R = 0; R != P.worldSize(); ++R)
@@ -133,8 +198,11 @@ RankSimulation::Outcome RankSimulation::run(RankSimulationVisitor &V) {
 void RankSimulation::waitsFor(int64_t R, SmallVectorImpl<int64_t> &Out) const {
   const RankState &St = Ranks[R];
   if (St.W == Wait::Send || St.W == Wait::Recv) {
-    if (St.Peer >= 0)
-      Out.push_back(St.Peer);
+    // Every request it awaits must complete: it waits for each peer.
+    for (uint32_t Q : St.Awaiting)
+      if (Q != ~0u && !Requests[Q].Done && !llvm::is_contained(Out, Requests[Q].Peer))
+        Out.push_back(Requests[Q].Peer);
+    llvm::sort(Out);
     return;
   }
   if (St.W != Wait::Collective)

@@ -6,6 +6,14 @@
 // subgroup; a send completes together with the peer's recv from this rank.
 // Each rank otherwise walks its ops in program order.
 //
+// Point-to-point is posted, then awaited: a send or recv posts a request;
+// requests between two ranks match in the order each side posts them
+// (sends from s to r with recvs at r from s, first with first, as MPI and
+// NCCL match). A blocking op awaits its own request at once; an `async` one
+// at its `wait`; the ops of a `p2p { }` block all at the block's end. So a
+// recv posted before a send (the pairwise exchange) or a ring in one block
+// completes, and blocking sends in a ring wait for each other in a cycle.
+//
 // Clients observe the run through a visitor: the cross-rank checker compares
 // what the members of a rendezvous issued. (The step simulator walks the
 // same rules over its own model, passes/analysis/StepSimulator.h, so that a
@@ -24,8 +32,10 @@
 #include "ir/RankMasks.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <map>
 #include <vector>
 
 namespace collc {
@@ -56,8 +66,12 @@ public:
   struct RankState {
     OpId PC = 0;
     Wait W = Wait::Running;
-    int64_t Peer = -1; ///< world rank, while in Send/Recv
-    uint32_t Flat = 0; ///< flat subgroup index, while in Collective
+    int64_t Peer = -1;    ///< world rank, while in Send/Recv
+    uint32_t Flat = 0;    ///< flat subgroup index, while in Collective
+    OpId At = InvalidId;  ///< while in Send/Recv: the send/recv awaited (PC may be a wait)
+    /// Requests this rank awaits (Send/Recv), and those posted in its open
+    /// p2p block.
+    std::vector<uint32_t> Awaiting, InBatch;
   };
   enum class Outcome { Finished, Stopped, Stalled };
 
@@ -79,8 +93,34 @@ public:
   GroupId groupOfFlat(uint32_t Flat) const;
 
 private:
+  /// A posted send or recv.
+  struct Request {
+    OpId Op;
+    int64_t Rank, Peer;
+    bool IsSend;
+    bool Done = false;
+  };
+  /// Posted requests between one sender and one receiver, not yet matched.
+  struct Channel {
+    std::vector<uint32_t> Sends, Recvs;
+    size_t SendHead = 0, RecvHead = 0;
+  };
+
   bool advance(int64_t R, RankSimulationVisitor &V);
   bool complete(uint32_t Flat, RankSimulationVisitor &V);
+  /// Posts send/recv \p I of rank \p R as request \p Req, matching it if
+  /// the peer's side is posted (Req is ~0u when the peer is invalid: the
+  /// verifier reports it, the rank stalls). False when the visitor stops.
+  bool post(int64_t R, OpId I, RankSimulationVisitor &V, uint32_t &Req);
+  /// Blocks \p R on \p Reqs unless all are done; true when it blocked.
+  bool await(int64_t R, std::vector<uint32_t> Reqs);
+  /// Points the rank's Send/Recv state at its first incomplete request.
+  void describeBlock(RankState &St);
+
+  std::vector<Request> Requests;
+  std::map<std::pair<int64_t, int64_t>, Channel> Channels;
+  /// Per rank, the request an async send/recv result (a value) names.
+  std::vector<llvm::DenseMap<ValueId, uint32_t>> AsyncRequests;
 
   const Program &P;
   const RankMasks &Masks;

@@ -12,6 +12,7 @@
 #include "ir/TypeInference.h"
 
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -36,6 +37,9 @@ private:
   void verifyUses(OpId I);
   void verifyAsync(OpId I);
   void verifyBucket(const Op &O);
+  /// p2p blocks: contiguous, of sends and recvs that are not async, none
+  /// sending what the block receives.
+  void verifyBatch(OpId I);
   /// The ranks op \p I runs on; null means every rank.
   const BitVector *execMask(OpId I) const { return Masks->mask(I); }
   SMLoc locOf(const RankExpr *E, const Op &O) const {
@@ -51,6 +55,8 @@ private:
   enum AsyncState : uint8_t { NotAsync, Pending, PendingReported, Waited };
   std::vector<AsyncState> Async;
   std::vector<OpId> WaitedBy;
+  /// p2p blocks already ended (a later op in one breaks contiguity).
+  DenseSet<uint32_t> ClosedBatches;
 };
 
 void Verifier::verifyTypes(const Op &O) {
@@ -228,8 +234,7 @@ void Verifier::verifyAsync(OpId I) {
       if (V >= P.numValues())
         continue;
       if (Async[V] == NotAsync) {
-        errorAt(O.Loc,
-                formatv("wait on {0}, which is not the result of an async collective", name(V)));
+        errorAt(O.Loc, formatv("wait on {0}, which is not the result of an async op", name(V)));
       } else if (Async[V] == Waited) {
         errorAt(O.Loc, formatv("{0} is waited for twice", name(V)));
         Diags.note(P.ops()[WaitedBy[V]].Loc, "first wait is here");
@@ -241,7 +246,9 @@ void Verifier::verifyAsync(OpId I) {
     return;
   }
   for (ValueId V : O.Operands)
-    if (V < P.numValues() && Async[V] == Pending) {
+    if (V < P.numValues() && P.value(V).IsToken)
+      errorAt(O.Loc, formatv("{0} is a send's token: only `wait` takes it", name(V)));
+    else if (V < P.numValues() && Async[V] == Pending) {
       errorAt(O.Loc, formatv("{0} is used before its `wait`: an async collective's result is "
                              "ready only after it is waited for",
                              name(V)));
@@ -302,6 +309,7 @@ void Verifier::verifyOp(OpId I) {
     break;
   }
   verifyBucket(O);
+  verifyBatch(I);
   verifyPerRank(I);
   verifyUses(I);
   verifyAsync(I);
@@ -319,6 +327,30 @@ void Verifier::verifyBucket(const Op &O) {
   if (Twice != Seen.end())
     errorAt(O.Loc, formatv("bucket {0} moves {1} twice; a bucket holds distinct tensors",
                            B->IsString ? B->Str.str() : std::to_string(B->Int), name(*Twice)));
+}
+
+void Verifier::verifyBatch(OpId I) {
+  const Op &O = P.ops()[I];
+  uint32_t Prev = I ? P.ops()[I - 1].Batch : InvalidId;
+  if (Prev != InvalidId && Prev != O.Batch)
+    ClosedBatches.insert(Prev);
+  if (O.Batch == InvalidId)
+    return;
+  if (O.Kind != OpKind::Send && O.Kind != OpKind::Recv) {
+    errorAt(O.Loc, opKindName(O.Kind) + " cannot be issued in a p2p block: only send and recv can");
+    return;
+  }
+  if (O.Async)
+    errorAt(O.Loc, opKindName(O.Kind) + " in a p2p block cannot be async: every op of the block "
+                                        "completes at its end");
+  if (ClosedBatches.contains(O.Batch))
+    errorAt(O.Loc, "the ops of a p2p block must be contiguous, but this one follows another op "
+                   "that is outside its block");
+  for (ValueId V : O.Operands)
+    if (V < P.numValues() && P.value(V).Def < I && P.ops()[P.value(V).Def].Batch == O.Batch)
+      errorAt(O.Loc, formatv("{0} is received in the same p2p block: it is ready only at the "
+                             "block's end",
+                             name(V)));
 }
 
 void Verifier::run() {

@@ -8,7 +8,10 @@
 //    they are used (an op guarded by `when` defines nothing elsewhere);
 //  - for rank = 0..world-1: predicates evaluate, roots and peers are in
 //    their group, nobody sends to itself;
-//  - async results are waited for exactly once and not used before.
+//  - async results are waited for exactly once and not used before; a
+//    `send async` token only by `wait`;
+//  - `p2p { }` blocks hold contiguous sends and recvs, none async, none
+//    sending what the block receives.
 // Cross-rank agreement (same collective sequence, matching send/recv) is
 // the check-cross-rank pass's job, not the verifier's.
 //

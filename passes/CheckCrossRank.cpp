@@ -10,8 +10,10 @@
 //    (written with complementary `when`s) that would pair only by their
 //    position are refused rather than lowered to a plan that cannot run
 //    (passes reorder ops, which would re-pair them; issue 13);
-//  - a send completes with the peer's recv from this rank; the two must
-//    move the same number of elements of the same type;
+//  - a send matches the peer's recv from this rank (in the order each side
+//    posts them); the two must move the same number of elements of the
+//    same type. A blocking send/recv waits for its match where it stands,
+//    an async one at its `wait`, a `p2p { }` block's ops at the block's end;
 //  - if ranks remain blocked, the wait-for graph is searched for a cycle
 //    (printed rank by rank) or for a rank waiting on one that has finished.
 // The first disagreement is reported with an error at one op and a note at
@@ -207,9 +209,15 @@ std::string CrossRankChecker::describeWait(int64_t R) const {
   const RankSimulation::RankState &St = Sim.state(R);
   switch (St.W) {
   case RankSimulation::Wait::Send:
-    return formatv("rank {0} waits in send to rank {1} ({2})", R, St.Peer, describe(St.PC));
-  case RankSimulation::Wait::Recv:
-    return formatv("rank {0} waits in recv from rank {1} ({2})", R, St.Peer, describe(St.PC));
+  case RankSimulation::Wait::Recv: {
+    const char *What = St.W == RankSimulation::Wait::Send ? "send to" : "recv from";
+    if (St.At == St.PC && P.ops()[St.PC].Batch == InvalidId)
+      return formatv("rank {0} waits in {1} rank {2} ({3})", R, What, St.Peer, describe(St.At));
+    // Posted earlier: awaited at a wait or at the end of a p2p block.
+    const char *Where = P.ops()[St.PC].Kind == OpKind::Wait ? "at its wait" : "at the end of its p2p block";
+    return formatv("rank {0} waits {1} for its {2} rank {3} ({4})", R, Where, What, St.Peer,
+                   describe(St.At));
+  }
   case RankSimulation::Wait::Collective:
     return formatv("rank {0} waits in {1} in {2}", R, describe(St.PC),
                    groupDesc(Sim.groupOfFlat(St.Flat), Sim.members(St.Flat)));

@@ -75,6 +75,9 @@ int64_t launchAsync(Program &P) {
     OpId Use = N;
     for (ValueId V : O.Results)
       Use = std::min<OpId>(Use, FirstUse[V] == InvalidId ? N : FirstUse[V]);
+    // A p2p block is issued as one: wait before the block, not inside it.
+    while (Use != N && Use > 0 && Ops[Use].Batch != InvalidId && Ops[Use - 1].Batch == Ops[Use].Batch)
+      --Use;
     O.Async = true;
     Op W;
     W.Kind = OpKind::Wait;

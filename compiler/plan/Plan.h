@@ -127,6 +127,10 @@ struct Comm {
   /// rank has finished (bounded prefetch, passes/Schedule.cpp).
   bool Fenced = false;
   int32_t Bucket = -1;
+  /// The p2p batch (an IR `p2p { }` block) a send/recv is issued in, or -1:
+  /// its comms launch together (ncclGroupStart/End) and are waited for
+  /// together at its end. Numbered 0, 1, ... in comm order.
+  int32_t Batch = -1;
   // Not part of the digest:
   std::vector<std::string> Why; ///< decisions of the passes
   std::string Loc;              ///< line:col in Plan::Source

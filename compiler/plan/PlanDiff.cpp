@@ -139,6 +139,9 @@ std::vector<std::string> diffPlans(const plan::Plan &A, const plan::Plan &B) {
     if (CA.Fenced != CB.Fenced)
       Out.push_back(formatv("{0}: {1} vs {2}", Who, CA.Fenced ? "fenced" : "not fenced",
                             CB.Fenced ? "fenced" : "not fenced"));
+    if ((CA.Batch >= 0) != (CB.Batch >= 0))
+      Out.push_back(formatv("{0}: {1} vs {2}", Who, CA.Batch >= 0 ? "in a p2p batch" : "alone",
+                            CB.Batch >= 0 ? "in a p2p batch" : "alone"));
   }
   // Launch order of matched comms: report pairs that swapped.
   std::vector<uint32_t> ByA;

@@ -585,6 +585,12 @@ Error Reader::comm() {
       return B.takeError();
     C.Bucket = *B;
   }
+  if (consumeKeyword("batch")) {
+    Expected<int64_t> B = integer("p2p batch", 0, INT32_MAX);
+    if (!B)
+      return B.takeError();
+    C.Batch = *B;
+  }
   P.Comms.push_back(std::move(C));
   LastEntity = Last::Comm;
   return endOfLine();

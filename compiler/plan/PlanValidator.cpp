@@ -16,6 +16,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <set>
 
 using namespace llvm;
 
@@ -50,6 +51,7 @@ private:
   Error allToAllV(size_t I, int64_t N);
   Error bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts);
   std::vector<std::vector<uint32_t>> SlotTensors; ///< per buffer, sorted; see bufferOf
+  int64_t LastBatch = -1; ///< the highest p2p batch of the comms so far
   Error steps();
 
   /// Calls \p F on every rank of \p S (the world when All), until it fails.
@@ -340,6 +342,19 @@ Error Validator::commShape(size_t I, int64_t N) {
     }
     return S;
   };
+  if (C.Batch >= 0) {
+    if (C.Kind != CommKind::Send && C.Kind != CommKind::Recv)
+      return fail(Entity, "is in p2p batch " + std::to_string(C.Batch) +
+                              ", which holds only sends and recvs");
+    if (!C.Async)
+      return fail(Entity, "is in a p2p batch, so it is async (it completes at the batch's end)");
+    if (C.Batch > LastBatch + 1)
+      return fail(Entity, formatv("is in p2p batch {0} before batch {1}: batches are numbered in "
+                                  "comm order",
+                                  C.Batch, LastBatch + 1)
+                              .str());
+    LastBatch = std::max<int64_t>(LastBatch, C.Batch);
+  }
   if (C.Kind == CommKind::Send || C.Kind == CommKind::Recv) {
     bool Send = C.Kind == CommKind::Send;
     if (C.Inputs.size() != (Send ? 1u : 0u) || C.Outputs.size() != (Send ? 0u : 1u))
@@ -474,6 +489,13 @@ Error Validator::steps() {
   std::vector<uint8_t> ComputeSeen(P.Computes.size(), 0);
   enum : uint8_t { NotLaunched, Launched, Waited };
   std::vector<uint8_t> State(P.Comms.size(), NotLaunched);
+  int32_t OpenBatch = -1;
+  size_t BatchLaunches = 0, BatchWaits = 0;
+  std::set<int32_t> BatchSeen;
+  std::vector<size_t> BatchSize(size_t(LastBatch + 1), 0); // comm() checked the numbering
+  for (const Comm &C : P.Comms)
+    if (C.Batch >= 0)
+      ++BatchSize[C.Batch];
   for (size_t I = 0; I != P.Steps.size(); ++I) {
     const Step &S = P.Steps[I];
     std::string Entity = "step " + std::to_string(I) + " (" + stepKindName(S.Kind).str() + " " +
@@ -491,6 +513,31 @@ Error Validator::steps() {
       return fail(Entity, formatv("comm {0} is not in 0..{1}", S.Index,
                                   int64_t(P.Comms.size()) - 1)
                               .str());
+    // A p2p batch: its launches are consecutive steps, and the waits for
+    // exactly its comms follow them at once (where NCCL's group ends).
+    int32_t B = P.Comms[S.Index].Batch;
+    if (OpenBatch >= 0 && !(S.Kind == StepKind::Launch && B == OpenBatch && !BatchWaits)) {
+      if (S.Kind != StepKind::Wait || B != OpenBatch || State[S.Index] != Launched ||
+          BatchLaunches != BatchSize[OpenBatch])
+        return fail(Entity, formatv("breaks p2p batch {0}: its comms are launched in consecutive "
+                                    "steps and waited for, each once, right after them",
+                                    OpenBatch)
+                                .str());
+      ++BatchWaits;
+      if (BatchWaits == BatchLaunches)
+        OpenBatch = -1;
+    } else if (S.Kind == StepKind::Launch && B >= 0 && B != OpenBatch) {
+      if (BatchSeen.count(B))
+        return fail(Entity, formatv("breaks p2p batch {0}: its comms are launched in consecutive "
+                                    "steps and waited for, each once, right after them",
+                                    B)
+                                .str());
+      BatchSeen.insert(B);
+      OpenBatch = B;
+      BatchLaunches = BatchWaits = 0;
+    }
+    if (S.Kind == StepKind::Launch && B >= 0)
+      ++BatchLaunches;
     uint8_t &St = State[S.Index];
     if (S.Kind == StepKind::Launch && St != NotLaunched)
       return fail(Entity, "launches its comm a second time");
@@ -500,6 +547,8 @@ Error Validator::steps() {
       return fail(Entity, "waits for its comm before it is launched");
     St = S.Kind == StepKind::Launch ? Launched : Waited;
   }
+  if (OpenBatch >= 0)
+    return fail(formatv("p2p batch {0}", OpenBatch), "its comms are not all waited for at its end");
   for (size_t I = 0; I != P.Computes.size(); ++I)
     if (!ComputeSeen[I])
       return fail(formatv("compute {0} @{1}", I, P.Computes[I].Name), "no step runs it");

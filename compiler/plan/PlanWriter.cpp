@@ -170,6 +170,8 @@ void writeBody(const Plan &P, DigestingStream &OS) {
     }
     if (C.Bucket >= 0)
       OS << " bucket " << C.Bucket;
+    if (C.Batch >= 0)
+      OS << " batch " << C.Batch;
     OS << '\n';
     if (C.Why.empty() && C.Loc.empty())
       continue;

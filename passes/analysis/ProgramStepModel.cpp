@@ -34,7 +34,7 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks) {
     T.Outputs.assign(O.Results.begin(), O.Results.end());
     T.Stream = O.Stream;
     T.CostNs = O.CostNs;
-    T.Async = O.Async;
+    T.Async = O.Async || O.Batch != InvalidId;
     T.Fenced = O.Fenced;
     if (isCollective(O.Kind))
       T.Group = int32_t(O.Group);

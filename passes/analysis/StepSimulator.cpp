@@ -5,6 +5,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace llvm;
 
@@ -91,8 +92,21 @@ private:
   bool pointToPoint(int64_t R, const SimTask &T);
   bool collective(int64_t R, const SimTask &T);
 
+  /// A send or recv posted and not yet matched.
+  struct Posted {
+    int64_t Rank;
+    size_t PC;
+    double Arrival;
+    bool Blocking;
+  };
+  struct Channel {
+    std::vector<Posted> Sends, Recvs;
+    size_t SendHead = 0, RecvHead = 0;
+  };
+
   const SimModel &M;
   const SimOptions &Opts;
+  std::map<std::pair<int64_t, int64_t>, Channel> Channels; // (sender, receiver)
   bool FreeComm;
   std::vector<double> Ready; // rank-major: ready time of each value on each rank
   std::vector<RankState> Ranks;
@@ -138,19 +152,27 @@ bool Run::pointToPoint(int64_t R, const SimTask &T) {
   int64_t Peer = T.Peers[R];
   if (Peer < 0 || Peer >= M.World)
     return false;
-  RankState &O = Ranks[Peer];
-  if (!O.Blocked)
-    return true; // the peer completes the pair when it arrives
-  const SimTask &OT = M.Tasks[O.PC];
+  // Posted, then matched in the order each side posts (ir/RankSimulation.h).
   bool IsSend = T.Kind == OpKind::Send;
-  if (OT.Kind != (IsSend ? OpKind::Recv : OpKind::Send) || OT.Peers[Peer] != R)
+  Channel &C = Channels[IsSend ? std::make_pair(R, Peer) : std::make_pair(Peer, R)];
+  std::vector<Posted> &Mine = IsSend ? C.Sends : C.Recvs;
+  std::vector<Posted> &Theirs = IsSend ? C.Recvs : C.Sends;
+  size_t &TheirHead = IsSend ? C.RecvHead : C.SendHead;
+  bool Blocking = !T.Async;
+  if (TheirHead == Theirs.size()) {
+    Mine.push_back({R, Ranks[R].PC, arrival(R, T), Blocking});
     return true;
-  double Start = std::max(arrival(R, T), arrival(Peer, OT));
+  }
+  Posted O = Theirs[TheirHead++];
+  const SimTask &OT = M.Tasks[O.PC];
+  double Start = std::max(arrival(R, T), O.Arrival);
   double Dur = cost(IsSend ? T : OT, 2); // the sender's bytes
   finish(R, T, Start, Dur);
   finish(Peer, OT, Start, Dur);
-  unblock(R);
-  unblock(Peer);
+  if (Blocking)
+    unblock(R);
+  if (O.Blocking)
+    unblock(Peer);
   return true;
 }
 
@@ -193,9 +215,19 @@ bool Run::advance(int64_t R) {
       ++S.PC;
       continue;
     }
-    S.Blocked = true;
-    if (T.Kind == OpKind::Send || T.Kind == OpKind::Recv)
+    if (T.Kind == OpKind::Send || T.Kind == OpKind::Recv) {
+      // An async (or p2p-block) send/recv is posted and the rank goes on;
+      // its results are ready when it completes.
+      if (T.Async) {
+        if (!pointToPoint(R, T))
+          return false;
+        ++S.PC;
+        continue;
+      }
+      S.Blocked = true;
       return pointToPoint(R, T);
+    }
+    S.Blocked = true;
     return collective(R, T);
   }
   S.Done = true;

@@ -10,7 +10,9 @@
 // and no blocking collective holds the rank. A collective runs on the
 // rank's one comm stream and starts when every member of its subgroup has
 // issued it and their inputs are ready; a send/recv pair starts when both
-// sides have. Communication costs the cost model's time for its kind, bytes
+// sides have posted it (sends and recvs between two ranks match in the
+// order each side posts them; an async or p2p-block one is posted without
+// holding the rank). Communication costs the cost model's time for its kind, bytes
 // and group size. A collective that is not async fences the rank's compute
 // streams (eager semantics); an async one overlaps until its results are
 // used. A fenced one also waits for every compute the rank issued before
@@ -48,7 +50,7 @@ struct SimTask {
   int64_t CostNs = 0;
   // Communication:
   int32_t Group = -1; ///< a collective's, into SimModel::Groups
-  bool Async = false;
+  bool Async = false; ///< also every send/recv of a p2p block
   /// Starts no earlier than every compute the rank issued before it ends.
   bool Fenced = false;
   double InBytes = 0, OutBytes = 0; ///< per rank, of data (not split sizes)

@@ -25,6 +25,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 namespace collc::rt {
 
@@ -168,6 +170,7 @@ public:
       I.K = St.Kind;
       I.Index = St.Index;
       I.Step = S;
+      I.On = St.Kind == plan::StepKind::Compute ? nullptr : streamFor(P.Comms[St.Index]);
       if (St.Kind == plan::StepKind::Launch) {
         if (llvm::Error E = resolveLaunch(I))
           return detail::inContext(std::move(E), where(I));
@@ -196,14 +199,14 @@ public:
           std::memcpy(C.Dst, C.Src, C.Bytes);
         if (llvm::Error E = I.Issue())
           return detail::inContext(std::move(E), where(I));
-        Tickets[I.Index] = D::record(D::streamOf(Stream));
+        Tickets[I.Index] = D::record(I.On);
         // Async: progress while the model computes. (A blocking comm is
         // waited for next, and the waiting thread runs it.)
         if (P.Comms[I.Index].Async)
-          D::flush(D::streamOf(Stream));
+          D::flush(I.On);
         break;
       case plan::StepKind::Wait:
-        if (llvm::Error E = D::waitFor(D::streamOf(Stream), Tickets[I.Index]))
+        if (llvm::Error E = D::waitFor(I.On, Tickets[I.Index]))
           return detail::inContext(std::move(E), where(I));
         for (const detail::CopyOp &C : I.Copies)
           std::memcpy(C.Dst, C.Src, C.Bytes);
@@ -212,6 +215,9 @@ public:
       if (Opts.Trace)
         Events.push_back({eventName(I), category(I), Start, detail::microsSince(Origin) - Start});
     }
+    for (auto &[Key, Owner] : PeerStreams)
+      if (llvm::Error E = D::synchronize(D::streamOf(Owner)))
+        return E;
     return D::synchronize(D::streamOf(Stream));
   }
 
@@ -229,7 +235,30 @@ private:
     size_t Step;
     std::vector<detail::CopyOp> Copies; ///< packs before a launch, unpacks after a wait
     llvm::unique_function<llvm::Error()> Issue;
+    typename D::CommStream On{}; ///< the comm's stream (streamFor)
   };
+
+  /// Where comm \p C runs on this rank. Collectives share one stream, in
+  /// plan order, as every member issues them. A send or recv runs on a
+  /// stream of its own peer and direction (and group), so an async one
+  /// progresses while later ones are issued (a recv posted before a send,
+  /// a ring in one p2p batch) and yet sends to one peer stay in order, as
+  /// the peer's recvs match them. A CPU backend's nonblocking pairs, each
+  /// completing at its wait.
+  typename D::CommStream streamFor(const plan::Comm &C) {
+    if (C.Kind != plan::CommKind::Send && C.Kind != plan::CommKind::Recv)
+      return D::streamOf(Stream);
+    std::tuple<int32_t, int32_t, bool> Key{C.Group, C.Peers[Rank], C.Kind == plan::CommKind::Send};
+    auto It = PeerStreams.find(Key);
+    if (It == PeerStreams.end())
+      It = PeerStreams
+               .emplace(Key, D::createStream(llvm::formatv("executor.{0}.{1}",
+                                                           std::get<2>(Key) ? "send" : "recv",
+                                                           std::get<1>(Key))
+                                                 .str()))
+               .first;
+    return D::streamOf(It->second);
+  }
 
   llvm::Expected<typename D::Communicator> join(const std::string &Name, size_t Size, size_t R) {
     auto Id = D::groupId({Name});
@@ -308,7 +337,7 @@ private:
     const plan::Comm &C = P.Comms[I.Index];
     addCopies(I, C.InBuffer, plan::SlotMode::Pack);
     typename D::Communicator Comm = C.Group >= 0 ? GroupComms[C.Group] : World;
-    auto S = D::streamOf(Stream);
+    auto S = I.On;
     unsigned ES = elemTypeBytes(C.Elem);
     int64_t N = P.groupSize(C, Rank);
     bool Fused = C.InBuffer >= 0;
@@ -468,6 +497,9 @@ private:
   typename D::Communicator World{};
   std::vector<typename D::Communicator> GroupComms;
   typename D::StreamOwner Stream;
+  /// Point-to-point streams by (group, peer, is send); ordered, so they are
+  /// synchronized in one order.
+  std::map<std::tuple<int32_t, int32_t, bool>, typename D::StreamOwner> PeerStreams;
   std::vector<detail::AlignedBuffer> Buffers;
   std::vector<Instr> Instrs;
   std::vector<uint64_t> Tickets;

@@ -43,7 +43,7 @@ public:
   /// "[HOST]:PORT" of every peer's pair to this rank, "" for this rank.
   std::vector<std::string> Addresses;
   std::atomic<int64_t> TimeoutMs{defaultTimeout().count()};
-  /// Operations enqueued and not yet run.
+  /// Collectives enqueued and not yet run.
   std::atomic<uint64_t> Pending{0};
   /// Splits of this group so far (each is collective, so every member
   /// counts alike and the children's names agree).
@@ -53,10 +53,14 @@ public:
 
   /// Runs \p Body (Gloo calls) under the group's lock; a Gloo exception
   /// becomes an error naming \p What and the peer, and breaks the group.
-  Error run(const char *What, function_ref<void()> Body) {
-    std::lock_guard<std::mutex> L(M);
+  /// Without \p Exclusive the lock is held only around the checks (the
+  /// wait of a posted send or recv, which others must not wait behind).
+  Error run(const char *What, function_ref<void()> Body, bool Exclusive = true) {
+    std::unique_lock<std::mutex> L(M);
     if (Error E = brokenError())
       return E;
+    if (!Exclusive)
+      L.unlock();
     std::string Text;
     try {
       Body();
@@ -66,6 +70,8 @@ public:
     } catch (...) {
       Text = "an exception that is not a std::exception";
     }
+    if (!L.owns_lock())
+      L.lock();
     GlooFailure F = classifyFailure(Text, Addresses);
     if (F.Peer < 0)
       F.Peer = probeLostPeer();
@@ -466,19 +472,45 @@ Error GlooDriver::barrier(const Communicator &C, CommStream S) {
 }
 
 /// One unbound-buffer transfer with \p Peer, waited for within the timeout.
-static void transfer(Membership &M, char *Data, uint64_t Bytes, int Peer, bool Send) {
+/// It is posted under the group's lock and waited for without it, so that
+/// sends and recvs on other streams (an exchange, a ring: one stream per
+/// peer and direction, runtime/exec/DriverExecutor.h) progress meanwhile.
+static Error transfer(Membership &M, char *Data, uint64_t Bytes, int Peer, bool Send) {
   static char Empty = 0;
-  auto Buf = M.Ctx->createUnboundBuffer(Data ? Data : &Empty, Bytes);
-  if (Send)
-    Buf->send(Peer, Membership::PointToPointSlot);
-  else
-    Buf->recv(Peer, Membership::PointToPointSlot);
-  bool Done = Send ? Buf->waitSend(M.timeout()) : Buf->waitRecv(M.timeout());
-  if (!Done)
-    throw std::runtime_error(formatv("Timed out waiting {0}ms for {1} of {2} bytes with rank {3} "
-                                     "to complete",
-                                     M.timeout().count(), Send ? "send" : "recv", Bytes, Peer)
-                                 .str());
+  const char *What = Send ? "send" : "recv";
+  std::unique_ptr<::gloo::transport::UnboundBuffer> Buf;
+  if (Error E = M.run(What, [&] {
+        Buf = M.Ctx->createUnboundBuffer(Data ? Data : &Empty, Bytes);
+        if (Send)
+          Buf->send(Peer, Membership::PointToPointSlot);
+        else
+          Buf->recv(Peer, Membership::PointToPointSlot);
+      }))
+    return E;
+  return M.run(
+      What,
+      [&] {
+        bool Done = Send ? Buf->waitSend(M.timeout()) : Buf->waitRecv(M.timeout());
+        if (!Done)
+          throw std::runtime_error(formatv("Timed out waiting {0}ms for {1} of {2} bytes with "
+                                           "rank {3} to complete",
+                                           M.timeout().count(), What, Bytes, Peer)
+                                       .str());
+      },
+      /*Exclusive=*/false);
+}
+
+/// Queues a transfer on \p S. Not counted as pending: it may stay in
+/// flight on a peer's stream while a collective runs on the caller's thread
+/// (allGatherWords), and it holds the membership alive itself.
+static Error enqueueTransfer(const Communicator &C, HostStream *S, char *Data, uint64_t Bytes,
+                             size_t Peer, bool Send) {
+  if (!S)
+    return noStreamError();
+  S->enqueue([C, Data, Bytes, Peer, Send]() -> Error {
+    return transfer(*C, Data, Bytes, int(Peer), Send);
+  });
+  return Error::success();
 }
 
 Error GlooDriver::send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
@@ -487,9 +519,7 @@ Error GlooDriver::send(const Communicator &C, const Resource &Src, Elems E, size
     return Err;
   if (Error Err = checkPointToPoint(view(C), /*Send=*/true, Src, E, Peer))
     return Err;
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  char *Data = Src.Data;
-  return enqueue(C, S, "send", [=](Membership &M) { transfer(M, Data, Bytes, int(Peer), true); });
+  return enqueueTransfer(C, S, Src.Data, E.Count * elemTypeBytes(E.Type), Peer, true);
 }
 
 Error GlooDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
@@ -498,9 +528,7 @@ Error GlooDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size
     return Err;
   if (Error Err = checkPointToPoint(view(C), /*Send=*/false, Dst, E, Peer))
     return Err;
-  uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
-  char *Data = Dst.Data;
-  return enqueue(C, S, "recv", [=](Membership &M) { transfer(M, Data, Bytes, int(Peer), false); });
+  return enqueueTransfer(C, S, Dst.Data, E.Count * elemTypeBytes(E.Type), Peer, false);
 }
 
 Expected<std::vector<uint32_t>> GlooDriver::allGatherWords(const Communicator &C,

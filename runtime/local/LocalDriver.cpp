@@ -483,16 +483,17 @@ Error LocalDriver::send(const Communicator &C, const Resource &Src, Elems E, siz
   uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   if (!S)
     return noStreamError();
-  C->noteEnqueued();
+  // Not counted as pending (Membership::pending): a send uses its channel,
+  // not the rendezvous sequence of collectives, so it may stay in flight on
+  // a peer's stream while a collective runs on the caller's thread; and it
+  // holds the membership alive itself.
   const char *Data = Src.Data;
   S->enqueue([C, Data, Bytes, E, Peer]() -> Error {
     if (!C->Killed.load())
       injectFaults(*C, nullptr);
-    Error Err = C->Killed.load()
-                    ? killedError(*C)
-                    : C->group().send(C->rank(), int(Peer), Data, Bytes, E.Type, C->Wait);
-    C->noteRetired();
-    return Err;
+    return C->Killed.load()
+               ? killedError(*C)
+               : C->group().send(C->rank(), int(Peer), Data, Bytes, E.Type, C->Wait);
   });
   return Error::success();
 }
@@ -506,16 +507,14 @@ Error LocalDriver::recv(const Communicator &C, const Resource &Dst, Elems E, siz
   uint64_t Bytes = E.Count * elemTypeBytes(E.Type);
   if (!S)
     return noStreamError();
-  C->noteEnqueued();
+  // Not counted as pending, as send.
   char *Data = Dst.Data;
   S->enqueue([C, Data, Bytes, E, Peer]() -> Error {
     if (!C->Killed.load())
       injectFaults(*C, nullptr);
-    Error Err = C->Killed.load()
-                    ? killedError(*C)
-                    : C->group().recv(C->rank(), int(Peer), Data, Bytes, E.Type, C->Wait);
-    C->noteRetired();
-    return Err;
+    return C->Killed.load()
+               ? killedError(*C)
+               : C->group().recv(C->rank(), int(Peer), Data, Bytes, E.Type, C->Wait);
   });
   return Error::success();
 }

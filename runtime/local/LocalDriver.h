@@ -38,22 +38,27 @@ public:
   int rank() const { return Rank; }
   int size() const { return G->size(); }
   WaitPolicy Wait;
-  // One thread at a time issues a rank's operations and one runs them (a
-  // communicator serves one stream at a time, as in NCCL: ranks that issued
-  // in different orders would pair the wrong operations anyway). So the
-  // counters below each have a single writer, and advance by a plain load
-  // and store rather than a locked read-modify-write on the latency path.
+  // One thread at a time issues a rank's operations, and one runs its
+  // collectives (a communicator serves one stream at a time, as in NCCL:
+  // ranks that issued in different orders would pair the wrong operations
+  // anyway). So the counters of collectives have a single writer and
+  // advance by a plain load and store rather than a locked
+  // read-modify-write on the latency path. Sends and recvs may run on
+  // streams of their own, one per peer and direction
+  // (runtime/exec/DriverExecutor.h), concurrently with the collectives:
+  // they are not counted as pending, and the one counter they share with
+  // collectives (operations, for fault injection) is atomic.
   /// The next rendezvous sequence number of this rank's collectives.
   uint64_t nextSeq() { return bump(Seq); }
   uint64_t lastSeq() const { return Seq.load(std::memory_order_relaxed); }
   /// The next operation number (collectives and point-to-point together),
   /// for fault injection.
-  uint64_t nextOp() { return bump(Ops); }
+  uint64_t nextOp() { return Ops.fetch_add(1, std::memory_order_relaxed) + 1; }
   void noteEnqueued() { bump(Enqueued); }
   void noteRetired() {
     Retired.store(Retired.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
-  /// Operations enqueued on a stream and not yet run.
+  /// Collectives enqueued on a stream and not yet run.
   uint64_t pending() const {
     return Enqueued.load(std::memory_order_relaxed) - Retired.load(std::memory_order_acquire);
   }

@@ -57,17 +57,18 @@ MPI_Datatype moveType(ElemType T) {
 }
 
 /// Queues \p Body on \p S; it runs unless the group broke before it.
-template <typename F> Error enqueue(const Comm &C, HostStream *S, F Body) {
+template <typename F>
+Error enqueue(const Comm &C, HostStream *S, F Body, bool PointToPoint = false) {
   if (!S)
     return noStreamError();
   // A plain pointer: the group's destructor waits for what was enqueued.
   MpiGroup *G = C.get();
-  G->noteEnqueued();
-  S->enqueue([G, Body = std::move(Body)]() mutable -> Error {
+  G->noteEnqueued(PointToPoint);
+  S->enqueue([G, PointToPoint, Body = std::move(Body)]() mutable -> Error {
     Error E = G->check();
     if (!E)
       E = Body(*G);
-    G->noteRetired();
+    G->noteRetired(PointToPoint);
     return E;
   });
   return Error::success();
@@ -373,7 +374,7 @@ Error MpiDriver::send(const Communicator &C, const Resource &Src, Elems E, size_
         Rc != MPI_SUCCESS)
       return G.breakWith(mpiError(Rc, "send", G.name()));
     return G.wait(Req, "send", int64_t(Peer), 0);
-  });
+  }, /*PointToPoint=*/true);
 }
 
 Error MpiDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
@@ -403,14 +404,14 @@ Error MpiDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_
                                G.name(), Peer, Got, elemTypeName(E.Type), G.rank(), E.Count),
                        int64_t(Peer));
     return Error::success();
-  });
+  }, /*PointToPoint=*/true);
 }
 
 Expected<std::vector<uint32_t>> MpiDriver::allGatherWords(const Communicator &C,
                                                           ArrayRef<uint32_t> Local, CommStream) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkNothingPending(C->pending()))
+  if (Error Err = checkNothingPending(C->pendingCollectives()))
     return Err;
   std::vector<uint32_t> Out(Local.size() * size_t(C->size()));
   if (Error Err = checkCount("all_gather_words", Local.size()))

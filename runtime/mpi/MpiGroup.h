@@ -72,11 +72,28 @@ public:
   /// may still write it.
   void keep(std::shared_ptr<void> Scratch);
 
-  void noteEnqueued() { Enqueued.fetch_add(1, std::memory_order_relaxed); }
-  void noteRetired() { Retired.fetch_add(1, std::memory_order_release); }
-  /// Operations enqueued on a stream and not yet run.
+  /// \p PointToPoint: a send or recv, which may stay in flight on a peer's
+  /// stream while a collective runs on the caller's thread (MPI allows it).
+  void noteEnqueued(bool PointToPoint = false) {
+    Enqueued.fetch_add(1, std::memory_order_relaxed);
+    if (!PointToPoint)
+      CollectivesEnqueued.fetch_add(1, std::memory_order_relaxed);
+  }
+  void noteRetired(bool PointToPoint = false) {
+    if (!PointToPoint)
+      CollectivesRetired.fetch_add(1, std::memory_order_release);
+    Retired.fetch_add(1, std::memory_order_release);
+  }
+  /// Operations enqueued on a stream and not yet run (the destructor waits
+  /// for them: they hold a plain pointer).
   uint64_t pending() const {
     return Enqueued.load(std::memory_order_relaxed) - Retired.load(std::memory_order_acquire);
+  }
+  /// Collectives enqueued and not yet run: what a collective on the
+  /// caller's thread (allGatherWords) must not overtake.
+  uint64_t pendingCollectives() const {
+    return CollectivesEnqueued.load(std::memory_order_relaxed) -
+           CollectivesRetired.load(std::memory_order_acquire);
   }
 
 private:
@@ -89,7 +106,8 @@ private:
   int Rank = 0, Size = 1;
   std::string Name;
   std::atomic<int64_t> TimeoutMs{300000};
-  std::atomic<uint64_t> Seq{0}, Enqueued{0}, Retired{0};
+  std::atomic<uint64_t> Seq{0}, Enqueued{0}, Retired{0}, CollectivesEnqueued{0},
+      CollectivesRetired{0};
   std::atomic<bool> Broken{false};
   mutable std::mutex M; ///< guards the fields below
   ErrorKind FailKind = ErrorKind::Broken;

@@ -85,6 +85,9 @@ public:
           flushLaunches();
           runtimeAllToAllV(St.Index);
         } else {
+          // A p2p batch is one NCCL group of its own.
+          if (!Launches.empty() && P.Comms[Launches.back()].Batch != C.Batch)
+            flushLaunches();
           Launches.push_back(St.Index);
         }
         if (C.Fenced)

@@ -15,7 +15,10 @@
 // A launch waits on the latest compute of
 // each model stream that produced one of its inputs (stream order covers
 // the earlier ones) unless an earlier wait already did. Consecutive
-// launches form one NCCL group, after their waits and pack kernels; a wait
+// launches form one NCCL group, after their waits and pack kernels (a p2p
+// batch, an IR `p2p { }` block, is exactly one group: ncclGroupStart, its
+// sends and recvs, ncclGroupEnd; an async recv launched right before a
+// send joins the send's group, which is how the exchange completes); a wait
 // step unpacks and records the comm's done event, which the model's compute
 // streams wait on before using the results. A step is then one cudaGraphLaunch per
 // graph. An all_to_all_v whose split sizes are only known at run time cannot

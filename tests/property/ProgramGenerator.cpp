@@ -56,6 +56,7 @@ private:
   struct Pending {
     std::string Name, Pred, Type;
     bool Reusable;
+    bool Token = false; ///< a send's: waited for, never used
   };
   uint64_t pick(uint64_t N) { return Rng() % N; }
   bool chance(unsigned Percent) { return pick(100) < Percent; }
@@ -172,7 +173,12 @@ void ShapeBuilder::pointToPoint() {
   const Source &S = Pool[pick(Pool.size())];
   std::string Got = chance(10) ? std::string("f32[420]") : S.Type; // sometimes the wrong size
   std::string P = fresh("p");
-  switch (pick(4)) {
+  // Cases 0-3 as before (their order of random reads is kept); 4-7 are
+  // async sends and p2p blocks.
+  uint64_t Case = pick(4);
+  if (chance(50))
+    Case = 4 + pick(chance(85) ? 3 : 4);
+  switch (Case) {
   case 0: // a chain down the ranks
     line("send " + S.Name + " to (rank + 1) when rank < world - 1");
     line(P + " = recv from (rank - 1) : " + Got + " when rank > 0");
@@ -196,6 +202,55 @@ void ShapeBuilder::pointToPoint() {
     if (Got == S.Type)
       Pool.push_back({P, Got});
     break;
+  case 4: { // a ring shift, the send async; its token waited now or later
+    std::string Tok = fresh("k");
+    line(Tok + " = send async " + S.Name + " to ((rank + 1) % world)");
+    line(P + " = recv from ((rank - 1) % world) : " + Got);
+    if (chance(50))
+      line("wait " + Tok);
+    else
+      Waits.push_back({Tok, "", "", false, true});
+    if (Got == S.Type)
+      Pool.push_back({P, Got});
+    break;
+  }
+  case 5: { // a ring in one p2p block, either way round, sometimes both ways
+    std::string Q = fresh("p");
+    bool Both = chance(40), RecvFirst = chance(50);
+    std::vector<std::string> Ops = {"send " + S.Name + " to ((rank + 1) % world)",
+                                    P + " = recv from ((rank - 1) % world) : " + Got};
+    if (Both) {
+      Ops.push_back("send " + S.Name + " to ((rank - 1) % world)");
+      Ops.push_back(Q + " = recv from ((rank + 1) % world) : " + S.Type);
+    }
+    if (RecvFirst)
+      std::swap(Ops[0], Ops[1]);
+    line("p2p {");
+    for (const std::string &O : Ops)
+      line("  " + O);
+    line("}");
+    if (Got == S.Type)
+      Pool.push_back({P, Got});
+    if (Both)
+      Pool.push_back({Q, S.Type});
+    break;
+  }
+  case 6: // pairs exchange in a block (an odd world leaves the last out)
+    line("p2p {");
+    line("  " + P + " = recv from (rank + 1 - 2 * (rank % 2)) : " + Got +
+         " when rank < world - world % 2");
+    line("  send " + S.Name + " to (rank + 1 - 2 * (rank % 2)) when rank < world - world % 2");
+    line("}");
+    Conditional.push_back(P);
+    break;
+  case 7: // a ring over two blocks: the first never completes, a deadlock
+    line("p2p {");
+    line("  send " + S.Name + " to ((rank + 1) % world)");
+    line("}");
+    line("p2p {");
+    line("  " + P + " = recv from ((rank - 1) % world) : " + Got);
+    line("}");
+    break;
   }
 }
 
@@ -218,6 +273,8 @@ void ShapeBuilder::flushWaits(bool All) {
       continue;
     }
     line("wait " + W.Name + when(W.Pred));
+    if (W.Token)
+      continue;
     if (W.Reusable)
       Pool.push_back({W.Name, W.Type});
     else if (!W.Pred.empty())

@@ -5,7 +5,9 @@
 // collectives of every kind with random `when` predicates (none, aligned to
 // the group's subgroups, arbitrary, complementary pairs), async launches
 // and their waits, point-to-point chains and pairs (blocking and async
-// recv), chains of collectives through results, and uses of values where
+// recv), ring shifts with `send async` tokens waited at once or later, rings
+// and pair exchanges in `p2p { }` blocks (one way or both, recvs first or
+// sends first), a ring split over two blocks (a deadlock to refuse), chains of collectives through results, and uses of values where
 // they may be undefined. Most programs are meant to compile; the rest probe
 // refusals. One seed gives one program shape, written for any world size,
 // so a shape is checked on every world from 2 to 8.

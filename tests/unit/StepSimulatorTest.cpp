@@ -84,6 +84,29 @@ TEST(ProgramAndPlanSplits, LateSplitSizesHoldTheAllToAllV) {
   expectSameStep(Parsed);
 }
 
+// Posted point-to-point: the exchange (recv async before the send), a ring
+// in a p2p block and an async send simulate without stalling, the same from
+// the program as from its plan.
+TEST(ProgramAndPlanP2P, PostedPointToPointDoesNotStall) {
+  ParsedProgram Parsed = test::parseOK(R"(program @posted world(4) {
+  %x = compute @make cost(20us) : f32[65536]
+  %y = recv async from ((rank + 1) % world) : f32[65536]
+  send %x to ((rank - 1) % world)
+  wait %y
+  p2p {
+    send %y to ((rank + 1) % world)
+    %z = recv from ((rank - 1) % world) : f32[65536]
+  }
+  %t = send async %z to ((rank + 1) % world)
+  %w = recv from ((rank - 1) % world) : f32[65536]
+  compute @use(%w) cost(30us)
+  wait %t
+}
+)");
+  ASSERT_TRUE(Parsed.Prog);
+  expectSameStep(Parsed);
+}
+
 INSTANTIATE_TEST_SUITE_P(Examples, ProgramAndPlan, ::testing::ValuesIn(Examples));
 
 /// A link where a collective costs 10 us plus 1 us per 1000 bus bytes.
