@@ -184,10 +184,19 @@ public:
     if (!Captured)
       return makeError(ErrorKind::InvalidArgument,
                        "replay before capture (or after a new binding): call capture() first");
+    bool Unflushed = false; ///< async launches since the last flush
     for (Instr &I : Instrs) {
       double Start = Opts.Trace ? detail::microsSince(Origin) : 0;
       switch (I.K) {
       case plan::StepKind::Compute:
+        // Async launches progress while the model computes: the stream is
+        // flushed here rather than at the launch, so a wait that follows a
+        // launch at once is run by the waiter alone (on a host stream, a
+        // flush may wake a thread, which cost more than a small collective).
+        if (Unflushed) {
+          D::flush(D::streamOf(Stream));
+          Unflushed = false;
+        }
         if (llvm::Error E = RunCompute(P.Computes[I.Index], I.Index))
           return detail::inContext(std::move(E), where(I));
         break;
@@ -197,10 +206,10 @@ public:
         if (llvm::Error E = I.Issue())
           return detail::inContext(std::move(E), where(I));
         Tickets[I.Index] = D::record(D::streamOf(Stream));
-        // Async: progress while the model computes. (A blocking comm is
-        // waited for next, and the waiting thread runs it.)
-        if (P.Comms[I.Index].Async)
-          D::flush(D::streamOf(Stream));
+        // Async: progress while the model computes (flushed before the next
+        // compute). A blocking comm is waited for next, and the waiting
+        // thread runs it.
+        Unflushed |= P.Comms[I.Index].Async;
         break;
       case plan::StepKind::Wait:
         if (llvm::Error E = D::waitFor(D::streamOf(Stream), Tickets[I.Index]))
