@@ -209,11 +209,14 @@ Error HostStream::waitFor(uint64_t Ticket) {
       continue;
     }
     // Another thread runs it (the worker, in a call that blocks, or between
-    // two polls): yield for a while rather than sleep, since that thread may
+    // two polls: it keeps out once it sees us, so retry as soon as the token
+    // is free): yield for a while rather than sleep, since that thread may
     // share this core (mpirun binds a rank's threads to one) and a sleeper
     // needs a wake-up (tens of us here) once it is done.
     auto SpinUntil = std::chrono::steady_clock::now() + BusyYield;
-    for (unsigned I = 1; !done(Ticket); ++I) {
+    bool Free = false;
+    for (unsigned I = 1; !done(Ticket) && !(Free = !Executing.load(std::memory_order_acquire));
+         ++I) {
       if ((I & 63) == 0) {
         if (std::chrono::steady_clock::now() >= SpinUntil)
           break;
@@ -223,6 +226,8 @@ Error HostStream::waitFor(uint64_t Ticket) {
     }
     if (done(Ticket))
       break;
+    if (Free && D == Drain::Busy)
+      continue;
     DoneWaiters.fetch_add(1, std::memory_order_seq_cst);
     {
       std::unique_lock<std::mutex> L(M);
