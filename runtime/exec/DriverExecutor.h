@@ -19,6 +19,8 @@
 #include "runtime/exec/TensorBindings.h"
 
 #include "llvm/ADT/FunctionExtras.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -187,10 +189,19 @@ public:
     if (!Captured)
       return makeError(ErrorKind::InvalidArgument,
                        "replay before capture (or after a new binding): call capture() first");
+    // Streams with async launches since their last flush, in launch order.
+    llvm::SmallVector<typename D::CommStream, 4> Unflushed;
     for (Instr &I : Instrs) {
       double Start = Opts.Trace ? detail::microsSince(Origin) : 0;
       switch (I.K) {
       case plan::StepKind::Compute:
+        // Async launches progress while the model computes: the stream is
+        // flushed here rather than at the launch, so a wait that follows a
+        // launch at once is run by the waiter alone (on a host stream, a
+        // flush may wake a thread, which cost more than a small collective).
+        for (typename D::CommStream S : Unflushed)
+          D::flush(S);
+        Unflushed.clear();
         if (llvm::Error E = RunCompute(P.Computes[I.Index], I.Index))
           return detail::inContext(std::move(E), where(I));
         break;
@@ -200,12 +211,22 @@ public:
         if (llvm::Error E = I.Issue())
           return detail::inContext(std::move(E), where(I));
         Tickets[I.Index] = D::record(I.On);
-        // Async: progress while the model computes. (A blocking comm is
-        // waited for next, and the waiting thread runs it.)
-        if (P.Comms[I.Index].Async)
-          D::flush(I.On);
+        // Async: progress while the model computes (flushed before the next
+        // compute or wait). A blocking comm is waited for next, and the
+        // waiting thread runs it.
+        if (P.Comms[I.Index].Async && !llvm::is_contained(Unflushed, I.On))
+          Unflushed.push_back(I.On);
         break;
       case plan::StepKind::Wait:
+        // The waiter runs its own stream; the others' async work (the
+        // other half of a p2p batch, a recv posted before this send) must
+        // progress meanwhile.
+        llvm::erase_if(Unflushed, [&](typename D::CommStream S) {
+          if (S == I.On)
+            return false;
+          D::flush(S);
+          return true;
+        });
         if (llvm::Error E = D::waitFor(I.On, Tickets[I.Index]))
           return detail::inContext(std::move(E), where(I));
         for (const detail::CopyOp &C : I.Copies)

@@ -5,13 +5,16 @@
 // worker is idle. Running the queue on the waiting thread removes two
 // thread hand-offs from every blocking operation (the eager path), which on
 // a small machine cost more than the collective itself; asynchronous work
-// still progresses on the worker.
+// still progresses on the worker. A polled task gives the token back
+// between its polls, so the worker and a waiter can take turns on it; its
+// start needs no other thread at all (enqueue).
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/exec/HostStream.h"
 
 #include <chrono>
+#include <sched.h>
 
 using namespace llvm;
 
@@ -35,23 +38,34 @@ HostStream::~HostStream() {
   WorkCV.notify_all();
   Worker.join();
   // Run what is left, as a stream does before it is destroyed.
-  while (drainOnce())
-    ;
+  for (unsigned Polls = 0; Completed.load(std::memory_order_acquire) != lastTicket();)
+    pauseAfterPoll(drainOnce() == Drain::Pending ? Polls++ : (Polls = 0));
 }
 
 uint64_t HostStream::enqueue(Task T) {
   // No wake-up here (see run()): the worker naps; waiters and kick() start
   // the work.
-  std::lock_guard<SpinLock> L(QueueLock);
-  uint64_t Ticket = ++Issued;
-  Queue.emplace_back(Ticket, std::move(T));
-  IssuedAtomic.store(Ticket, std::memory_order_release);
+  bool Polled = T.polled();
+  uint64_t Ticket;
+  {
+    std::lock_guard<SpinLock> L(QueueLock);
+    Ticket = ++Issued;
+    Queue.emplace_back(Ticket, std::move(T));
+    IssuedAtomic.store(Ticket, std::memory_order_release);
+  }
+  // Next in line: the caller starts it (it only issues nonblocking work
+  // here), so its start waits for no wake-up of another thread.
+  if (Polled && Completed.load(std::memory_order_acquire) == Ticket - 1)
+    drainOnce(/*MayBlock=*/false);
   return Ticket;
 }
 
 void HostStream::kick() {
-  if (Completed.load(std::memory_order_acquire) == lastTicket())
+  uint64_t Last = lastTicket();
+  if (Completed.load(std::memory_order_acquire) == Last)
     return; // nothing queued
+  if (Flushed.load(std::memory_order_relaxed) < Last)
+    Flushed.store(Last, std::memory_order_relaxed);
   std::lock_guard<std::mutex> L(M);
   Kicked = true;
   if (WorkerNapping)
@@ -60,22 +74,36 @@ void HostStream::kick() {
 
 uint64_t HostStream::lastTicket() const { return IssuedAtomic.load(std::memory_order_acquire); }
 
-bool HostStream::drainOnce() {
+void HostStream::pauseAfterPoll(unsigned Polls) {
+  if (Polls < TightPolls)
+    return; // the latency path: most small operations end here
+  if (Polls < 4096)
+    sched_yield(); // ranks may outnumber cores: give it back
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
+HostStream::Drain HostStream::drainOnce(bool MayBlock) {
   // The execution token: one locked exchange to take it, a plain store to
   // give it back (cheaper than a mutex on the eager path).
   if (Executing.load(std::memory_order_relaxed) ||
       Executing.exchange(true, std::memory_order_acquire))
-    return false;
-  {
+    return Drain::Busy;
+  if (Next == Running.size()) {
+    Running.clear();
+    Next = 0;
     std::lock_guard<SpinLock> L(QueueLock);
     Running.swap(Queue);
   }
-  bool Ran = !Running.empty();
-  for (auto &Item : Running)
-    runOne(Item);
-  Running.clear();
+  bool Finished = false;
+  for (; Next != Running.size(); ++Next, Finished = true)
+    if (!runOne(Running[Next], MayBlock))
+      break;
+  Drain Result = Finished                   ? Drain::Ran
+                 : Next != Running.size() ? Drain::Pending
+                                          : Drain::Idle;
   Executing.store(false, std::memory_order_release);
-  return Ran;
+  return Result;
 }
 
 void HostStream::run() {
@@ -87,12 +115,28 @@ void HostStream::run() {
   // so work nobody waits for still starts within a nap (at most MaxNap);
   // kick() starts it at once. The worker never polls a queue that a waiter
   // is draining: on a small machine that would take the core from a rank.
+  // A started polled task is polled here until it finishes, which makes it
+  // progress while the issuing thread computes; but not while a thread
+  // waits for the stream: that one polls (a second poller on its core only
+  // delays it), and kicks the worker when it leaves work behind.
   auto Nap = MinNap;
+  unsigned Polls = 0;
   while (true) {
-    if (Completed.load(std::memory_order_acquire) != lastTicket() && drainOnce()) {
-      Nap = MinNap;
-      continue;
+    if (Completed.load(std::memory_order_acquire) != lastTicket() &&
+        Waiting.load(std::memory_order_acquire) == 0) {
+      Drain D = drainOnce();
+      if (D == Drain::Ran || D == Drain::Pending) {
+        // Gives the core back after every poll: it is the computing
+        // thread's core too (mpirun binds a rank's threads to one).
+        if (D == Drain::Pending)
+          pauseAfterPoll(std::max(Polls++, TightPolls));
+        else
+          Polls = 0;
+        Nap = MinNap;
+        continue;
+      }
     }
+    Polls = 0;
     std::unique_lock<std::mutex> L(M);
     if (Stopping)
       return;
@@ -108,8 +152,15 @@ void HostStream::run() {
   }
 }
 
-void HostStream::runOne(std::pair<uint64_t, Task> &Item) {
-  if (Error E = Item.second()) {
+bool HostStream::runOne(std::pair<uint64_t, Task> &Item, bool MayBlock) {
+  if (!MayBlock && !Item.second.polled())
+    return false;
+  Poll Q;
+  Q.MayBlock = MayBlock;
+  Error E = Item.second(Q);
+  if (!E && Q.More)
+    return false;
+  if (E) {
     Failure F{Item.first, ErrorKind::Backend, "", -1};
     handleAllErrors(
         std::move(E),
@@ -128,6 +179,7 @@ void HostStream::runOne(std::pair<uint64_t, Task> &Item) {
     std::lock_guard<std::mutex> L(M);
     DoneCV.notify_all();
   }
+  return true;
 }
 
 Error HostStream::takeError(uint64_t UpTo) {
@@ -145,18 +197,37 @@ Error HostStream::takeError(uint64_t UpTo) {
 }
 
 Error HostStream::waitFor(uint64_t Ticket) {
+  if (done(Ticket))
+    return takeError(Ticket);
+  Waiting.fetch_add(1, std::memory_order_acq_rel);
+  unsigned Polls = 0;
   while (!done(Ticket)) {
-    // Run the queue here if the worker is not already doing it.
-    if (drainOnce())
+    // Run (or poll) the queue here if no other thread is doing it.
+    Drain D = drainOnce();
+    if (D == Drain::Ran || D == Drain::Pending) {
+      pauseAfterPoll(D == Drain::Ran ? (Polls = 0) : Polls++);
       continue;
-    auto SpinUntil = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
-    for (unsigned I = 1; !done(Ticket); ++I) {
-      if ((I & 255) == 0 && std::chrono::steady_clock::now() >= SpinUntil)
-        break;
+    }
+    // Another thread runs it (the worker, in a call that blocks, or between
+    // two polls: it keeps out once it sees us, so retry as soon as the token
+    // is free): yield for a while rather than sleep, since that thread may
+    // share this core (mpirun binds a rank's threads to one) and a sleeper
+    // needs a wake-up (tens of us here) once it is done.
+    auto SpinUntil = std::chrono::steady_clock::now() + BusyYield;
+    bool Free = false;
+    for (unsigned I = 1; !done(Ticket) && !(Free = !Executing.load(std::memory_order_acquire));
+         ++I) {
+      if ((I & 63) == 0) {
+        if (std::chrono::steady_clock::now() >= SpinUntil)
+          break;
+        sched_yield();
+      }
       cpuRelax();
     }
     if (done(Ticket))
       break;
+    if (Free && D == Drain::Busy)
+      continue;
     DoneWaiters.fetch_add(1, std::memory_order_seq_cst);
     {
       std::unique_lock<std::mutex> L(M);
@@ -164,6 +235,11 @@ Error HostStream::waitFor(uint64_t Ticket) {
     }
     DoneWaiters.fetch_sub(1, std::memory_order_seq_cst);
   }
+  // Work kicked before and left behind (after this ticket) goes on
+  // without us: the worker kept out while we waited.
+  if (Waiting.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+      Flushed.load(std::memory_order_relaxed) > Completed.load(std::memory_order_acquire))
+    kick();
   return takeError(Ticket);
 }
 

@@ -6,6 +6,13 @@
 // synchronizes or waits for a ticket. A thread that waits while the worker
 // is idle runs the queue itself (same order, one runner at a time).
 //
+// A polled task (one that takes a Poll&) starts nonblocking work and is
+// called again until it says it is finished; whoever runs the stream polls
+// it, so no thread hand-off sits between its start and its end. One that
+// is next in line when enqueued is started at once by the issuing thread
+// (Poll::MayBlock false: it must not block there), then progressed by the
+// worker or a waiter.
+//
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_EXEC_HOSTSTREAM_H
 #define COLLC_RUNTIME_EXEC_HOSTSTREAM_H
@@ -37,34 +44,46 @@ public:
   HostStream(const HostStream &) = delete;
   HostStream &operator=(const HostStream &) = delete;
 
+  /// What a polled task is told, and tells back.
+  struct Poll {
+    /// False on the issuing thread: the task must not block (nor copy
+    /// much) there; it sets More instead and is called again elsewhere.
+    bool MayBlock = true;
+    /// Set by the task: not finished, call again (it polls what it started).
+    bool More = false;
+  };
+
   /// A callable stored inline (no allocation per enqueue for the driver's
-  /// closures), falling back to the heap when it does not fit.
+  /// closures), falling back to the heap when it does not fit. Either
+  /// Error() (runs to the end) or Error(Poll &) (polled).
   class Task {
   public:
     Task() = default;
     template <typename F> Task(F &&Fn) {
       using T = std::decay_t<F>;
+      Polled = std::is_invocable_v<T &, Poll &>;
       if constexpr (sizeof(T) <= sizeof(Storage) && alignof(T) <= alignof(std::max_align_t) &&
                     std::is_trivially_copyable_v<T>) {
         // Plain data (the driver's collectives): moved by copying bytes.
         new (Storage) T(std::forward<F>(Fn));
-        Call = [](void *P) { return (*static_cast<T *>(P))(); };
+        Call = [](void *P, Poll &Q) { return invoke(*static_cast<T *>(P), Q); };
         Trivial = true;
       } else if constexpr (sizeof(T) <= sizeof(Storage) &&
                            alignof(T) <= alignof(std::max_align_t)) {
         new (Storage) T(std::forward<F>(Fn));
-        Call = [](void *P) { return (*static_cast<T *>(P))(); };
+        Call = [](void *P, Poll &Q) { return invoke(*static_cast<T *>(P), Q); };
         Destroy = [](void *P) { static_cast<T *>(P)->~T(); };
         Move = [](void *To, void *From) { new (To) T(std::move(*static_cast<T *>(From))); };
       } else {
         auto *Heap = new T(std::forward<F>(Fn));
         std::memcpy(Storage, &Heap, sizeof(Heap));
-        Call = [](void *P) { return (**static_cast<T **>(P))(); };
+        Call = [](void *P, Poll &Q) { return invoke(**static_cast<T **>(P), Q); };
         Destroy = [](void *P) { delete *static_cast<T **>(P); };
         Move = [](void *To, void *From) { std::memcpy(To, From, sizeof(T *)); };
       }
     }
-    Task(Task &&O) noexcept : Call(O.Call), Destroy(O.Destroy), Move(O.Move), Trivial(O.Trivial) {
+    Task(Task &&O) noexcept
+        : Call(O.Call), Destroy(O.Destroy), Move(O.Move), Trivial(O.Trivial), Polled(O.Polled) {
       if (Trivial)
         std::memcpy(Storage, O.Storage, sizeof(Storage));
       else if (Move)
@@ -78,6 +97,7 @@ public:
         Destroy = O.Destroy;
         Move = O.Move;
         Trivial = O.Trivial;
+        Polled = O.Polled;
         if (Trivial)
           std::memcpy(Storage, O.Storage, sizeof(Storage));
         else if (Move)
@@ -87,9 +107,16 @@ public:
       return *this;
     }
     ~Task() { reset(); }
-    llvm::Error operator()() { return Call(Storage); }
+    llvm::Error operator()(Poll &Q) { return Call(Storage, Q); }
+    bool polled() const { return Polled; }
 
   private:
+    template <typename T> static llvm::Error invoke(T &Fn, Poll &Q) {
+      if constexpr (std::is_invocable_v<T &, Poll &>)
+        return Fn(Q);
+      else
+        return Fn();
+    }
     void reset() {
       if (Destroy)
         Destroy(Storage);
@@ -97,14 +124,22 @@ public:
       Destroy = nullptr;
       Move = nullptr;
       Trivial = false;
+      Polled = false;
     }
     alignas(std::max_align_t) char Storage[160];
-    llvm::Error (*Call)(void *) = nullptr;
+    llvm::Error (*Call)(void *, Poll &) = nullptr;
     void (*Destroy)(void *) = nullptr;
     void (*Move)(void *, void *) = nullptr;
     bool Trivial = false;
+    bool Polled = false;
   };
-  /// Queues \p T; returns its ticket (1, 2, ...).
+  /// The pause between two polls of unfinished work: spin first (most small
+  /// operations end there), then give the core away (ranks may outnumber
+  /// cores), then sleep a little. \p Polls counts the polls so far.
+  static void pauseAfterPoll(unsigned Polls);
+  static constexpr unsigned TightPolls = 64;
+  /// Queues \p T; returns its ticket (1, 2, ...). A polled task that is
+  /// next in line is started here, on the caller's thread.
   uint64_t enqueue(Task T);
   /// Waits until the task with \p Ticket (and all before it) ran. Returns the
   /// first error of those tasks not reported before.
@@ -121,10 +156,18 @@ public:
   const std::string &name() const { return Name; }
 
 private:
+  enum class Drain {
+    Busy,     ///< another thread holds the execution token
+    Idle,     ///< nothing to run
+    Ran,      ///< ran or finished at least one task
+    Pending,  ///< the task in front is started and not finished
+  };
   void run();
-  /// Runs what is queued if nobody else is; false if it did not run any.
-  bool drainOnce();
-  void runOne(std::pair<uint64_t, Task> &Item);
+  /// Runs what is queued, in order, if nobody else is; stops at a polled
+  /// task that is not finished (it stays in front).
+  Drain drainOnce(bool MayBlock = true);
+  /// False if the task is not finished (polled, or not to block here).
+  bool runOne(std::pair<uint64_t, Task> &Item, bool MayBlock);
   llvm::Error takeError(uint64_t UpTo);
 
   /// A test-and-test-and-set lock for the queue: held for a few
@@ -152,16 +195,23 @@ private:
   mutable std::mutex M; ///< guards Failures and the condition variables
   std::condition_variable WorkCV, DoneCV;
   // Tasks waiting, and the batch being run (swapped, so their capacity is
-  // reused: no allocation per task).
+  // reused: no allocation per task); Running[Next] is the front, only the
+  // holder of the execution token touches Running and Next.
   std::vector<std::pair<uint64_t, Task>> Queue, Running;
+  size_t Next = 0;
   uint64_t Issued = 0;
   std::atomic<uint64_t> IssuedAtomic{0};
   std::atomic<bool> Executing{false}; ///< the execution token: held while running tasks
   bool WorkerNapping = false;         ///< under M
   bool Kicked = false;                ///< under M: kick() asked for a run
   static constexpr std::chrono::microseconds MinNap{100}, MaxNap{3200};
+  /// How long a waiter yields before it sleeps while another thread runs
+  /// the queue: longer than a 2 MiB all_reduce here.
+  static constexpr std::chrono::microseconds BusyYield{1000};
   std::atomic<uint64_t> Completed{0};
   std::atomic<int> DoneWaiters{0};
+  std::atomic<int> Waiting{0}; ///< threads in waitFor (they run the queue; the worker keeps out)
+  std::atomic<uint64_t> Flushed{0}; ///< the last ticket kick() asked to progress (callers' thread)
   bool Stopping = false;
   // Errors by ticket, reported once.
   struct Failure {

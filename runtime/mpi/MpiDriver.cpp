@@ -4,6 +4,7 @@
 
 #include "runtime/exec/Timeout.h"
 #include "runtime/mpi/MpiSession.h"
+#include "runtime/mpi/MpiRequest.h"
 #include "runtime/mpi/MpiUserOps.h"
 #include "runtime/mpi/ReduceStaging.h"
 
@@ -56,7 +57,12 @@ MPI_Datatype moveType(ElemType T) {
   }
 }
 
-/// Queues \p Body on \p S; it runs unless the group broke before it.
+using Poll = HostStream::Poll;
+
+/// Queues \p Body on \p S as a polled task: Body(G, R, Q) starts its
+/// request R on its first call (MpiRequest::run) and tests it on later
+/// ones. It starts unless the group broke before it. A send or recv
+/// (\p PointToPoint) runs on a peer stream and is not a pending collective.
 template <typename F>
 Error enqueue(const Comm &C, HostStream *S, F Body, bool PointToPoint = false) {
   if (!S)
@@ -64,54 +70,45 @@ Error enqueue(const Comm &C, HostStream *S, F Body, bool PointToPoint = false) {
   // A plain pointer: the group's destructor waits for what was enqueued.
   MpiGroup *G = C.get();
   G->noteEnqueued(PointToPoint);
-  S->enqueue([G, PointToPoint, Body = std::move(Body)]() mutable -> Error {
-    Error E = G->check();
+  S->enqueue([G, PointToPoint, R = MpiRequest(), Body = std::move(Body)](Poll &Q) mutable -> Error {
+    Error E = R.started() ? Error::success() : G->check();
     if (!E)
-      E = Body(*G);
-    G->noteRetired(PointToPoint);
+      E = Body(*G, R, Q);
+    if (E || !Q.More)
+      G->noteRetired(PointToPoint);
     return E;
   });
   return Error::success();
 }
 
-/// Issues one collective (\p Start returns MPI's code) and waits for it,
-/// keeping \p Keep alive past a timeout.
-template <typename StartF>
-Error collective(MpiGroup &G, StringRef What, std::shared_ptr<void> Keep, StartF Start) {
+/// Asks to be called again off the issuing thread: what follows blocks or
+/// copies every byte, which the thread that goes on computing must not do.
+bool deferFromIssuer(Poll &Q) {
+  if (Q.MayBlock)
+    return false;
+  Q.More = true;
+  return true;
+}
+
+/// Issues one collective (\p Start returns MPI's code) and waits for it on
+/// the caller's thread.
+template <typename StartF> Error collective(MpiGroup &G, StringRef What, StartF Start) {
   uint64_t Seq = G.arrive();
   MPI_Request Req = MPI_REQUEST_NULL;
   if (int Rc = Start(&Req); Rc != MPI_SUCCESS)
     return G.breakWith(mpiError(Rc, What, G.name()));
-  Error E = G.wait(Req, What, -1, Seq);
-  if (E && Keep)
-    G.keep(std::move(Keep));
-  return E;
+  return G.wait(Req, What, -1, Seq);
 }
 
-/// From this size an all_reduce passes a bounded gate and then calls
+/// From this size an all_reduce passes a bounded gate (an MPI_Ibarrier,
+/// polled like any request: a timeout names who is missing) and then calls
 /// MPI's blocking collective: Open MPI 4.1's blocking all_reduce (coll/tuned)
 /// ran 1.1-1.6x faster than MPI_Iallreduce (libnbc) from 256 KiB on 2
 /// processes here, while below it libnbc was as fast or faster and the gate
-/// (one MPI_Ibarrier, about 0.5 us) would show.
+/// (about 0.5 us) would show. Past the gate the wait is MPI's own, without
+/// collc's deadline: a rank that dies inside the call ends the job under
+/// mpirun (docs/runtime.md), one that stalls inside MPI is not detected.
 constexpr uint64_t GatedFromBytes = 256 << 10;
-
-/// Waits, bounded, until every rank of \p G has arrived (an MPI_Ibarrier:
-/// a timeout names who is missing, as for any collective), then runs the
-/// blocking \p Call. Past the gate the wait is MPI's own, without collc's
-/// deadline: a rank that dies inside the call ends the job under mpirun
-/// (docs/runtime.md), one that stalls inside MPI is not detected.
-template <typename CallF>
-Error gatedCollective(MpiGroup &G, StringRef What, CallF Call) {
-  uint64_t Seq = G.arrive();
-  MPI_Request Req = MPI_REQUEST_NULL;
-  if (int Rc = MPI_Ibarrier(G.comm(), &Req); Rc != MPI_SUCCESS)
-    return G.breakWith(mpiError(Rc, What, G.name()));
-  if (Error E = G.wait(Req, What, -1, Seq))
-    return E;
-  if (int Rc = Call(); Rc != MPI_SUCCESS)
-    return G.breakWith(mpiError(Rc, What, G.name()));
-  return Error::success();
-}
 
 Scratch scratch(uint64_t Bytes) { return std::make_shared<std::vector<char>>(Bytes); }
 
@@ -170,28 +167,37 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   uint64_t Count = E.Count;
   const char *In = Src.Data;
   char *Out = Dst.Data;
-  return enqueue(C, S, [=](MpiGroup &G) -> Error {
-    ElemType W = wireType(T, Op);
+  ElemType W = wireType(T, Op);
+  bool Gated = Count * elemTypeBytes(W) >= GatedFromBytes;
+  return enqueue(C, S, [=, Buf = Scratch()](MpiGroup &G, MpiRequest &R, Poll &Q) mutable -> Error {
     bool Narrow = W != T;
-    Scratch Buf;
     const void *Send = In == Out ? MPI_IN_PLACE : In;
     char *Wire = Out;
     if (stagesInput(T, Op)) {
-      Buf = scratch(Count * elemTypeBytes(W));
-      stageInput(T, Op, Scale, In, Count, Buf->data());
+      if (!R.started()) {
+        if (deferFromIssuer(Q))
+          return Error::success();
+        Buf = scratch(Count * elemTypeBytes(W));
+        stageInput(T, Op, Scale, In, Count, Buf->data());
+      }
       Send = Narrow ? MPI_IN_PLACE : Buf->data();
       Wire = Narrow ? Buf->data() : Out;
     }
     MpiReduction M = mpiReduction(W, Op);
-    Error Err = Count * elemTypeBytes(W) >= GatedFromBytes
-                    ? gatedCollective(G, "all_reduce", [&] {
-                        return MPI_Allreduce(Send, Wire, int(Count), M.Type, M.Op, G.comm());
-                      })
-                    : collective(G, "all_reduce", Buf, [&](MPI_Request *R) {
-                        return MPI_Iallreduce(Send, Wire, int(Count), M.Type, M.Op, G.comm(), R);
-                      });
-    if (Err)
+    if (Error Err = R.run(
+            G, Q, "all_reduce", -1,
+            [&](MPI_Request *Req) {
+              return Gated ? MPI_Ibarrier(G.comm(), Req)
+                           : MPI_Iallreduce(Send, Wire, int(Count), M.Type, M.Op, G.comm(), Req);
+            },
+            Buf))
       return Err;
+    if (Q.More || (Gated && deferFromIssuer(Q)))
+      return Error::success();
+    if (Gated)
+      if (int Rc = MPI_Allreduce(Send, Wire, int(Count), M.Type, M.Op, G.comm());
+          Rc != MPI_SUCCESS)
+        return G.breakWith(mpiError(Rc, "all_reduce", G.name()));
     if (stagesOutput(T, Op))
       finishOutput(T, Op, unsigned(G.size()), Wire, Count, Out);
     return Error::success();
@@ -221,27 +227,35 @@ Error MpiDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
   // convention) is not MPI's in place (the result at the start): the result
   // lands in scratch and is copied.
   bool Overlap = overlaps(In, Bytes * N, Out, Bytes);
-  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+  using Buffers = std::pair<std::vector<char>, std::vector<char>>;
+  return enqueue(C, S, [=, Bufs = std::shared_ptr<Buffers>()](MpiGroup &G, MpiRequest &R,
+                                                               Poll &Q) mutable -> Error {
     ElemType W = wireType(T, Op);
     unsigned WS = elemTypeBytes(W);
-    auto Bufs = std::make_shared<std::pair<std::vector<char>, std::vector<char>>>();
-    const char *Send = In;
-    if (stagesInput(T, Op)) {
-      Bufs->first.resize(Count * N * WS);
-      stageInput(T, Op, Scale, In, Count * N, Bufs->first.data());
-      Send = Bufs->first.data();
+    if (!R.started()) {
+      if (stagesInput(T, Op) && deferFromIssuer(Q))
+        return Error::success();
+      Bufs = std::make_shared<Buffers>();
+      if (stagesInput(T, Op)) {
+        Bufs->first.resize(Count * N * WS);
+        stageInput(T, Op, Scale, In, Count * N, Bufs->first.data());
+      }
+      if (W != T || Overlap)
+        Bufs->second.resize(Count * WS);
     }
-    char *Wire = Out;
-    if (W != T || Overlap) {
-      Bufs->second.resize(Count * WS);
-      Wire = Bufs->second.data();
-    }
-    if (Error Err = collective(G, "reduce_scatter", Bufs, [&](MPI_Request *R) {
-          MpiReduction M = mpiReduction(W, Op);
-          return MPI_Ireduce_scatter_block(Send, Wire, int(Count), M.Type, M.Op, G.comm(), R);
-        }))
+    const char *Send = stagesInput(T, Op) ? Bufs->first.data() : In;
+    char *Wire = W != T || Overlap ? Bufs->second.data() : Out;
+    if (Error Err = R.run(
+            G, Q, "reduce_scatter", -1,
+            [&](MPI_Request *Req) {
+              MpiReduction M = mpiReduction(W, Op);
+              return MPI_Ireduce_scatter_block(Send, Wire, int(Count), M.Type, M.Op, G.comm(),
+                                               Req);
+            },
+            Bufs))
       return Err;
-    finishOutput(T, Op, unsigned(G.size()), Wire, Count, Out);
+    if (!Q.More)
+      finishOutput(T, Op, unsigned(G.size()), Wire, Count, Out);
     return Error::success();
   });
 }
@@ -264,11 +278,11 @@ Error MpiDriver::allGather(const Communicator &C, const Resource &Src, const Res
   bool InPlace = Src.Data == Dst.Data + Bytes * uint64_t(C->rank());
   const char *In = Src.Data;
   char *Out = Dst.Data;
-  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+  return enqueue(C, S, [=](MpiGroup &G, MpiRequest &R, Poll &Q) -> Error {
     MPI_Datatype Ty = moveType(E.Type);
-    return collective(G, "all_gather", nullptr, [&](MPI_Request *R) {
+    return R.run(G, Q, "all_gather", -1, [&](MPI_Request *Req) {
       return MPI_Iallgather(InPlace ? MPI_IN_PLACE : In, int(E.Count), Ty, Out, int(E.Count), Ty,
-                            G.comm(), R);
+                            G.comm(), Req);
     });
   });
 }
@@ -285,12 +299,15 @@ Error MpiDriver::broadcast(const Communicator &C, const Resource *Src, const Res
   bool IsRoot = Root == size_t(C->rank());
   const char *In = IsRoot ? Src->Data : nullptr;
   char *Out = Dst.Data;
-  return enqueue(C, S, [=](MpiGroup &G) -> Error {
-    // MPI broadcasts in place: the root's source becomes its destination.
-    if (In && In != Out)
+  return enqueue(C, S, [=](MpiGroup &G, MpiRequest &R, Poll &Q) -> Error {
+    if (!R.started() && In && In != Out) {
+      // MPI broadcasts in place: the root's source becomes its destination.
+      if (deferFromIssuer(Q))
+        return Error::success();
       std::memmove(Out, In, Bytes);
-    return collective(G, "broadcast", nullptr, [&](MPI_Request *R) {
-      return MPI_Ibcast(Out, int(E.Count), moveType(E.Type), int(Root), G.comm(), R);
+    }
+    return R.run(G, Q, "broadcast", -1, [&](MPI_Request *Req) {
+      return MPI_Ibcast(Out, int(E.Count), moveType(E.Type), int(Root), G.comm(), Req);
     });
   });
 }
@@ -305,11 +322,11 @@ Error MpiDriver::allToAll(const Communicator &C, const Resource &Src, const Reso
     return Err;
   const char *In = Src.Data;
   char *Out = Dst.Data;
-  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+  return enqueue(C, S, [=](MpiGroup &G, MpiRequest &R, Poll &Q) -> Error {
     MPI_Datatype Ty = moveType(E.Type);
-    return collective(G, "all_to_all", nullptr, [&](MPI_Request *R) {
+    return R.run(G, Q, "all_to_all", -1, [&](MPI_Request *Req) {
       return MPI_Ialltoall(In == Out ? MPI_IN_PLACE : In, int(E.Count), Ty, Out, int(E.Count), Ty,
-                           G.comm(), R);
+                           G.comm(), Req);
     });
   });
 }
@@ -341,21 +358,24 @@ Error MpiDriver::allToAllV(const Communicator &C, const Resource &Src, const Res
   }
   const char *In = Src.Data;
   char *Out = Dst.Data;
-  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+  return enqueue(C, S, [=](MpiGroup &G, MpiRequest &R, Poll &Q) -> Error {
     MPI_Datatype Ty = moveType(T);
     const int *V = Table->data();
-    return collective(G, "all_to_all_v", Table, [&](MPI_Request *R) {
-      return MPI_Ialltoallv(In, V, V + N, Ty, Out, V + 2 * N, V + 3 * N, Ty, G.comm(), R);
-    });
+    return R.run(
+        G, Q, "all_to_all_v", -1,
+        [&](MPI_Request *Req) {
+          return MPI_Ialltoallv(In, V, V + N, Ty, Out, V + 2 * N, V + 3 * N, Ty, G.comm(), Req);
+        },
+        Table);
   });
 }
 
 Error MpiDriver::barrier(const Communicator &C, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  return enqueue(C, S, [](MpiGroup &G) -> Error {
-    return collective(G, "barrier", nullptr,
-                      [&](MPI_Request *R) { return MPI_Ibarrier(G.comm(), R); });
+  return enqueue(C, S, [](MpiGroup &G, MpiRequest &R, Poll &Q) -> Error {
+    return R.run(G, Q, "barrier", -1,
+                 [&](MPI_Request *Req) { return MPI_Ibarrier(G.comm(), Req); });
   });
 }
 
@@ -368,12 +388,10 @@ Error MpiDriver::send(const Communicator &C, const Resource &Src, Elems E, size_
   if (Error Err = checkCount("send", E.Count))
     return Err;
   const char *In = Src.Data;
-  return enqueue(C, S, [=](MpiGroup &G) -> Error {
-    MPI_Request Req = MPI_REQUEST_NULL;
-    if (int Rc = MPI_Isend(In, int(E.Count), moveType(E.Type), int(Peer), 0, G.comm(), &Req);
-        Rc != MPI_SUCCESS)
-      return G.breakWith(mpiError(Rc, "send", G.name()));
-    return G.wait(Req, "send", int64_t(Peer), 0);
+  return enqueue(C, S, [=](MpiGroup &G, MpiRequest &R, Poll &Q) -> Error {
+    return R.run(G, Q, "send", int64_t(Peer), [&](MPI_Request *Req) {
+      return MPI_Isend(In, int(E.Count), moveType(E.Type), int(Peer), 0, G.comm(), Req);
+    });
   }, /*PointToPoint=*/true);
 }
 
@@ -386,15 +404,18 @@ Error MpiDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size_
   if (Error Err = checkCount("recv", E.Count))
     return Err;
   char *Out = Dst.Data;
-  return enqueue(C, S, [=](MpiGroup &G) -> Error {
+  return enqueue(C, S, [=](MpiGroup &G, MpiRequest &R, Poll &Q) -> Error {
     MPI_Datatype Ty = moveType(E.Type);
-    MPI_Request Req = MPI_REQUEST_NULL;
-    if (int Rc = MPI_Irecv(Out, int(E.Count), Ty, int(Peer), 0, G.comm(), &Req);
-        Rc != MPI_SUCCESS)
-      return G.breakWith(mpiError(Rc, "recv", G.name()));
     MPI_Status Status;
-    if (Error Err = G.wait(Req, "recv", int64_t(Peer), 0, &Status))
+    if (Error Err = R.run(
+            G, Q, "recv", int64_t(Peer),
+            [&](MPI_Request *Req) {
+              return MPI_Irecv(Out, int(E.Count), Ty, int(Peer), 0, G.comm(), Req);
+            },
+            nullptr, &Status))
       return Err;
+    if (Q.More)
+      return Error::success();
     int Got = 0;
     MPI_Get_count(&Status, Ty, &Got);
     if (uint64_t(Got) != E.Count)
@@ -416,7 +437,7 @@ Expected<std::vector<uint32_t>> MpiDriver::allGatherWords(const Communicator &C,
   std::vector<uint32_t> Out(Local.size() * size_t(C->size()));
   if (Error Err = checkCount("all_gather_words", Local.size()))
     return Err;
-  if (Error Err = collective(*C, "all_gather_words", nullptr, [&](MPI_Request *R) {
+  if (Error Err = collective(*C, "all_gather_words", [&](MPI_Request *R) {
         return MPI_Iallgather(Local.data(), int(Local.size()), MPI_UINT32_T, Out.data(),
                               int(Local.size()), MPI_UINT32_T, C->comm(), R);
       }))

@@ -2,10 +2,12 @@
 //
 // The mpi backend: one process per rank (mpirun, srun), host memory, Open
 // MPI underneath. Every operation is validated on the caller's thread and
-// enqueued on the HostStream; the task issues MPI's nonblocking call
-// (MPI_Iallreduce, Iallgather, Ireduce_scatter_block, Ibcast, Ialltoall,
-// Ialltoallv, Isend/Irecv, Ibarrier) and polls MPI_Test until it completes
-// or the group's timeout passes (MpiGroup::wait names who did not arrive).
+// enqueued on the HostStream as a polled task: it issues MPI's nonblocking
+// call (MPI_Iallreduce, Iallgather, Ireduce_scatter_block, Ibcast,
+// Ialltoall, Ialltoallv, Isend/Irecv, Ibarrier; on the caller's thread when
+// nothing is queued before it), then is called for one MPI_Test at a time
+// until it completes or the group's timeout passes (MpiRequest.h; the
+// timeout names who did not arrive).
 // Reductions collc has and MPI lacks are staged on the host
 // (ReduceStaging.h); data movement goes as unsigned integers of the
 // element's size, so every element type moves.

@@ -2,12 +2,12 @@
 
 #include "runtime/mpi/MpiGroup.h"
 
+#include "runtime/exec/HostStream.h"
 #include "runtime/mpi/ArrivalBoard.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
 
-#include <sched.h>
 #include <thread>
 
 using namespace llvm;
@@ -96,26 +96,31 @@ std::string MpiGroup::lateRanks(uint64_t Want, int64_t &FirstLate) {
 
 Error MpiGroup::wait(MPI_Request &Req, StringRef What, int64_t Peer, uint64_t Want,
                      MPI_Status *Status) {
-  using Clock = std::chrono::steady_clock;
-  std::chrono::milliseconds Limit = timeout();
-  Clock::time_point Deadline = Clock::now() + Limit;
-  for (unsigned Spins = 0;; ++Spins) {
-    int Done = 0;
-    int Rc = MPI_Test(&Req, &Done, Status);
-    if (Rc != MPI_SUCCESS)
-      return breakWith(mpiError(Rc, What, Name));
+  auto Deadline = std::chrono::steady_clock::now() + timeout();
+  for (unsigned Polls = 0;; ++Polls) {
+    bool Done = false;
+    if (Error E = test(Req, What, Peer, Want, Deadline, Done, Status))
+      return E;
     if (Done)
       return Error::success();
-    if (Spins < 64)
-      continue; // the latency path: most small operations end here
-    if (Clock::now() > Deadline)
-      break;
-    // Oversubscribed hosts (more ranks than cores) need the core back.
-    if (Spins < 4096)
-      sched_yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    HostStream::pauseAfterPoll(Polls);
   }
+}
+
+Error MpiGroup::test(MPI_Request &Req, StringRef What, int64_t Peer, uint64_t Want,
+                     std::chrono::steady_clock::time_point Deadline, bool &Done,
+                     MPI_Status *Status) {
+  int Flag = 0;
+  if (int Rc = MPI_Test(&Req, &Flag, Status); Rc != MPI_SUCCESS)
+    return breakWith(mpiError(Rc, What, Name));
+  Done = Flag;
+  if (Done || std::chrono::steady_clock::now() <= Deadline)
+    return Error::success();
+  return timedOut(What, Peer, Want);
+}
+
+Error MpiGroup::timedOut(StringRef What, int64_t Peer, uint64_t Want) {
+  std::chrono::milliseconds Limit = timeout();
   if (Peer >= 0)
     return breakWith(makeError(ErrorKind::Timeout,
                                formatv("rank {0} did not arrive at {1} with rank {2} in group "

@@ -63,6 +63,11 @@ public:
   /// rank(s) that did not arrive.
   llvm::Error wait(MPI_Request &Req, llvm::StringRef What, int64_t Peer, uint64_t Seq,
                    MPI_Status *Status = MPI_STATUS_IGNORE);
+  /// One MPI_Test of \p Req (wait's step, for a polled stream task): sets
+  /// \p Done; not done past \p Deadline, wait's timeout error.
+  llvm::Error test(MPI_Request &Req, llvm::StringRef What, int64_t Peer, uint64_t Seq,
+                   std::chrono::steady_clock::time_point Deadline, bool &Done,
+                   MPI_Status *Status = MPI_STATUS_IGNORE);
 
   /// The first failure, once broken; success otherwise.
   llvm::Error check() const;
@@ -99,6 +104,7 @@ public:
 private:
   MpiGroup(MPI_Comm Comm, std::string Name) : Comm(Comm), Name(std::move(Name)) {}
   std::string lateRanks(uint64_t Seq, int64_t &FirstLate);
+  llvm::Error timedOut(llvm::StringRef What, int64_t Peer, uint64_t Seq);
 
   MPI_Comm Comm;
   uint64_t Hash = 0;           ///< the group on the arrival board
