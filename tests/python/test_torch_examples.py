@@ -1,4 +1,5 @@
-"""Every examples/*.coll is what its committed generator
+"""Every examples/*.coll, and every program of the plan-quality bench
+(tests/bench/programs/*.coll), is what its committed generator
 (collc.torch.examples) writes, byte for byte: the frontend on a model built
 on the meta device from its published config, with FLOP-estimate costs."""
 
@@ -10,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from collc.torch.examples import EXAMPLES  # noqa: E402
+from collc.torch.examples import BENCH_PROGRAMS, EXAMPLES  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -26,6 +27,19 @@ def test_the_example_is_what_the_generator_writes(name):
     assert text == committed, (f"examples/{name}.coll differs from the generator: "
                                "python3 -m collc.torch.examples rewrites it")
     assert EXAMPLES[name]() == text  # byte-stable from run to run
+
+
+def test_the_generator_covers_every_bench_program():
+    assert sorted(BENCH_PROGRAMS) == sorted(
+        p.stem for p in (ROOT / "tests" / "bench" / "programs").glob("*.coll"))
+
+
+@pytest.mark.parametrize("name", sorted(BENCH_PROGRAMS))
+def test_the_bench_program_is_what_the_generator_writes(name):
+    committed = (ROOT / "tests" / "bench" / "programs" / f"{name}.coll").read_text()
+    assert BENCH_PROGRAMS[name]() == committed, (
+        f"tests/bench/programs/{name}.coll differs from the generator: "
+        "python3 -m collc.torch.examples --bench rewrites it")
 
 
 def test_check_mode_reports_a_difference(tmp_path):
