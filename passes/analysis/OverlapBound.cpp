@@ -94,9 +94,12 @@ Expected<OverlapBound> perfectOverlapBound(const Program &P, const LinkClass &Li
 
   RankMasks Masks(P);
   SimModel M = programStepModel(P, Masks);
-  // No fences: a plan makes every collective async.
-  for (SimTask &T : M.Tasks)
+  // No fences: a plan makes every collective async, and no launch need
+  // wait for earlier computes (a program may already say `fenced`).
+  for (SimTask &T : M.Tasks) {
     T.Async = true;
+    T.Fenced = false;
+  }
   // With free communication in any order, a communication's result is ready
   // when its inputs are, on every member (the sender's, for a recv): no
   // sooner can it start. A compute that uses results of communications

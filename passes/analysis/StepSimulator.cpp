@@ -22,6 +22,7 @@ public:
   Run(const SimModel &M, const SimOptions &Opts, bool FreeComm)
       : M(M), Opts(Opts), FreeComm(FreeComm) {
     Ready.assign(size_t(M.World) * M.NumValues, 0.0);
+    Unmatched.assign(size_t(M.World) * M.NumValues, 0);
     Ranks.resize(M.World);
     uint32_t Total = 0;
     for (const SimGroup &G : M.Groups) {
@@ -39,6 +40,8 @@ private:
   struct RankState {
     size_t PC = 0;
     bool Blocked = false, Done = false;
+    /// Held before a task that reads a value of an unmatched posted recv.
+    bool AwaitsMatch = false;
     SmallVector<double, 4> Streams;
     double Comm = 0, Fence = 0, Busy = 0;
     double &stream(uint32_t S) {
@@ -109,6 +112,14 @@ private:
   std::map<std::pair<int64_t, int64_t>, Channel> Channels; // (sender, receiver)
   bool FreeComm;
   std::vector<double> Ready; // rank-major: ready time of each value on each rank
+  /// Rank-major: the value comes from a posted send/recv not matched yet.
+  std::vector<uint8_t> Unmatched;
+  bool readsUnmatched(int64_t R, const SimTask &T) const {
+    for (uint32_t V : T.Inputs)
+      if (Unmatched[size_t(R) * M.NumValues + V])
+        return true;
+    return false;
+  }
   std::vector<RankState> Ranks;
   std::vector<uint32_t> FlatBase;            // per group
   std::vector<std::vector<int32_t>> Arrived; // per flat subgroup
@@ -136,7 +147,8 @@ void Run::compute(int64_t R, const SimTask &T) {
 void Run::finish(int64_t R, const SimTask &T, double Start, double Dur) {
   RankState &S = Ranks[R];
   double End = Start + Dur;
-  S.Comm = End;
+  // A posted send/recv may match after this rank's comm stream moved on.
+  S.Comm = std::max(S.Comm, End);
   S.Busy += Dur;
   for (uint32_t V : T.Outputs)
     ready(R, V) = End;
@@ -161,6 +173,9 @@ bool Run::pointToPoint(int64_t R, const SimTask &T) {
   bool Blocking = !T.Async;
   if (TheirHead == Theirs.size()) {
     Mine.push_back({R, Ranks[R].PC, arrival(R, T), Blocking});
+    // Its results have no time yet: whatever reads them waits for the match.
+    for (uint32_t V : T.Outputs)
+      Unmatched[size_t(R) * M.NumValues + V] = 1;
     return true;
   }
   Posted O = Theirs[TheirHead++];
@@ -169,10 +184,16 @@ bool Run::pointToPoint(int64_t R, const SimTask &T) {
   double Dur = cost(IsSend ? T : OT, 2); // the sender's bytes
   finish(R, T, Start, Dur);
   finish(Peer, OT, Start, Dur);
+  for (uint32_t V : OT.Outputs)
+    Unmatched[size_t(Peer) * M.NumValues + V] = 0;
   if (Blocking)
     unblock(R);
   if (O.Blocking)
     unblock(Peer);
+  else if (Ranks[Peer].AwaitsMatch) {
+    Ranks[Peer].AwaitsMatch = false;
+    Queue.push_back(Peer);
+  }
   return true;
 }
 
@@ -209,6 +230,15 @@ bool Run::advance(int64_t R) {
     if (!T.runsOn(R)) {
       ++S.PC;
       continue;
+    }
+    // A posted recv's result is read no sooner than it is received (where
+    // the program waits for it). Not for the overlap bound (UnorderedComm):
+    // a reader that starts early only makes it more optimistic, as a lower
+    // bound may be, and the bound must not depend on where a program wrote
+    // a send among its computes.
+    if (!Opts.UnorderedComm && readsUnmatched(R, T)) {
+      S.AwaitsMatch = true;
+      return true;
     }
     if (T.Kind == OpKind::Compute) {
       compute(R, T);

@@ -517,11 +517,13 @@ private:
   TensorBindings Bindings;
   typename D::Communicator World{};
   std::vector<typename D::Communicator> GroupComms;
+  /// Before the streams, so destroyed after them: a stream runs what is
+  /// still queued (after a replay that failed half way) before it goes.
+  std::vector<detail::AlignedBuffer> Buffers;
   typename D::StreamOwner Stream;
   /// Point-to-point streams by (group, peer, is send); ordered, so they are
   /// synchronized in one order.
   std::map<std::tuple<int32_t, int32_t, bool>, typename D::StreamOwner> PeerStreams;
-  std::vector<detail::AlignedBuffer> Buffers;
   std::vector<Instr> Instrs;
   std::vector<uint64_t> Tickets;
   bool Captured = false;

@@ -83,7 +83,7 @@ void HostStream::pauseAfterPoll(unsigned Polls) {
     std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
-HostStream::Drain HostStream::drainOnce(bool MayBlock) {
+HostStream::Drain HostStream::drainOnce(bool MayBlock, uint64_t UpTo) {
   // The execution token: one locked exchange to take it, a plain store to
   // give it back (cheaper than a mutex on the eager path).
   if (Executing.load(std::memory_order_relaxed) ||
@@ -96,12 +96,12 @@ HostStream::Drain HostStream::drainOnce(bool MayBlock) {
     Running.swap(Queue);
   }
   bool Finished = false;
-  for (; Next != Running.size(); ++Next, Finished = true)
+  for (; Next != Running.size() && Running[Next].first <= UpTo; ++Next, Finished = true)
     if (!runOne(Running[Next], MayBlock))
       break;
-  Drain Result = Finished                   ? Drain::Ran
-                 : Next != Running.size() ? Drain::Pending
-                                          : Drain::Idle;
+  Drain Result = Finished                                                 ? Drain::Ran
+                 : Next != Running.size() && Running[Next].first <= UpTo ? Drain::Pending
+                                                                          : Drain::Idle;
   Executing.store(false, std::memory_order_release);
   return Result;
 }
@@ -202,8 +202,11 @@ Error HostStream::waitFor(uint64_t Ticket) {
   Waiting.fetch_add(1, std::memory_order_acq_rel);
   unsigned Polls = 0;
   while (!done(Ticket)) {
-    // Run (or poll) the queue here if no other thread is doing it.
-    Drain D = drainOnce();
+    // Run (or poll) the queue here, up to this ticket, if no other thread
+    // is doing it. Not past it: a later task may block until a peer does
+    // what it will do only after this wait returns (a second async send to
+    // a peer that first sends back).
+    Drain D = drainOnce(/*MayBlock=*/true, Ticket);
     if (D == Drain::Ran || D == Drain::Pending) {
       pauseAfterPoll(D == Drain::Ran ? (Polls = 0) : Polls++);
       continue;

@@ -4,7 +4,8 @@
 // communication in order, apart from the threads that compute. Like a CUDA
 // stream, work runs asynchronously; errors surface when the caller
 // synchronizes or waits for a ticket. A thread that waits while the worker
-// is idle runs the queue itself (same order, one runner at a time).
+// is idle runs the queue itself up to its ticket (same order, one runner
+// at a time; a later task may wait on a peer that needs this wait done).
 //
 // A polled task (one that takes a Poll&) starts nonblocking work and is
 // called again until it says it is finished; whoever runs the stream polls
@@ -165,7 +166,8 @@ private:
   void run();
   /// Runs what is queued, in order, if nobody else is; stops at a polled
   /// task that is not finished (it stays in front).
-  Drain drainOnce(bool MayBlock = true);
+  /// Runs or polls queued tasks with tickets up to \p UpTo.
+  Drain drainOnce(bool MayBlock = true, uint64_t UpTo = UINT64_MAX);
   /// False if the task is not finished (polled, or not to block here).
   bool runOne(std::pair<uint64_t, Task> &Item, bool MayBlock);
   llvm::Error takeError(uint64_t UpTo);

@@ -107,6 +107,27 @@ TEST(ProgramAndPlanP2P, PostedPointToPointDoesNotStall) {
   expectSameStep(Parsed);
 }
 
+// A posted recv's value is used no sooner than it arrives, whichever rank
+// the simulator walks first: rank 0 posts its recv at once, rank 1 sends
+// only after 10 ms of compute, so rank 0's use starts after 10 ms.
+TEST(ProgramAndPlanP2P, APostedRecvIsReadOnlyOnceItArrives) {
+  ParsedProgram Parsed = test::parseOK(R"(program @late world(2) {
+  %y = recv async from 1 : f32[16] when rank == 0
+  wait %y when rank == 0
+  compute @use(%y) cost(1ms) when rank == 0
+  %x = compute @make cost(10ms) : f32[16] when rank == 1
+  send %x to 0 when rank == 1
+}
+)");
+  ASSERT_TRUE(Parsed.Prog);
+  SimOptions Opts;
+  Opts.Link = llvm::cantFail(findLinkClass("h100-nvlink"));
+  llvm::Expected<SimResult> R = simulateStep(*Parsed.Prog, Opts);
+  ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+  EXPECT_GE(R->StepUs, 11000.0);
+  expectSameStep(Parsed);
+}
+
 INSTANTIATE_TEST_SUITE_P(Examples, ProgramAndPlan, ::testing::ValuesIn(Examples));
 
 /// A link where a collective costs 10 us plus 1 us per 1000 bus bytes.
