@@ -170,7 +170,8 @@ void ShapeBuilder::collective() {
 }
 
 void ShapeBuilder::pointToPoint() {
-  const Source &S = Pool[pick(Pool.size())];
+  // A copy: the cases below add to Pool.
+  const Source S = Pool[pick(Pool.size())];
   std::string Got = chance(10) ? std::string("f32[420]") : S.Type; // sometimes the wrong size
   std::string P = fresh("p");
   // Cases 0-3 as before (their order of random reads is kept); 4-7 are
