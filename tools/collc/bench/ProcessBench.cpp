@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 using namespace llvm;
 
@@ -47,60 +48,25 @@ public:
 
   /// One way alone: the median over iterations of the slowest rank's time.
   Expected<double> timeOne(function_ref<Error()> A, double Budget) {
-    double One = 0;
-    for (int K = 0; K != 3; ++K) { // warm up: the first replay resolves and handshakes
-      auto T0 = Clock::now();
-      if (Error E = A())
-        return E;
-      One = std::max(One, std::chrono::duration<double>(Clock::now() - T0).count());
-    }
-    Expected<std::vector<double>> Ones = gather({One});
-    if (!Ones)
-      return Ones.takeError();
-    double Slowest = *std::max_element(Ones->begin(), Ones->end());
-    long N = std::clamp(long(Budget / std::max(Slowest, 1e-7)), MinIterations, MaxIterations);
-    if (Expected<std::vector<double>> Sync = gather({0.0}); !Sync) // a barrier
-      return Sync.takeError();
+    Expected<long> N = iterations({A}, Budget);
+    if (!N)
+      return N.takeError();
     std::vector<double> Times;
-    for (long K = 0; K != N; ++K) {
-      auto T0 = Clock::now();
-      if (Error E = A())
-        return E;
-      Times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - T0).count());
-    }
+    if (Error E = timed(A, *N, Times))
+      return E;
     return medianOfSlowest(Times);
   }
 
   Expected<Pair> time(function_ref<Error()> A, function_ref<Error()> B) {
-    // Warm up (the first replay resolves and handshakes), then calibrate:
-    // every rank runs as many iterations as the slowest rank's slower side
-    // allows in the budget.
-    double One = 0;
-    for (function_ref<Error()> Side : {A, B})
-      for (int K = 0; K != 3; ++K) {
-        auto T0 = Clock::now();
-        if (Error E = Side())
-          return E;
-        One = std::max(One, std::chrono::duration<double>(Clock::now() - T0).count());
-      }
-    Expected<std::vector<double>> Ones = gather({One});
-    if (!Ones)
-      return Ones.takeError();
-    double Slowest = *std::max_element(Ones->begin(), Ones->end());
-    long N = std::clamp(long(BudgetSec / std::max(Slowest, 1e-7)), MinIterations, MaxIterations);
-    long PerRound = (N + Rounds - 1) / Rounds;
+    Expected<long> N = iterations({A, B}, BudgetSec);
+    if (!N)
+      return N.takeError();
+    long PerRound = (*N + Rounds - 1) / Rounds;
     std::vector<double> TimesA, TimesB;
     for (long R = 0; R != Rounds; ++R)
-      for (auto [Side, Times] : {std::pair{A, &TimesA}, std::pair{B, &TimesB}}) {
-        if (Expected<std::vector<double>> Sync = gather({0.0}); !Sync) // a barrier
-          return Sync.takeError();
-        for (long K = 0; K != PerRound; ++K) {
-          auto T0 = Clock::now();
-          if (Error E = Side())
-            return E;
-          Times->push_back(std::chrono::duration<double, std::micro>(Clock::now() - T0).count());
-        }
-      }
+      for (auto [Side, Times] : {std::pair{A, &TimesA}, std::pair{B, &TimesB}})
+        if (Error E = timed(Side, PerRound, *Times))
+          return E;
     Expected<double> MedA = medianOfSlowest(TimesA);
     if (!MedA)
       return MedA.takeError();
@@ -111,6 +77,39 @@ public:
   }
 
 private:
+  /// Warms up (the first replay resolves and handshakes), then calibrates:
+  /// every rank runs as many iterations as the slowest rank's slowest side
+  /// allows in \p Budget seconds.
+  Expected<long> iterations(std::initializer_list<function_ref<Error()>> Sides, double Budget) {
+    double One = 0;
+    for (function_ref<Error()> Side : Sides)
+      for (int K = 0; K != 3; ++K) {
+        auto T0 = Clock::now();
+        if (Error E = Side())
+          return std::move(E);
+        One = std::max(One, std::chrono::duration<double>(Clock::now() - T0).count());
+      }
+    Expected<std::vector<double>> Ones = gather({One});
+    if (!Ones)
+      return Ones.takeError();
+    double Slowest = *std::max_element(Ones->begin(), Ones->end());
+    return std::clamp(long(Budget / std::max(Slowest, 1e-7)), MinIterations, MaxIterations);
+  }
+
+  /// After a barrier, \p N iterations of \p Side, each one's time (us)
+  /// appended to \p Times.
+  Error timed(function_ref<Error()> Side, long N, std::vector<double> &Times) {
+    if (Expected<std::vector<double>> Sync = gather({0.0}); !Sync) // a barrier
+      return Sync.takeError();
+    for (long K = 0; K != N; ++K) {
+      auto T0 = Clock::now();
+      if (Error E = Side())
+        return E;
+      Times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - T0).count());
+    }
+    return Error::success();
+  }
+
   /// Every rank's \p Mine (floats on the wire: µs to 7 digits), rank-major.
   Expected<std::vector<double>> gather(ArrayRef<double> Mine) {
     std::vector<uint32_t> Words;
