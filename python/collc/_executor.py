@@ -4,6 +4,7 @@ functions) over numpy arrays and torch tensors."""
 import ctypes
 
 from . import _dtypes, _lib
+from ._handle import OwnedHandle
 from ._lib import INVALID_USAGE, SUCCESS, Error, call, encode, lib
 
 INVALID_ARGUMENT = 1
@@ -26,7 +27,7 @@ def _is_torch(x):
     return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "data_ptr")
 
 
-class Executor:
+class Executor(OwnedHandle):
     """The executor of rank `rank` of `plan` on `backend` ("local": the
     ranks are threads of this process and `rendezvous` a name they share;
     "mpi": under mpirun; "gloo": `rendezvous` "file:DIR" or
@@ -36,6 +37,8 @@ class Executor:
     COLLC_TIMEOUT_MS, else 300000. `async_replay` (CPU backends): replay()
     queues the step on the executor's thread and returns; synchronize()
     waits for it."""
+
+    _destroy = "collcExecutorDestroy"
 
     def __init__(self, plan, rank, backend="local", rendezvous=None, timeout_ms=0,
                  digest_handshake=True, device=-1, async_replay=False):
@@ -63,28 +66,12 @@ class Executor:
         self._queued = []
         self._raised = []
 
-    @property
-    def handle(self):
-        return self._handle if self._handle else None
-
     def close(self):
         """Releases the executor now (also done when it is collected). Views
         from tensor() must not be used after."""
-        if getattr(self, "_handle", None):
-            lib.collcExecutorDestroy(self._handle)
-            self._handle = ctypes.c_void_p()
+        super().close()
         self._bound = {}
         self._queued = []
-
-    def __del__(self):
-        if lib is not None:
-            self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     @property
     def rank(self):

@@ -4,7 +4,8 @@ import ctypes
 import os
 
 from . import _lib
-from ._lib import call, encode, lib, take_string
+from ._handle import OwnedHandle
+from ._lib import call, encode, take_string
 
 # collcDumpFormat_t, by the names `collc dump --format` takes.
 DUMP_FORMATS = {"text": 0, "json": 1, "dot": 2, "trace": 3, "nccl": 4}
@@ -41,35 +42,14 @@ class SimResult:
                 f"slowest_rank={self.slowest_rank})")
 
 
-class Plan:
+class Plan(OwnedHandle):
     """A compiled plan (a collcPlan_t). Executors made from it keep the C
     plan alive on their own, so a Plan may be collected before them."""
 
+    _destroy = "collcPlanDestroy"
+
     def __init__(self, handle):
         self._handle = ctypes.c_void_p(handle)
-
-    @property
-    def handle(self):
-        if not self._handle:
-            # Passed on as NULL: the C API's refusal names it.
-            return None
-        return self._handle
-
-    def close(self):
-        """Releases the plan now (also done when it is collected)."""
-        if self._handle:
-            lib.collcPlanDestroy(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __del__(self):
-        if getattr(self, "_handle", None) and lib is not None:
-            self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     @property
     def digest(self):
