@@ -55,11 +55,15 @@ public:
         set(collcInvalidArgument, llvm::formatv("{0} is NULL: expected a {0} struct", Name));
       return *this;
     }
-    if (S->size < FirstVersion || S->size > (size_t(1) << 16))
+    // Read once into a local: GCC 12 finds a function template named `size`
+    // in scope and warns that `S->size <` may open a template argument list
+    // (-Wmissing-template-keyword).
+    size_t Size = S->size;
+    if (Size < FirstVersion || Size > (size_t(1) << 16))
       set(collcInvalidArgument,
           llvm::formatv("{0}->size is {1}: expected sizeof the struct ({2}; initialize it "
                         "with its Init function)",
-                        Name, S->size, sizeof(T)));
+                        Name, Size, sizeof(T)));
     return *this;
   }
   /// \p Value must lie in Low..High.

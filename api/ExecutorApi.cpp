@@ -42,7 +42,7 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
                         formatv("options->backend is \"{0}\": expected local, {1}", Backend,
                                 rt::processBackendNames()));
   if (Error E = rt::checkProcessBackendBuilt(Backend))
-    return std::move(E);
+    return E;
   Expected<rt::RendezvousAddress> Where =
       rt::parseRendezvous(Rendezvous.empty() && Backend == "mpi" ? "mpi" : Rendezvous);
   if (!Where)

@@ -154,16 +154,16 @@ class Overlap:
     accumulator, as DDP's reducer hooks them), so each bucket's all_reduce
     starts once its gradients are ready, as DDP's do, not after backward."""
 
-    def __init__(self, x, ir, params, timeout):
+    def __init__(self, x, ir, grads, timeout):
         import re
-        from collc.torch._ddp import ir_name, on_gradient_ready
-        self.x, self.timeout, self.names = x, timeout, [n for n, _ in params]
-        of_value = {"%g." + ir_name(n): n for n in self.names}
+        from collc.torch import on_gradient_ready
+        self.x, self.timeout, self.names = x, timeout, [g.name for g in grads]
+        of_value = {"%" + g.tensor: g.name for g in grads}
         # compute op -> the parameters whose gradients it produces
         self.waits = {m.group(2): [of_value[v] for v in m.group(1).split(", ") if v in of_value]
                       for m in re.finditer(r"^ +(%.+?) = compute @([^\s(]+)", ir, re.M)}
         self.ready = {}
-        self.accumulators = on_gradient_ready(params, lambda name: self.ready[name].set())
+        self.accumulators = on_gradient_ready(grads, lambda name: self.ready[name].set())
 
     def start(self):
         import threading
@@ -200,7 +200,7 @@ class CollcTrainer:
     def __init__(self, args, rank, data, rendezvous):
         import torch
         import collc
-        from collc.torch._ddp import ddp_parameters, ir_name
+        from collc.torch import ddp_gradients
         self.args, self.rank = args, rank
         self.plan, ir = plan_for(args, rank, data)
         self.model = new_model(args)
@@ -210,15 +210,16 @@ class CollcTrainer:
         # is the plan's %g.NAME, a view of its bucket, which backward
         # accumulates into and the replay averages in place (%r.NAME is the
         # same memory).
-        self.params = ddp_parameters(self.model)
-        for name, p in self.params:
-            p.grad = torch.from_numpy(self.x.tensor("g." + ir_name(name))).view(p.shape)
-        self.where = [p.grad.data_ptr() for _, p in self.params]
+        grads = ddp_gradients(self.model)
+        self.params = [g.parameter for g in grads]
+        for g in grads:
+            g.parameter.grad = torch.from_numpy(self.x.tensor(g.tensor)).view(g.parameter.shape)
+        self.where = [p.grad.data_ptr() for p in self.params]
         count, first = self.x.unbound()
         if count:
             raise RuntimeError(f"rank {rank}: {count} plan tensors are not views, {first} first")
         self.x.capture()
-        self.overlap = Overlap(self.x, ir, self.params, args.timeout) if args.overlap else None
+        self.overlap = Overlap(self.x, ir, grads, args.timeout) if args.overlap else None
         self.opt = torch.optim.Adam(self.model.parameters(), lr=args.lr)
         self.waits = []  # per step: how long averaging ran on after backward
 
@@ -230,7 +231,7 @@ class CollcTrainer:
             self.opt.zero_grad(set_to_none=False)  # zeroes the views in place
             loss = loss_of(self.model(ids), targets)
             loss.backward()
-            if [p.grad.data_ptr() for _, p in self.params] != self.where:
+            if [p.grad.data_ptr() for p in self.params] != self.where:
                 raise RuntimeError(f"rank {self.rank}: backward replaced a gradient instead "
                                    "of accumulating into the plan's view")
             backward_done = True
@@ -243,15 +244,15 @@ class CollcTrainer:
             self.x.synchronize(timeout=self.args.timeout)
         self.waits.append(time.perf_counter() - t)
         if self.args.perturb:
-            for _, p in self.params:
+            for p in self.params:
                 p.grad.add_(self.args.perturb)
         self.opt.step()
         return loss
 
     def close(self):
         """The final parameters; releases the executor and the plan."""
-        final = [p.detach().clone() for _, p in self.params]
-        for _, p in self.params:
+        final = [p.detach().clone() for p in self.params]
+        for p in self.params:
             p.grad = None  # the views die with the executor
         self.x.close()
         self.plan.close()
@@ -264,9 +265,9 @@ class DdpTrainer:
     def __init__(self, args):
         import torch
         from torch.nn.parallel import DistributedDataParallel
-        from collc.torch._ddp import ddp_parameters
+        from collc.torch import ddp_gradients
         self.model = new_model(args)
-        self.params = ddp_parameters(self.model)
+        self.params = [g.parameter for g in ddp_gradients(self.model)]
         self.ddp = DistributedDataParallel(self.model)
         self.opt = torch.optim.Adam(self.ddp.parameters(), lr=args.lr)
 
@@ -278,7 +279,7 @@ class DdpTrainer:
         return loss
 
     def close(self):
-        return [p.detach().clone() for _, p in self.params]
+        return [p.detach().clone() for p in self.params]
 
 
 def worker(args):

@@ -3,12 +3,12 @@
 #include "runtime/process/CpuWorld.h"
 
 #include "runtime/launch/DriverWorld.h"
+#include "runtime/process/ProcessBackends.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 #if COLLC_HAVE_MPI
 #include "runtime/mpi/MpiDriver.h"
-#include "runtime/mpi/MpiSession.h"
 #endif
 #if COLLC_HAVE_GLOO
 #include "runtime/gloo/GlooDriver.h"
@@ -35,10 +35,7 @@ Expected<std::shared_ptr<void>> startMpiIfNeeded(StringRef Backend,
   if (Backend != "mpi" && Where.How != RendezvousAddress::Kind::Mpi)
     return nullptr;
 #if COLLC_HAVE_MPI
-  Expected<std::unique_ptr<mpi::MpiSession>> S = mpi::MpiSession::start();
-  if (!S)
-    return S.takeError();
-  return std::shared_ptr<void>(std::move(*S));
+  return startProcessBackend("mpi"); // MPI's session, as the backends' table starts it
 #else
   return notBuilt("mpi", "libopenmpi-dev openmpi-bin",
                   Backend == "mpi" ? "--backend mpi" : "--rendezvous mpi");

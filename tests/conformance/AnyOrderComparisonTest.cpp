@@ -78,10 +78,12 @@ TEST(AnyOrderComparison, AReverseOrderReductionPassesOnlyInAnyOrderMode) {
         EXPECT_EQ(compareResult(T, Got, 0, Want, &Red, reductionOrderOf<ReorderingHarness>()), "")
             << What;
         std::string Exact = compareResult(T, Got, 0, Want, &Red, reductionOrderOf<LocalHarness>());
-        if (RO == ReduceOp::Sum && Size >= 4) // narrow sums round the f32 sum once: rarely visible
+        if (RO == ReduceOp::Sum && Size >= 4) { // narrow sums round the f32 sum once: rarely visible
           EXPECT_NE(Exact, "") << What << ": the reverse order should be visible";
-        if (Got != Want)
+        }
+        if (Got != Want) {
           EXPECT_NE(Exact.find("allowed bit-exact"), std::string::npos) << What << ": " << Exact;
+        }
       }
     }
 }

@@ -58,17 +58,19 @@ template <> struct DriverHarness<rt::nccl::NcclDriver> {
       return Driver::resource(static_cast<char *>(Dev) + Offset, Bytes - Offset);
     }
     void write(llvm::ArrayRef<char> Data, uint64_t Offset = 0) {
-      if (!Data.empty())
+      if (!Data.empty()) {
         EXPECT_EQ(cudaMemcpy(static_cast<char *>(Dev) + Offset, Data.data(), Data.size(),
                              cudaMemcpyHostToDevice),
                   cudaSuccess);
+      }
     }
     std::vector<char> read() const {
       // The driver's work ran on non-blocking comm streams, which the
       // synchronous copy does not wait for: the suite synchronized them.
       std::vector<char> Host(Bytes);
-      if (Bytes)
+      if (Bytes) {
         EXPECT_EQ(cudaMemcpy(Host.data(), Dev, Bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      }
       return Host;
     }
     uint64_t size() const { return Bytes; }

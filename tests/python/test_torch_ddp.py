@@ -136,6 +136,41 @@ def test_a_tied_weight_is_averaged_once_and_frozen_ones_not_at_all():
     collc.compile(ir)  # a valid program
 
 
+def test_ddp_gradients_name_the_plans_tensors_and_report_when_ready():
+    """The public view of the trace's parameters (docs/torch.md, "Training
+    with the plan"): the parameters DDP registers in module order, each with
+    its gradient's plan tensor, and a hook per gradient."""
+    from collc.torch import DdpGradient, ddp_gradients, on_gradient_ready
+
+    model = TiedMLP()
+    model.unused.requires_grad_(False)
+    grads = ddp_gradients(model)
+    assert [(g.name, g.tensor) for g in grads] == [
+        ("fc1.weight", "g.fc1.weight"), ("fc1.bias", "g.fc1.bias"), ("fc2.bias", "g.fc2.bias")]
+    assert all(isinstance(g, DdpGradient) for g in grads)
+    assert grads[0].parameter is model.fc2.weight  # tied: once, under its first name
+    plan = collc.compile(trace_ddp(model, (torch.randn(2, 8),), world=2, device_class="cpu"))
+    for g in grads:
+        assert tuple(plan.tensor_type(g.tensor).shape) == tuple(g.parameter.shape)
+
+    fired = []
+    keep = on_gradient_ready(grads, fired.append)
+    model(torch.randn(2, 8)).sum().backward()
+    assert fired == ["fc2.bias", "fc1.bias", "fc1.weight"]  # the trace's ready order
+    del keep
+
+    class Clash(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_parameter("a b", torch.nn.Parameter(torch.ones(1)))
+            self.register_parameter("a_b", torch.nn.Parameter(torch.ones(1)))
+
+    with pytest.raises(TraceError, match=r"parameter names \['a_b'\] collide as IR names"):
+        ddp_gradients(Clash())
+    with pytest.raises(TraceError, match="no parameter that requires a gradient"):
+        ddp_gradients(torch.nn.Linear(2, 2).requires_grad_(False))
+
+
 def test_names_outside_the_ir_alphabet_become_underscores():
     assert ir_name("h.0.attn.c_attn.weight") == "h.0.attn.c_attn.weight"
     assert ir_name("w[0] x") == "w_0__x"

@@ -8,57 +8,30 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Compile.h"
-#include "compiler/PlanStepModel.h"
-#include "ir/Parser.h"
+#include "TestUtil.h"
+
 #include "passes/analysis/BucketBoundaries.h"
 #include "passes/analysis/OverlapBound.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-
-#include "gtest/gtest.h"
-
 using namespace collc;
+using namespace collc::test;
 
 namespace {
 
-std::vector<std::string> exampleFiles() {
-  std::vector<std::string> Out;
-  std::error_code EC;
-  for (llvm::sys::fs::directory_iterator It(COLLC_EXAMPLES_DIR, EC), End; It != End && !EC;
-       It.increment(EC))
-    if (llvm::sys::path::extension(It->path()) == ".coll")
-      Out.push_back(It->path());
-  llvm::sort(Out); // directory order is the file system's
-  return Out;
-}
-
 double exposedUs(llvm::StringRef Text, llvm::StringRef Bucket, const LinkClass &Link) {
-  llvm::Expected<plan::Plan> P =
-      compileProgramText(Text, defaultPipeline(Bucket), "example.coll");
-  EXPECT_TRUE(bool(P)) << (P ? "" : llvm::toString(P.takeError()));
-  if (!P)
+  plan::Plan P = compileOK(Text, defaultPipeline(Bucket), "example.coll");
+  if (P.Digest.empty())
     return -1;
-  SimOptions Opts;
-  Opts.Link = Link;
-  llvm::Expected<SimResult> R = simulatePlan(*P, Opts);
-  EXPECT_TRUE(bool(R)) << (R ? "" : llvm::toString(R.takeError()));
-  return R ? R->ExposedCommUs : -1;
+  return simulateOK(P, Link).ExposedCommUs;
 }
 
 TEST(BucketAuto, NeverWorseThanDDPOnExamples) {
-  std::vector<std::string> Files = exampleFiles();
-  ASSERT_GE(Files.size(), 4u) << COLLC_EXAMPLES_DIR;
-  for (const std::string &Path : Files) {
-    auto Text = llvm::MemoryBuffer::getFile(Path);
-    ASSERT_TRUE(bool(Text)) << Path;
+  for (const std::string &Path : exampleFiles()) {
+    std::string Text = readOK(Path);
+    ASSERT_FALSE(Text.empty()) << Path;
     for (const LinkClass &L : linkClasses()) {
-      double Ddp = exposedUs((*Text)->getBuffer(), "bucket{policy=ddp}", L);
-      double Auto = exposedUs((*Text)->getBuffer(),
-                              ("bucket{policy=auto,link=" + L.Name + "}").str(), L);
+      double Ddp = exposedUs(Text, "bucket{policy=ddp}", L);
+      double Auto = exposedUs(Text, ("bucket{policy=auto,link=" + L.Name + "}").str(), L);
       EXPECT_LE(Auto, Ddp) << Path << " on " << L.Name.str();
     }
   }
@@ -67,15 +40,13 @@ TEST(BucketAuto, NeverWorseThanDDPOnExamples) {
 TEST(BucketAuto, WithinTenPercentOfTheBoundOnGPT2) {
   // Issue 13's target on the DDP example: no plan could expose less than
   // the perfect-overlap bound, and auto is within 10% of it on every link.
-  auto Text = llvm::MemoryBuffer::getFile(COLLC_EXAMPLES_DIR "/gpt2_ddp.coll");
-  ASSERT_TRUE(bool(Text));
-  llvm::Expected<ParsedProgram> P = parseProgramText((*Text)->getBuffer());
-  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  std::string Text = readOK(examplePath("gpt2_ddp"));
+  ParsedProgram P = parseOK(Text);
+  ASSERT_NE(P.Prog, nullptr);
   for (const LinkClass &L : linkClasses()) {
-    llvm::Expected<OverlapBound> B = perfectOverlapBound(*P->Prog, L);
+    llvm::Expected<OverlapBound> B = perfectOverlapBound(*P.Prog, L);
     ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
-    double Auto = exposedUs((*Text)->getBuffer(),
-                            ("bucket{policy=auto,link=" + L.Name + "}").str(), L);
+    double Auto = exposedUs(Text, ("bucket{policy=auto,link=" + L.Name + "}").str(), L);
     EXPECT_GE(Auto, B->exposedUs() - 1e-3) << L.Name.str();
     EXPECT_LE(Auto, 1.10 * B->exposedUs() + 1.0) << L.Name.str();
   }

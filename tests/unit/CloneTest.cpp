@@ -2,11 +2,6 @@
 // owns everything it refers to, and can be changed without touching it.
 #include "TestUtil.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-
 #include <vector>
 
 using namespace collc;
@@ -35,26 +30,11 @@ const char *EveryFeature = R"(program @every_feature world(4) {
 }
 )";
 
-std::vector<std::string> exampleFiles() {
-  std::vector<std::string> Out;
-  std::error_code EC;
-  for (llvm::sys::fs::directory_iterator It(COLLC_EXAMPLES_DIR, EC), End; It != End && !EC;
-       It.increment(EC))
-    if (llvm::sys::path::extension(It->path()) == ".coll")
-      Out.push_back(It->path());
-  llvm::sort(Out); // directory order is the file system's
-  return Out;
-}
-
 } // namespace
 
 TEST(Clone, PrintsLikeTheOriginalOnEveryExample) {
-  std::vector<std::string> Files = exampleFiles();
-  ASSERT_GE(Files.size(), 4u) << COLLC_EXAMPLES_DIR;
-  for (const std::string &Path : Files) {
-    auto Text = llvm::MemoryBuffer::getFile(Path);
-    ASSERT_TRUE(bool(Text)) << Path;
-    ParsedProgram P = parseOK((*Text)->getBuffer());
+  for (const std::string &Path : exampleFiles()) {
+    ParsedProgram P = parseOK(readOK(Path), Path);
     ASSERT_NE(P.Prog, nullptr) << Path;
     std::unique_ptr<Program> C = P.Prog->clone();
     EXPECT_EQ(printProgram(*C), printProgram(*P.Prog)) << Path;

@@ -159,10 +159,10 @@ TEST(DDPBuckets, GPT2DefaultLimits) {
 
 TEST(DDPBuckets, TheGPT2ExampleMatchesDDP) {
   // The example's gradients in its canonical order are DDP's order.
-  llvm::Expected<ParsedProgram> P =
-      parseProgramFile(std::string(COLLC_EXAMPLES_DIR) + "/gpt2_ddp.coll");
-  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-  std::string Text = printProgram(*P->Prog);
+  std::string Path = test::examplePath("gpt2_ddp");
+  ParsedProgram P = test::parseOK(test::readOK(Path), Path);
+  ASSERT_NE(P.Prog, nullptr);
+  std::string Text = printProgram(*P.Prog);
   auto Got = collcBuckets(Text, "order,bucket");
   std::vector<Param> Params;
   // Gradient-ready order: the all_reduce operands in canonical order.

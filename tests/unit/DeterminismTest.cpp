@@ -5,35 +5,17 @@
 // digest too.
 #include "TestUtil.h"
 
-#include "compiler/Compile.h"
-
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <random>
 
 using namespace collc;
+using namespace collc::test;
 
 namespace {
 
-const char *Examples[] = {"gpt2_ddp", "llama2_7b_fsdp", "moe_alltoallv", "megatron_tp2_pp4"};
-
-std::string readExample(llvm::StringRef Name) {
-  auto Buf =
-      llvm::MemoryBuffer::getFile(std::string(COLLC_EXAMPLES_DIR) + "/" + Name.str() + ".coll");
-  EXPECT_TRUE(bool(Buf));
-  return Buf ? (*Buf)->getBuffer().str() : "";
-}
-
-std::string digestOf(const std::string &Text) {
-  llvm::Expected<plan::Plan> P = compileProgramText(Text, "", "test.coll");
-  if (!P) {
-    ADD_FAILURE() << llvm::toString(P.takeError());
-    return "";
-  }
-  return P->Digest;
-}
+std::string digestOf(const std::string &Text) { return compileOK(Text).Digest; }
 
 /// Reverses every run of consecutive collective lines. Consecutive
 /// collectives in the examples never use each other's results, so the
@@ -72,26 +54,26 @@ std::string permuteCollectives(llvm::StringRef Text) {
 
 TEST(Determinism, EveryRankCompilesTheSameDigest) {
   std::mt19937 Rng(12345);
-  for (const char *Name : Examples) {
-    std::string Text = readExample(Name);
+  for (const std::string &Path : exampleFiles()) {
+    std::string Text = readOK(Path);
     std::string First = digestOf(Text);
-    ASSERT_FALSE(First.empty()) << Name;
+    ASSERT_FALSE(First.empty()) << Path;
     // Eight "ranks", each compiling with the heap in a different state, so
     // any order taken from pointers would show.
     std::vector<std::unique_ptr<char[]>> Junk;
     for (int Rank = 0; Rank != 8; ++Rank) {
       for (int K = 0; K != 64; ++K)
         Junk.emplace_back(new char[1 + Rng() % 4096]);
-      EXPECT_EQ(digestOf(Text), First) << Name << " as rank " << Rank;
+      EXPECT_EQ(digestOf(Text), First) << Path << " as rank " << Rank;
     }
   }
 }
 
 TEST(Determinism, PermutedIndependentCollectivesGiveTheSameDigest) {
-  for (const char *Name : Examples) {
-    std::string Text = readExample(Name);
+  for (const std::string &Path : exampleFiles()) {
+    std::string Text = readOK(Path);
     std::string Permuted = permuteCollectives(Text);
-    ASSERT_NE(Permuted, Text) << Name;
-    EXPECT_EQ(digestOf(Permuted), digestOf(Text)) << Name;
+    ASSERT_NE(Permuted, Text) << Path;
+    EXPECT_EQ(digestOf(Permuted), digestOf(Text)) << Path;
   }
 }

@@ -6,20 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Compile.h"
-#include "compiler/PlanStepModel.h"
-#include "ir/Parser.h"
+#include "TestUtil.h"
+
 #include "passes/analysis/OverlapBound.h"
 #include "passes/analysis/ProgramStepModel.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-
-#include "gtest/gtest.h"
-
 using namespace collc;
+using namespace collc::test;
 
 namespace {
 
@@ -36,9 +29,9 @@ const char *TwoGradients = R"(program @two world(8) {
 )";
 
 TEST(OverlapBound, ByHand) {
-  llvm::Expected<ParsedProgram> P = parseProgramText(TwoGradients);
-  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-  llvm::Expected<OverlapBound> B = perfectOverlapBound(*P->Prog, *findLinkClass("ib-ndr"));
+  ParsedProgram P = parseOK(TwoGradients);
+  ASSERT_NE(P.Prog, nullptr);
+  llvm::Expected<OverlapBound> B = perfectOverlapBound(*P.Prog, *findLinkClass("ib-ndr"));
   ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
   // The optimizer waits for max(100 + 25 + 112, 200 + 25 + 56) = 281 us.
   EXPECT_NEAR(B->CommDoneUs, 281, 1e-6);
@@ -48,47 +41,32 @@ TEST(OverlapBound, ByHand) {
   EXPECT_NEAR(B->exposedWithSplitTailUs(), 31, 1e-6);
 }
 
-std::vector<std::string> exampleFiles() {
-  std::vector<std::string> Out;
-  std::error_code EC;
-  for (llvm::sys::fs::directory_iterator It(COLLC_EXAMPLES_DIR, EC), End; It != End && !EC;
-       It.increment(EC))
-    if (llvm::sys::path::extension(It->path()) == ".coll")
-      Out.push_back(It->path());
-  llvm::sort(Out);
-  return Out;
-}
-
 TEST(OverlapBound, NoPlanBeatsIt) {
-  std::vector<std::string> Files = exampleFiles();
-  ASSERT_GE(Files.size(), 4u) << COLLC_EXAMPLES_DIR;
-  for (const std::string &Path : Files) {
-    auto Text = llvm::MemoryBuffer::getFile(Path);
-    ASSERT_TRUE(bool(Text)) << Path;
-    llvm::Expected<ParsedProgram> P = parseProgramText((*Text)->getBuffer(), Path);
-    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  for (const std::string &Path : exampleFiles()) {
+    std::string Text = readOK(Path);
+    ParsedProgram P = parseOK(Text, Path);
+    ASSERT_NE(P.Prog, nullptr) << Path;
     for (const LinkClass &L : linkClasses()) {
-      llvm::Expected<OverlapBound> B = perfectOverlapBound(*P->Prog, L);
+      llvm::Expected<OverlapBound> B = perfectOverlapBound(*P.Prog, L);
       ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
       SimOptions Opts;
       Opts.Link = L;
-      llvm::Expected<SimResult> Written = simulateStep(*P->Prog, Opts);
+      llvm::Expected<SimResult> Written = simulateStep(*P.Prog, Opts);
       ASSERT_TRUE(bool(Written)) << llvm::toString(Written.takeError());
       EXPECT_LE(B->StepUs, Written->StepUs + 1e-3) << Path << " as written on " << L.Name.str();
       for (std::string Bucket : {std::string("bucket{policy=ddp}"), std::string("bucket{policy=fixed,bytes=4MiB}"),
                                  "bucket{policy=auto,link=" + L.Name.str() + "}"}) {
-        llvm::Expected<plan::Plan> Plan =
-            compileProgramText((*Text)->getBuffer(), defaultPipeline(Bucket), Path);
-        ASSERT_TRUE(bool(Plan)) << llvm::toString(Plan.takeError());
-        llvm::Expected<SimResult> R = simulatePlan(*Plan, Opts);
-        ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
-        EXPECT_LE(B->StepUs, R->StepUs + 1e-3) << Path << " with " << Bucket << " on "
-                                               << L.Name.str();
+        plan::Plan Plan = compileOK(Text, defaultPipeline(Bucket), Path);
+        ASSERT_FALSE(Plan.Digest.empty()) << Path << " with " << Bucket;
+        SimResult R = simulateOK(Plan, L);
+        EXPECT_LE(B->StepUs, R.StepUs + 1e-3) << Path << " with " << Bucket << " on "
+                                              << L.Name.str();
         // Its compute-only step lets communication run in any order; a
         // plan's keeps the plan's order (the same for DDP).
-        EXPECT_LE(B->ComputeOnlyUs, R->ComputeOnlyStepUs + 1e-3) << Path << " with " << Bucket;
-        if (llvm::StringRef(Path).endswith("gpt2_ddp.coll"))
-          EXPECT_NEAR(B->ComputeOnlyUs, R->ComputeOnlyStepUs, 1e-6) << Bucket;
+        EXPECT_LE(B->ComputeOnlyUs, R.ComputeOnlyStepUs + 1e-3) << Path << " with " << Bucket;
+        if (llvm::StringRef(Path).endswith("gpt2_ddp.coll")) {
+          EXPECT_NEAR(B->ComputeOnlyUs, R.ComputeOnlyStepUs, 1e-6) << Bucket;
+        }
       }
     }
   }

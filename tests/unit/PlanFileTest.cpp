@@ -2,22 +2,10 @@
 // wrong-version plans with the line and what was expected.
 #include "TestUtil.h"
 
-#include "compiler/Compile.h"
-
-#include "llvm/Support/MemoryBuffer.h"
-
 using namespace collc;
+using namespace collc::test;
 
 namespace {
-plan::Plan compileText(llvm::StringRef Text) {
-  llvm::Expected<plan::Plan> P = compileProgramText(Text, "", "test.coll");
-  if (!P) {
-    ADD_FAILURE() << llvm::toString(P.takeError());
-    return {};
-  }
-  return std::move(*P);
-}
-
 const char *Small = R"(program @small world(4) {
   group @dp = world
   group @tp = split(rank / 2, rank)
@@ -41,7 +29,7 @@ std::string errorOf(llvm::StringRef Text) {
 } // namespace
 
 TEST(PlanFile, WritesAndReadsBackIdentically) {
-  plan::Plan P = compileText(Small);
+  plan::Plan P = compileOK(Small);
   std::string Text = plan::writePlan(P);
   llvm::Expected<plan::Plan> Back = plan::readPlan(Text, "t.plan");
   ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
@@ -62,7 +50,7 @@ TEST(PlanFile, WritesAndReadsBackIdentically) {
 }
 
 TEST(PlanFile, ExplanationsAreOutsideTheDigest) {
-  plan::Plan P = compileText(Small);
+  plan::Plan P = compileOK(Small);
   std::string Before = plan::computeDigest(P);
   P.Notes.push_back("compiled on a Tuesday");
   for (plan::Comm &C : P.Comms)
@@ -83,7 +71,7 @@ TEST(PlanFile, RefusesAWrongVersion) {
 }
 
 TEST(PlanFile, RefusesATruncatedPlan) {
-  std::string Text = plan::writePlan(compileText(Small));
+  std::string Text = plan::writePlan(compileOK(Small));
   // Cut at every line boundary: never accepted, always a clear error.
   for (size_t Cut = Text.find('\n'); Cut != std::string::npos && Cut + 1 < Text.size();
        Cut = Text.find('\n', Cut + 1)) {
@@ -97,7 +85,7 @@ TEST(PlanFile, RefusesATruncatedPlan) {
 }
 
 TEST(PlanFile, RefusesACorruptPlan) {
-  std::string Text = plan::writePlan(compileText(Small));
+  std::string Text = plan::writePlan(compileOK(Small));
   // A changed size: still well formed, but the digest catches it.
   size_t At = Text.find("f32[64]");
   ASSERT_NE(At, std::string::npos);
@@ -135,17 +123,13 @@ TEST(PlanFile, RankSets) {
 // A compiled plan carries its digest from the lowering on, and writing then
 // reading it gives back an equal plan: every example, every field.
 TEST(PlanFile, CompiledPlanEqualsItsReadBackOnEveryExample) {
-  for (const char *Name : {"gpt2_ddp", "llama2_7b_fsdp", "moe_alltoallv", "megatron_tp2_pp4"}) {
-    std::string Path = std::string(COLLC_EXAMPLES_DIR) + "/" + Name + ".coll";
-    auto Text = llvm::MemoryBuffer::getFile(Path);
-    ASSERT_TRUE(bool(Text)) << Path;
-    llvm::Expected<plan::Plan> P = compileProgramText((*Text)->getBuffer(), "", Path);
-    ASSERT_TRUE(bool(P)) << Name << ": " << llvm::toString(P.takeError());
-    EXPECT_EQ(P->Digest, plan::computeDigest(*P)) << Name;
-    EXPECT_FALSE(P->Digest.empty()) << Name;
-    llvm::Expected<plan::Plan> Back = plan::readPlan(plan::writePlan(*P), Path);
-    ASSERT_TRUE(bool(Back)) << Name << ": " << llvm::toString(Back.takeError());
-    EXPECT_TRUE(*Back == *P) << Name << ": the plan read back differs from the one written";
+  for (const std::string &Path : exampleFiles()) {
+    plan::Plan P = compileOK(readOK(Path), "", Path);
+    ASSERT_FALSE(P.Digest.empty()) << Path;
+    EXPECT_EQ(P.Digest, plan::computeDigest(P)) << Path;
+    llvm::Expected<plan::Plan> Back = plan::readPlan(plan::writePlan(P), Path);
+    ASSERT_TRUE(bool(Back)) << Path << ": " << llvm::toString(Back.takeError());
+    EXPECT_TRUE(*Back == P) << Path << ": the plan read back differs from the one written";
   }
 }
 
@@ -153,7 +137,7 @@ TEST(PlanFile, CompiledPlanEqualsItsReadBackOnEveryExample) {
 // control bytes and non-ASCII bytes all come back exactly (the reader once
 // turned `\t` into `t`).
 TEST(PlanFile, QuotedTextRoundTripsExactly) {
-  plan::Plan P = compileText(Small);
+  plan::Plan P = compileOK(Small);
   const std::string Odd = std::string("a\tb \"q\" back\\slash\nline two \x01\x7f caf\xc3\xa9 \xff");
   P.Source = "dir with space/" + Odd + ".coll";
   P.Notes.push_back(Odd);
@@ -173,7 +157,7 @@ TEST(PlanFile, QuotedTextRoundTripsExactly) {
 }
 
 TEST(PlanFile, NamesABadEscapeWithItsLineAndColumn) {
-  std::string Text = plan::writePlan(compileText(Small));
+  std::string Text = plan::writePlan(compileOK(Small));
   size_t At = Text.find("note \"");
   ASSERT_NE(At, std::string::npos) << Text;
   size_t Line = 1 + std::count(Text.begin(), Text.begin() + At, '\n');

@@ -4,7 +4,6 @@
 // and dump.
 #include "TestUtil.h"
 
-#include "compiler/Compile.h"
 #include "compiler/plan/PlanValidator.h"
 
 #include <functional>
@@ -34,14 +33,7 @@ const char *Program = R"(program @v world(4) {
 }
 )";
 
-plan::Plan compiled() {
-  llvm::Expected<plan::Plan> P = compileProgramText(Program, "", "v.coll");
-  if (!P) {
-    ADD_FAILURE() << llvm::toString(P.takeError());
-    return {};
-  }
-  return std::move(*P);
-}
+plan::Plan compiled() { return test::compileOK(Program, "", "v.coll"); }
 
 plan::Comm &commOf(plan::Plan &P, CommKind K, bool Counts = false) {
   for (plan::Comm &C : P.Comms)

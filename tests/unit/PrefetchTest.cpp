@@ -9,27 +9,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Compile.h"
-#include "compiler/PlanStepModel.h"
+#include "TestUtil.h"
 
 #include <algorithm>
 
-#include "llvm/Support/MemoryBuffer.h"
-
-#include "gtest/gtest.h"
-
 using namespace collc;
+using namespace collc::test;
 
 namespace {
 
 plan::Plan compileLlama(llvm::StringRef SchedulePass) {
-  auto Buf = llvm::MemoryBuffer::getFile(COLLC_EXAMPLES_DIR "/llama2_7b_fsdp.coll");
-  EXPECT_TRUE(bool(Buf));
-  llvm::Expected<plan::Plan> P = compileProgramText(
-      (*Buf)->getBuffer(), defaultPipeline("bucket{policy=ddp}", "plan-memory", SchedulePass),
-      "llama2_7b_fsdp.coll");
-  EXPECT_TRUE(bool(P)) << (P ? "" : llvm::toString(P.takeError()));
-  return P ? std::move(*P) : plan::Plan();
+  return compileOK(readOK(examplePath("llama2_7b_fsdp")),
+                   defaultPipeline("bucket{policy=ddp}", "plan-memory", SchedulePass),
+                   "llama2_7b_fsdp.coll");
 }
 
 TEST(Prefetch, BaselinesAreNamedForBenches) {
@@ -58,13 +50,8 @@ TEST(Prefetch, FsdpDefaultHoldsShardsAndThreeUnitsAndExposesNoMore) {
   for (const char *Link : {"h100-nvlink", "ib-ndr"}) {
     llvm::Expected<LinkClass> L = findLinkClass(Link);
     ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
-    SimOptions Opts;
-    Opts.Link = *L;
-    llvm::Expected<SimResult> RB = simulatePlan(Bounded, Opts);
-    llvm::Expected<SimResult> RU = simulatePlan(UpFront, Opts);
-    ASSERT_TRUE(bool(RB)) << llvm::toString(RB.takeError());
-    ASSERT_TRUE(bool(RU)) << llvm::toString(RU.takeError());
-    EXPECT_LE(RB->ExposedCommUs, RU->ExposedCommUs) << Link;
+    EXPECT_LE(simulateOK(Bounded, *L).ExposedCommUs, simulateOK(UpFront, *L).ExposedCommUs)
+        << Link;
   }
 }
 

@@ -123,12 +123,11 @@ TEST(Verifier, ProgrammaticUseBeforeDefinition) {
 }
 
 TEST(Verifier, ExamplesVerify) {
-  for (const char *Name : {"gpt2_ddp", "llama2_7b_fsdp", "moe_alltoallv", "megatron_tp2_pp4"}) {
-    std::string Path = std::string(COLLC_EXAMPLES_DIR) + "/" + Name + ".coll";
-    llvm::Expected<ParsedProgram> P = parseProgramFile(Path);
-    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-    DiagnosticEngine Diags(P->Source.get());
-    llvm::Error E = verifyProgram(*P->Prog, Diags);
-    EXPECT_FALSE(bool(E)) << Name << ": " << llvm::toString(std::move(E));
+  for (const std::string &Path : exampleFiles()) {
+    ParsedProgram P = parseOK(readOK(Path), Path);
+    ASSERT_NE(P.Prog, nullptr) << Path;
+    DiagnosticEngine Diags(P.Source.get());
+    llvm::Error E = verifyProgram(*P.Prog, Diags);
+    EXPECT_FALSE(bool(E)) << Path << ": " << llvm::toString(std::move(E));
   }
 }

@@ -16,14 +16,14 @@ static Error cannotWrite(StringRef Path, const Twine &Why) {
 Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path) {
   std::unique_ptr<OutputFile> F(new OutputFile(Path.str()));
   if (Path == "-")
-    return std::move(F);
+    return F;
   // Beside the target, so that the rename stays within one file system.
   Expected<sys::fs::TempFile> T = sys::fs::TempFile::create(Path + ".tmp-%%%%%%%%");
   if (!T)
     return cannotWrite(Path, toString(T.takeError()));
   F->Temp.emplace(std::move(*T));
   F->OS = std::make_unique<raw_fd_ostream>(F->Temp->FD, /*shouldClose=*/false);
-  return std::move(F);
+  return F;
 }
 
 OutputFile::~OutputFile() {

@@ -26,7 +26,7 @@ Expected<std::unique_ptr<RawEngine>> createRawEngine(StringRef Backend,
                                                      std::chrono::milliseconds Timeout) {
   // The runtime's table says whether this build has the backend.
   if (Error E = rt::checkProcessBackendBuilt(Backend))
-    return std::move(E);
+    return E;
 #if COLLC_HAVE_MPI
   if (Backend == "mpi")
     return createRawMpiEngine(Place, Where, Timeout);

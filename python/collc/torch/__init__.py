@@ -8,7 +8,7 @@ except ImportError as e:  # pragma: no cover - depends on the machine
     raise ImportError("collc.torch needs PyTorch (apt-get install python3-torch, "
                       "or pip install torch); collc itself works without it") from e
 
-from ._ddp import trace_ddp
+from ._ddp import DdpGradient, ddp_gradients, on_gradient_ready, trace_ddp
 from ._devices import DEVICE_CLASSES
 from ._fsdp import trace_fsdp
 from ._irtext import TraceError
@@ -16,4 +16,4 @@ from ._moe import MIXTRAL_8X7B, trace_moe
 from ._tppp import trace_tp_pp
 
 __all__ = ["TraceError", "trace_ddp", "trace_fsdp", "trace_tp_pp", "trace_moe", "MIXTRAL_8X7B",
-           "DEVICE_CLASSES"]
+           "DEVICE_CLASSES", "ddp_gradients", "DdpGradient", "on_gradient_ready"]

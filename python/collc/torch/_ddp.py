@@ -8,6 +8,7 @@ dedups them. A parameter that requires a gradient but gets none is refused,
 naming it, as DDP refuses it without find_unused_parameters."""
 
 import time
+from typing import NamedTuple
 
 import torch
 
@@ -43,13 +44,48 @@ def ddp_parameters(module):
     return params
 
 
+def _ir_names(params):
+    """The IR names of params' (name, parameter) pairs, refusing two that
+    collide."""
+    names = [ir_name(n) for n, _ in params]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise TraceError(f"parameter names {clash} collide as IR names")
+    return names
+
+
+def _gradient_tensor(ir):
+    """The plan tensor of the gradient of the parameter with IR name ir
+    (`%g.NAME` in the program)."""
+    return "g." + ir
+
+
+class DdpGradient(NamedTuple):
+    """One gradient DDP averages (public: docs/torch.md)."""
+    name: str          # the parameter's name in the module
+    parameter: torch.nn.Parameter
+    tensor: str        # its gradient in trace_ddp's program and plan: g.NAME
+
+
+def ddp_gradients(module):
+    """The gradients DDP averages for module, in module order, as
+    DdpGradient(name, parameter, tensor): one per parameter DDP registers
+    (requires_grad, a tied one once under its first name), tensor the name
+    trace_ddp gives its gradient (`%g.NAME`), which a compiled plan's
+    Executor.tensor and Executor.bind take. Raises TraceError when the module
+    has no such parameter or two names collide as IR names."""
+    params = ddp_parameters(module)
+    return [DdpGradient(n, p, _gradient_tensor(ir))
+            for (n, p), ir in zip(params, _ir_names(params))]
+
+
 def on_gradient_ready(params, fn):
     """Calls fn(name) whenever backward has accumulated the gradient of one
-    of params ((name, parameter) pairs): a hook on its gradient accumulator,
-    as DDP's reducer finds it. Returns the accumulators, for the caller to
-    keep alive while it listens."""
+    of params ((name, parameter) pairs, or ddp_gradients' DdpGradients): a
+    hook on its gradient accumulator, as DDP's reducer finds it. Returns the
+    accumulators, for the caller to keep alive while it listens."""
     accumulators = []
-    for name, p in params:
+    for name, p, *_ in params:
         acc = p.expand_as(p).grad_fn.next_functions[0][0]
         acc.register_hook(lambda *_, name=name: fn(name))
         accumulators.append(acc)
@@ -92,11 +128,7 @@ def observe(module, example_inputs, loss_fn=None):
     ready the (name, time_ns) firings in gradient-ready order, times from
     backward's start, the forward's Recorder, and how the order was found."""
     params = ddp_parameters(module)
-
-    names = [ir_name(n) for n, _ in params]
-    clash = sorted({n for n in names if names.count(n) > 1})
-    if clash:
-        raise TraceError(f"parameter names {clash} collide as IR names")
+    _ir_names(params)
 
     ready, start = [], [0]
     accumulators = on_gradient_ready(
@@ -187,14 +219,15 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
         while token in used:
             token += ".again"
         used.add(token)
-        results = [token] + [f"%g.{ir_name(n)}" for n in names]
+        results = [token] + [f"%{_gradient_tensor(ir_name(n))}" for n in names]
         types = ["f32"] + [ir_type(by_name[n]) for n in names]
         cost = costs.of(ns=t - prev_t, flops=2 * sum(flops[n] for n in names))
         lines.append(f"  {', '.join(results)} = compute @bwd.{ir_name(owner)}({prev}) "
                      f"cost({cost}) : {', '.join(types)}")
         for n in names:
             reduced[n] = f"%r.{ir_name(n)}"
-            lines.append(f"  {reduced[n]} = all_reduce avg %g.{ir_name(n)} in @{group}")
+            lines.append(f"  {reduced[n]} = all_reduce avg %{_gradient_tensor(ir_name(n))} "
+                         f"in @{group}")
         prev, prev_t = token, t
     # The optimizer updates every parameter once all are averaged; its cost is
     # not measured (the trace runs no optimizer), so it is left at 0.

@@ -86,7 +86,7 @@ private:
       for (int K = 0; K != 3; ++K) {
         auto T0 = Clock::now();
         if (Error E = Side())
-          return std::move(E);
+          return E;
         One = std::max(One, std::chrono::duration<double>(Clock::now() - T0).count());
       }
     Expected<std::vector<double>> Ones = gather({One});

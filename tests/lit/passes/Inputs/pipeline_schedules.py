@@ -28,7 +28,10 @@ class Writer:
         self.block = None
 
     def op(self, text, rank):
-        self.lines.append(f"  {text} when rank == {rank}")
+        """One blocking op of rank; None (no neighbour on that side) writes
+        nothing."""
+        if text:
+            self.lines.append(f"  {text} when rank == {rank}")
 
     def batch(self, ops, rank):
         ops = [o for o in ops if o]
@@ -76,51 +79,50 @@ def one_f_one_b(P, M):
         f = b = 0
 
         def fwd():
+            """Computes the next microbatch's forward; returns its number."""
             nonlocal f
             src = "" if first else f"%a.{s}.{f}"
             w.op(f"%h.{s}.{f} = compute @fwd.{s}({src}) : {T}", s)
             f += 1
+            return f - 1
 
         def bwd():
+            """Computes the next microbatch's backward; returns its number."""
             nonlocal b
             g = f"%h.{s}.{b}" + ("" if last else f", %g.{s}.{b}")
             w.op(f"%d.{s}.{b} = compute @bwd.{s}({g}) : {T}", s)
             b += 1
+            return b - 1
+
+        def alone(recv, compute, send, m):
+            """A warm-up or cool-down step: microbatch m's blocking recv, its
+            compute, its blocking send (recv_forward, forward, send_forward,
+            or their backward twins)."""
+            w.op(recv(m), s)
+            compute()
+            w.op(send(m), s)
 
         recv_fwd = lambda m: None if first else f"%a.{s}.{m} = recv from {s - 1} : {T}"
         send_fwd = lambda m: None if last else f"send %h.{s}.{m} to {s + 1}"
         recv_bwd = lambda m: None if last else f"%g.{s}.{m} = recv from {s + 1} : {T}"
         send_bwd = lambda m: None if first else f"send %d.{s}.{m} to {s - 1}"
         for _ in range(warm):
-            if recv_fwd(f):
-                w.op(recv_fwd(f), s)
-            m = f
-            fwd()
-            if send_fwd(m):
-                w.op(send_fwd(m), s)
+            alone(recv_fwd, fwd, send_fwd, f)
         rest = M - warm
-        if rest and recv_fwd(f):
+        if rest:
             w.op(recv_fwd(f), s)
         for i in range(rest):
-            m = f
-            fwd()
+            m = fwd()
             # send_forward_recv_backward
             w.batch([send_fwd(m), recv_bwd(b)], s)
-            mb = b
-            bwd()
+            mb = bwd()
             if i == rest - 1:
-                if send_bwd(mb):
-                    w.op(send_bwd(mb), s)
+                w.op(send_bwd(mb), s)
             else:
                 # send_backward_recv_forward
                 w.batch([send_bwd(mb), recv_fwd(f)], s)
         for _ in range(warm):
-            if recv_bwd(b):
-                w.op(recv_bwd(b), s)
-            mb = b
-            bwd()
-            if send_bwd(mb):
-                w.op(send_bwd(mb), s)
+            alone(recv_bwd, bwd, send_bwd, b)
     return w.text()
 
 
@@ -165,8 +167,7 @@ def interleaved(P, M, V):
         send_bwd = lambda k: None if vs(k, False) == 0 else f"send %d.{bname(k)} to {prev}"
         recv_bwd = lambda k: None if k >= N or vs(k, False) == P * V - 1 else f"%g.{bname(k)} = recv from {nxt} : {T}"
 
-        if recv_fwd(0):
-            w.op(recv_fwd(0), s)
+        w.op(recv_fwd(0), s)
         for k in range(warm):
             fwd(k)
             ops = [send_fwd(k), recv_fwd(k + 1)]
@@ -179,7 +180,7 @@ def interleaved(P, M, V):
             bwd(kb)
             w.batch([send_fwd(kf), send_bwd(kb), recv_fwd(kf + 1), recv_bwd(kb + 1)], s)
         for kb in range(N - warm, N):
-            if kb == 0 and warm == N and recv_bwd(0):
+            if kb == 0 and warm == N:
                 w.op(recv_bwd(0), s)
             bwd(kb)
             w.batch([send_bwd(kb), recv_bwd(kb + 1)], s)
