@@ -33,7 +33,22 @@ public:
 private:
   /// \p Depths applied to a copy of the program, scheduled and measured;
   /// the copy is handed back through \p Keep when asked for.
-  Expected<Figures> evaluate(ArrayRef<unsigned> Depths, std::unique_ptr<Program> *Keep = nullptr);
+  Expected<Figures> evaluate(ArrayRef<unsigned> Depths, std::unique_ptr<Program> *Keep = nullptr,
+                            bool AlwaysSimulate = false);
+
+  /// A schedule being refined: depths, figures, and per unit why it moved.
+  struct State {
+    std::vector<unsigned> Depths;
+    Figures F;
+    std::vector<std::string> Gain;
+  };
+  /// Phase 2a: one unit later wherever the step is no longer and the peak
+  /// no higher (and, with \p MustFit, within the budget).
+  Error relax(State &S, bool MustFit);
+  /// Phase 2b: earlier while the step gets shorter within the budget.
+  Error spend(State &S);
+  /// Tries unit K at depth \p Cand; keeps it when \p Keep says so.
+  Expected<bool> tryMove(State &S, size_t K, unsigned Cand, bool Earlier, bool MustFit);
   /// Unit K's depths one unit earlier and one later than \p D, in that order
   /// (none where there is no such depth). 0 means where the gathers stand,
   /// as any depth beyond unit 0 does.
@@ -64,14 +79,15 @@ private:
   unsigned Simulations = 0;
 };
 
-Expected<Figures> Search::evaluate(ArrayRef<unsigned> Depths, std::unique_ptr<Program> *Keep) {
+Expected<Figures> Search::evaluate(ArrayRef<unsigned> Depths, std::unique_ptr<Program> *Keep,
+                                   bool AlwaysSimulate) {
   std::unique_ptr<Program> C = P.clone();
   boundPrefetch(*C, Depths, [](size_t) { return std::string(); });
   Opts.LaunchAsync(*C);
   Figures F;
   F.Peak = programPeakMemory(*C, Opts.Layout);
   F.Fits = F.Peak.Bytes <= Opts.Budget;
-  if (F.Fits) {
+  if (F.Fits || AlwaysSimulate) {
     SimOptions Sim;
     Sim.Link = Opts.Link;
     Sim.StepOnly = true;
@@ -86,31 +102,94 @@ Expected<Figures> Search::evaluate(ArrayRef<unsigned> Depths, std::unique_ptr<Pr
   return F;
 }
 
+Expected<bool> Search::tryMove(State &S, size_t K, unsigned Cand, bool Earlier, bool MustFit) {
+  constexpr double Tie = 1e-3; // a nanosecond: steps this close are equal
+  unsigned Was = S.Depths[K];
+  S.Depths[K] = Cand;
+  Expected<Figures> F = evaluate(S.Depths, nullptr, /*AlwaysSimulate=*/!MustFit);
+  if (!F)
+    return F.takeError();
+  const Figures &B = S.F;
+  bool Keep = (F->Fits || !MustFit) &&
+              (Earlier ? F->StepUs < B.StepUs - Tie
+                       : F->StepUs <= B.StepUs + Tie && F->Peak.Bytes <= B.Peak.Bytes);
+  if (!Keep) {
+    S.Depths[K] = Was;
+    return false;
+  }
+  if (Earlier)
+    S.Gain[K] = formatv("the step is {0:f1} us shorter than {1}, peak {2} bytes",
+                        B.StepUs - F->StepUs, describe(Was), F->Peak.Bytes);
+  else
+    S.Gain[K] = F->Peak.Bytes < B.Peak.Bytes
+                    ? formatv("as short a step as {0}, with {1} bytes less peak", describe(Was),
+                              B.Peak.Bytes - F->Peak.Bytes)
+                          .str()
+                    : formatv("as short a step and no more peak than {0}, and it holds its "
+                              "gathers for less time",
+                              describe(Was))
+                          .str();
+  S.F = *F;
+  return true;
+}
+
+Error Search::relax(State &S, bool MustFit) {
+  for (size_t K = 0; K != Units; ++K)
+    if (std::optional<unsigned> Cand = later(K, S.Depths[K]))
+      if (Expected<bool> Kept = tryMove(S, K, *Cand, false, MustFit); !Kept)
+        return Kept.takeError();
+  return Error::success();
+}
+
+Error Search::spend(State &S) {
+  // At most three tries a unit: the time stays linear in the units.
+  for (size_t K = 0; K != Units; ++K)
+    for (unsigned Try = 0; Try != 3; ++Try) {
+      std::optional<unsigned> Cand = earlier(K, S.Depths[K]);
+      if (!Cand)
+        break;
+      Expected<bool> Kept = tryMove(S, K, *Cand, true, /*MustFit=*/true);
+      if (!Kept)
+        return Kept.takeError();
+      if (!*Kept)
+        break;
+    }
+  return Error::success();
+}
+
 Expected<PrefetchChoice> Search::run() {
   PrefetchChoice Out;
-  // 1. One depth for every unit.
+  // 1. One depth for every unit (every one simulated, fitting or not).
   std::vector<unsigned> Depths;
   for (unsigned D = 1; D < Units; D = D < 4 ? D + 1 : D + D / 2)
     Depths.push_back(D);
   Depths.push_back(0); // unbounded
-  std::optional<Figures> Best;
+  std::optional<Figures> Best, Fastest;
+  unsigned FastestDepth = 0;
   for (unsigned D : Depths) {
     std::unique_ptr<Program> Copy;
-    Expected<Figures> F = evaluate(uniform(D), &Copy);
+    Expected<Figures> F = evaluate(uniform(D), &Copy, /*AlwaysSimulate=*/true);
     if (!F)
       return F.takeError();
+    // A step shorter by less than a microsecond is not worth more memory.
+    constexpr double SameUs = 1.0;
+    auto Better = [&](const Figures &A, const Figures &B) {
+      return A.StepUs < B.StepUs - SameUs ||
+             (A.StepUs <= B.StepUs + SameUs && A.Peak.Bytes < B.Peak.Bytes);
+    };
     if (!F->Fits) {
       if (!Out.Least || F->Peak.Bytes < Out.LeastPeak.Bytes) {
         Out.Least = std::move(Copy);
         Out.LeastPeak = F->Peak;
         Out.LeastDepth = D;
       }
+      if (!Fastest || Better(*F, *Fastest)) {
+        Fastest = *F;
+        FastestDepth = D;
+      }
       continue;
     }
-    // A step shorter by less than a microsecond is not worth more memory.
-    constexpr double SameUs = 1.0;
-    if (!Best || F->StepUs < Best->StepUs - SameUs ||
-        (F->StepUs <= Best->StepUs + SameUs && F->Peak.Bytes < Best->Peak.Bytes)) {
+    if (!Best || Better(*F, *Best)) {
       Best = *F;
       Out.Uniform = D;
     }
@@ -120,67 +199,42 @@ Expected<PrefetchChoice> Search::run() {
   Out.Fits = true;
   Out.Least.reset();
 
-  // 2. Unit by unit. First one later wherever that costs no step time and
-  // no peak (memory the step does not need), then earlier, one unit at a
-  // time while the step gets shorter and the peak fits (memory spent where
-  // it hides communication). A cap on the simulations bounds the time.
-  std::vector<unsigned> Cur = uniform(Out.Uniform);
-  std::vector<std::string> Gain(Units);
-  constexpr double Tie = 1e-3; // a nanosecond: steps this close are equal
-  const unsigned Cap = Simulations + 3 * unsigned(Units) + 8;
-  auto Try = [&](size_t K, unsigned Cand, bool Earlier) -> Expected<bool> {
-    unsigned Was = Cur[K];
-    Cur[K] = Cand;
-    Expected<Figures> F = evaluate(Cur);
-    if (!F)
-      return F.takeError();
-    bool Keep = F->Fits && (Earlier ? F->StepUs < Best->StepUs - Tie
-                                    : F->StepUs <= Best->StepUs + Tie &&
-                                          F->Peak.Bytes <= Best->Peak.Bytes);
-    if (!Keep) {
-      Cur[K] = Was;
-      return false;
+  // 2. Unit by unit, from the best uniform depth that fits: first one later
+  // wherever that costs neither step time nor peak, then earlier while the
+  // step gets shorter within the budget.
+  State S{uniform(Out.Uniform), *Best, std::vector<std::string>(Units)};
+  if (Error E = relax(S, /*MustFit=*/true))
+    return E;
+  if (Error E = spend(S))
+    return E;
+  // 3. Also from the fastest uniform depth over the budget, when it is
+  // faster than what 2 found: the memory its units do not need (1a without
+  // the budget) may bring it within the budget, keeping its speed.
+  unsigned Start = Out.Uniform;
+  if (Fastest && Fastest->StepUs < S.F.StepUs - 1e-3) {
+    State T{uniform(FastestDepth), *Fastest, std::vector<std::string>(Units)};
+    if (Error E = relax(T, /*MustFit=*/false))
+      return E;
+    if (T.F.Fits) {
+      if (Error E = spend(T))
+        return E;
+      if (T.F.StepUs < S.F.StepUs - 1e-3) {
+        S = std::move(T);
+        Start = FastestDepth;
+      }
     }
-    if (Earlier)
-      Gain[K] = formatv("the step is {0:f1} us shorter than {1}, peak {2} bytes",
-                        Best->StepUs - F->StepUs, describe(Was), F->Peak.Bytes);
-    else
-      Gain[K] = F->Peak.Bytes < Best->Peak.Bytes
-                    ? formatv("as short a step as {0}, with {1} bytes less peak", describe(Was),
-                              Best->Peak.Bytes - F->Peak.Bytes)
-                          .str()
-                    : formatv("as short a step and no more peak than {0}, and it holds its "
-                              "gathers for less time",
-                              describe(Was))
-                          .str();
-    Best = *F;
-    return true;
-  };
-  for (size_t K = 0; K != Units && Simulations < Cap; ++K)
-    if (std::optional<unsigned> Cand = later(K, Cur[K]))
-      if (Expected<bool> Kept = Try(K, *Cand, false); !Kept)
-        return Kept.takeError();
-  for (size_t K = 0; K != Units && Simulations < Cap; ++K)
-    while (Simulations < Cap) {
-      std::optional<unsigned> Cand = earlier(K, Cur[K]);
-      if (!Cand)
-        break;
-      Expected<bool> Kept = Try(K, *Cand, true);
-      if (!Kept)
-        return Kept.takeError();
-      if (!*Kept)
-        break;
-    }
-  std::vector<unsigned> Start = uniform(Out.Uniform);
+  }
+  Out.Uniform = Start;
+  std::vector<unsigned> From = uniform(Start);
   Out.WhyOfUnit.assign(Units, std::string());
   for (size_t K = 0; K != Units; ++K)
-    if (Cur[K] != Start[K]) {
-      Out.WhyOfUnit[K] = std::move(Gain[K]);
+    if (S.Depths[K] != From[K]) {
+      Out.WhyOfUnit[K] = std::move(S.Gain[K]);
       ++Out.UnitsChanged;
     }
-  Out.DepthOfUnit = std::move(Cur);
-  Out.StepUs = Best->StepUs;
-  Out.Peak = Best->Peak;
+  Out.DepthOfUnit = std::move(S.Depths);
+  Out.StepUs = S.F.StepUs;
+  Out.Peak = S.F.Peak;
   Out.Simulations = Simulations;
   return Out;
 }

@@ -12,9 +12,13 @@
 //     then the least memory);
 //  2. then unit by unit, in program order: first one unit later wherever
 //     that costs neither step time nor peak (memory the step does not
-//     need), then earlier, one unit at a time while the step gets shorter
-//     and the peak fits (memory spent where it hides communication). At most
-//     3 x units + 8 simulated steps after the first phase's log(units).
+//     need), then earlier, up to three units, while the step gets shorter
+//     and the peak fits (memory spent where it hides communication);
+//  3. the same from the fastest uniform depth over the budget, when it is
+//     faster than 2's result, with its first phase free of the budget:
+//     freeing what its units do not need may bring it within the budget
+//     at its speed. The shorter of 2 and 3 wins.
+// At most about 2 x log(units) + 8 x units simulated steps.
 //
 // Deterministic: the candidates and their order come from the program alone.
 // A budget no schedule meets (not even one unit ahead everywhere, the least
