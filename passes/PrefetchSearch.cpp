@@ -47,7 +47,9 @@ private:
   Error relax(State &S, bool MustFit);
   /// Phase 2b: earlier while the step gets shorter within the budget.
   Error spend(State &S);
-  /// Tries unit K at depth \p Cand; keeps it when \p Keep says so.
+  /// Tries unit K at depth \p Cand and keeps it when an earlier one makes
+  /// the step shorter, or a later one keeps it no longer at no more peak
+  /// (within the budget when \p MustFit); says why in S.Gain[K].
   Expected<bool> tryMove(State &S, size_t K, unsigned Cand, bool Earlier, bool MustFit);
   /// Unit K's depths one unit earlier and one later than \p D, in that order
   /// (none where there is no such depth). 0 means where the gathers stand,
