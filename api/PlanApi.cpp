@@ -60,7 +60,8 @@ Expected<std::string> pipelineOf(const collcCompileOptions_t &O) {
                         "plan-memory{...}, schedule{memory-budget=...})");
   if (Pipeline)
     return std::string(O.pipeline);
-  Expected<std::string> Bucket = bucketPassFor(O.bucketPolicy ? O.bucketPolicy : "ddp");
+  Expected<std::string> Bucket =
+      bucketPassFor(O.bucketPolicy ? O.bucketPolicy : "ddp", O.memoryBudget);
   if (!Bucket)
     return makeApiError(collcInvalidArgument,
                         "options->bucketPolicy: " + toString(Bucket.takeError()));

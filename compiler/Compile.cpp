@@ -38,14 +38,15 @@ std::string schedulePassFor(uint64_t MemoryBudget, std::optional<unsigned> Prefe
 std::string fsdpDefaultSchedulePass() { return schedulePassFor(0, FsdpDefaultPrefetch); }
 std::string unboundedSchedulePass() { return schedulePassFor(0, 0); }
 
-Expected<std::string> bucketPassFor(StringRef Policy) {
+Expected<std::string> bucketPassFor(StringRef Policy, uint64_t MemoryBudget) {
+  std::string Budget = MemoryBudget ? ",memory-budget=" + std::to_string(MemoryBudget) : "";
   if (Policy == "ddp")
     return std::string("bucket{policy=ddp}");
   if (Policy == "auto")
-    return std::string("bucket{policy=auto}");
+    return "bucket{policy=auto" + Budget + "}";
   // The link class auto simulates; the pass checks the name.
   if (Policy.consume_front("auto:"))
-    return "bucket{policy=auto,link=" + Policy.str() + "}";
+    return "bucket{policy=auto,link=" + Policy.str() + Budget + "}";
   if (Policy == "none")
     return std::string();
   if (Policy.consume_front("fixed:")) {

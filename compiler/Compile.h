@@ -49,8 +49,8 @@ std::string fsdpDefaultSchedulePass();
 std::string unboundedSchedulePass();
 
 /// Turns a `--bucket` value (ddp, fixed:25MiB, auto, auto:ib-ndr, none) into a bucket
-/// pass string for the pipeline.
-llvm::Expected<std::string> bucketPassFor(llvm::StringRef Policy);
+/// pass string for the pipeline; auto gets `--memory-budget` (0: none) too.
+llvm::Expected<std::string> bucketPassFor(llvm::StringRef Policy, uint64_t MemoryBudget = 0);
 
 struct CompileOptions {
   std::string Pipeline; ///< empty: defaultPipeline()

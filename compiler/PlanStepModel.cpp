@@ -18,17 +18,20 @@ static BitVector ranksOf(const plan::RankSet &S, int64_t World) {
   return Out;
 }
 
-/// The bytes of \p C's buffers that hold copies (pack or unpack slots),
-/// not the tensors themselves (views).
+/// The bytes of \p C's buffers the runtime holds beyond the model's own
+/// tensors (PeakMemory.h).
 static uint64_t stagingBytes(const plan::Plan &P, const plan::Comm &C) {
   auto Bytes = [&](int32_t B) { return B < 0 ? 0 : P.Buffers[B].Bytes; };
-  auto Copies = [&](int32_t B, SlotMode Mode) {
-    return B >= 0 && llvm::any_of(P.Buffers[B].Slots,
-                                  [&](const plan::Slot &S) { return S.Mode == Mode; });
+  auto ViewBytes = [&](int32_t B) {
+    uint64_t N = 0;
+    if (B >= 0 && P.Buffers[B].Segments == 1)
+      for (const plan::Slot &S : P.Buffers[B].Slots)
+        if (S.Mode == SlotMode::View)
+          N += S.Bytes;
+    return N;
   };
-  bool Other = C.OutBuffer != C.InBuffer;
-  return collc::stagingBytes(Bytes(C.InBuffer), Copies(C.InBuffer, SlotMode::Pack),
-                             Bytes(C.OutBuffer), Other && Copies(C.OutBuffer, SlotMode::Unpack));
+  bool OwnOut = C.OutBuffer >= 0 && C.OutBuffer != C.InBuffer;
+  return collc::stagingBytes(Bytes(C.InBuffer), ViewBytes(C.InBuffer), Bytes(C.OutBuffer), OwnOut);
 }
 
 SimModel planStepModel(const plan::Plan &P) {
@@ -65,6 +68,11 @@ SimModel planStepModel(const plan::Plan &P) {
       T.InBytes = double(C.inputBytes(P.Tensors));
       T.OutBytes = double(C.outputBytes(P.Tensors));
       T.StagingBytes = stagingBytes(P, C);
+      // Results that are views of the output buffer count with it.
+      if (C.OutBuffer >= 0 && C.OutBuffer != C.InBuffer && P.Buffers[C.OutBuffer].Segments == 1)
+        for (const plan::Slot &S : P.Buffers[C.OutBuffer].Slots)
+          if (S.Mode == SlotMode::View)
+            M.ValueBytes[S.Tensor] = 0;
       if (C.Kind == plan::CommKind::Send || C.Kind == plan::CommKind::Recv)
         T.Peers = C.Peers;
     }

@@ -17,7 +17,10 @@
 // communication finishes first given when each tensor is ready (the step
 // simulator's compute timeline) and the cost model; it keeps those buckets
 // only if their simulated step (order + schedule) is shorter than with
-// DDP's default, so auto is never worse than ddp.
+// DDP's default, so auto is never worse than ddp, and their peak memory
+// per rank (analysis/PeakMemory.h: the runtime holds every bucket's
+// staging for the whole step) is within `memory-budget`, or without one no
+// more than DDP's default holds.
 //
 // Beyond DDP, which buckets only gradients: a bucket also closes early
 // before an op that uses one of its results (FSDP's next layer needs this
@@ -52,6 +55,13 @@ struct BucketPolicy {
   enum Kind { DDP, Fixed, Auto } K = DDP;
   std::vector<uint64_t> Limits = {1ull << 20, 25ull << 20};
   LinkClass Link = defaultLinkClass();
+  uint64_t Budget = 0; ///< auto: peak memory per rank to stay within (0: DDP's)
+};
+
+/// A candidate bucketing's simulated step and peak memory per rank.
+struct Simulated {
+  double StepUs = 0;
+  uint64_t PeakBytes = 0;
 };
 
 class BucketPass : public Pass {
@@ -61,12 +71,13 @@ public:
   Expected<bool> run(Program &P, PassContext &Ctx) override;
 
 private:
-  Expected<double> simulate(const Program &P, ArrayRef<Combination> Cs);
+  Expected<Simulated> simulate(const Program &P, ArrayRef<Combination> Cs);
   BucketPolicy Policy;
 };
 
-/// The simulated step of \p P bucketed as \p Cs, ordered and scheduled.
-Expected<double> BucketPass::simulate(const Program &P, ArrayRef<Combination> Cs) {
+/// The simulated step and peak memory of \p P bucketed as \p Cs, ordered
+/// and scheduled.
+Expected<Simulated> BucketPass::simulate(const Program &P, ArrayRef<Combination> Cs) {
   // Work on a copy: the candidate's rewrite must not touch P.
   std::unique_ptr<Program> Copy = P.clone();
   Program &C = *Copy;
@@ -87,7 +98,7 @@ Expected<double> BucketPass::simulate(const Program &P, ArrayRef<Combination> Cs
   Expected<SimResult> Sim = simulateStep(C, Opts);
   if (!Sim)
     return Sim.takeError();
-  return Sim->StepUs;
+  return Simulated{Sim->StepUs, programPeakMemory(C).Bytes};
 }
 
 Expected<bool> BucketPass::run(Program &P, PassContext &Ctx) {
@@ -100,18 +111,28 @@ Expected<bool> BucketPass::run(Program &P, PassContext &Ctx) {
       return Chosen.takeError();
     std::vector<Combination> PerBoundary = placeBuckets(P, std::move(*Chosen));
     std::vector<Combination> Ddp = assignBuckets(P, BucketPolicy().Limits);
-    Expected<double> PerBoundaryUs = simulate(P, PerBoundary);
-    if (!PerBoundaryUs)
-      return PerBoundaryUs.takeError();
-    Expected<double> DdpUs = simulate(P, Ddp);
-    if (!DdpUs)
-      return DdpUs.takeError();
-    bool Keep = *PerBoundaryUs < *DdpUs;
+    Expected<Simulated> PerBoundarySim = simulate(P, PerBoundary);
+    if (!PerBoundarySim)
+      return PerBoundarySim.takeError();
+    Expected<Simulated> DdpSim = simulate(P, Ddp);
+    if (!DdpSim)
+      return DdpSim.takeError();
+    // Fewer, larger buckets cost memory: the runtime holds every bucket's
+    // staging for the whole step (PeakMemory.h). Auto holds no more than
+    // the memory budget, or without one than DDP's default buckets.
+    uint64_t Limit = Policy.Budget ? Policy.Budget : DdpSim->PeakBytes;
+    bool Shorter = PerBoundarySim->StepUs < DdpSim->StepUs;
+    bool Fits = PerBoundarySim->PeakBytes <= Limit;
+    bool Keep = Shorter && Fits;
     std::string AutoWhy =
         formatv("auto: {0} on {1} (simulated step {2:f1} us per boundary, {3:f1} us with DDP's "
-                "default 1 MiB:25 MiB)",
-                Keep ? "per-boundary buckets are shorter" : "DDP's default is no longer, kept",
-                Policy.Link.Name, *PerBoundaryUs, *DdpUs);
+                "default 1 MiB:25 MiB; peak {4} bytes per boundary, {5} {6} bytes, {7})",
+                Keep      ? "per-boundary buckets are shorter"
+                : Shorter ? "per-boundary buckets hold too much memory, DDP's default kept"
+                          : "DDP's default is no longer, kept",
+                Policy.Link.Name, PerBoundarySim->StepUs, DdpSim->StepUs,
+                PerBoundarySim->PeakBytes, Fits ? "within" : "over", Limit,
+                Policy.Budget ? "the memory budget" : "DDP's default's peak");
     Cs = Keep ? std::move(PerBoundary) : std::move(Ddp);
     // Said once, on bucket 0.
     if (!Cs.empty())
@@ -152,6 +173,11 @@ Expected<BucketPolicy> parsePolicy(PassOptions &Opts) {
       Opts.getString("link", defaultLinkClass().Name, "auto: the link class to simulate");
   if (!Link)
     return Link.takeError();
+  Expected<uint64_t> Budget = Opts.getBytes(
+      "memory-budget", 0,
+      "auto: peak communication memory per rank to stay within (0: no more than DDP's default)");
+  if (!Budget)
+    return Budget.takeError();
   if (Error E = Opts.finish())
     return E;
   if (*Name == "ddp") {
@@ -172,6 +198,7 @@ Expected<BucketPolicy> parsePolicy(PassOptions &Opts) {
   if (!L)
     return L.takeError();
   Policy.Link = *L;
+  Policy.Budget = *Budget;
   return Policy;
 }
 

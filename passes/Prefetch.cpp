@@ -61,11 +61,18 @@ size_t countPrefetchUnits(const Program &P) {
 int64_t boundPrefetch(Program &P, unsigned Depth, StringRef How) {
   if (Depth == 0)
     return 0;
+  std::vector<unsigned> Depths(countPrefetchUnits(P), Depth);
+  return boundPrefetch(P, Depths, [&](size_t) { return How.str(); });
+}
+
+int64_t boundPrefetch(Program &P, ArrayRef<unsigned> DepthOfUnit,
+                      function_ref<std::string(size_t Unit)> HowOfUnit, bool WhyUnmoved) {
   std::vector<Op> &Ops = P.ops();
   size_t N = Ops.size();
   std::vector<OpId> Need = firstComputeUse(P);
   std::vector<int64_t> UnitIndex;
   std::vector<OpId> Units = unitsOf(P, Need, UnitIndex);
+  assert(DepthOfUnit.size() == Units.size() && "one depth per unit");
   // The first send/recv/barrier/wait at or after each position.
   std::vector<OpId> NextBarrier(N + 1, N);
   for (OpId I = N; I-- > 0;)
@@ -78,25 +85,40 @@ int64_t boundPrefetch(Program &P, unsigned Depth, StringRef How) {
     if (!isPrefetchable(Ops[I]) || Need[I] == InvalidId)
       continue;
     int64_t K = UnitIndex[Need[I]];
-    if (K < int64_t(Depth))
+    unsigned Depth = DepthOfUnit[K];
+    std::string How = HowOfUnit(K);
+    auto Record = [&](std::string Why) {
+      if (!How.empty())
+        Why += " (" + How + ")";
+      Ops[I].setAttr("prefetch_why", P.save(Why));
+    };
+    if (Depth == 0 || K < int64_t(Depth)) {
+      if (WhyUnmoved)
+        Record(formatv("needed by {0}; launched where its shard is ready, as early as it can",
+                       describeOp(P, Ops[Need[I]]))
+                   .str());
       continue;
+    }
     OpId After = Units[K - Depth];
     // Never across a send, recv, barrier or wait.
     bool Clamped = NextBarrier[I] < After;
     if (Clamped)
       After = NextBarrier[I] - 1;
-    if (After <= I)
+    if (After <= I) {
+      if (WhyUnmoved)
+        Record(formatv("needed by {0}; launched where it stands, already no earlier than {1} "
+                       "unit{2} ahead",
+                       describeOp(P, Ops[Need[I]]), Depth, Depth == 1 ? "" : "s")
+                   .str());
       continue;
+    }
     Target[I] = After;
     Ops[I].Fenced = true;
-    std::string Why =
-        formatv("needed by {0}; launched after {1}, {2}", describeOp(P, Ops[Need[I]]),
-                describeOp(P, Ops[After]),
-                Clamped ? std::string("before the send, recv, barrier or wait that follows it")
-                        : formatv("{0} unit{1} ahead", Depth, Depth == 1 ? "" : "s").str());
-    if (!How.empty())
-      Why += " (" + How.str() + ")";
-    Ops[I].setAttr("prefetch_why", P.save(Why));
+    Record(formatv("needed by {0}; launched after {1}, {2}", describeOp(P, Ops[Need[I]]),
+                   describeOp(P, Ops[After]),
+                   Clamped ? std::string("before the send, recv, barrier or wait that follows it")
+                           : formatv("{0} unit{1} ahead", Depth, Depth == 1 ? "" : "s").str())
+               .str());
     ++Moved;
   }
   if (!Moved)

@@ -24,6 +24,10 @@
 
 #include "ir/Program.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <string>
+
 namespace collc {
 
 /// PyTorch FSDP's default: limit_all_gathers keeps two units in flight.
@@ -38,6 +42,15 @@ size_t countPrefetchUnits(const Program &P);
 /// than where it stands, marks it fenced and records why (`prefetch_why`,
 /// ending with \p How). Returns how many moved. Depth 0 moves nothing.
 int64_t boundPrefetch(Program &P, unsigned Depth, llvm::StringRef How = "");
+
+/// Per-unit depths: the gathers unit K needs launch right after unit
+/// K - \p DepthOfUnit[K] (0, or a depth beyond unit 0: where they stand).
+/// \p DepthOfUnit has one entry per unit (countPrefetchUnits). The why of
+/// unit K's gathers ends with \p HowOfUnit(K) when it is not empty; with
+/// \p WhyUnmoved, gathers left where they stand say so too.
+int64_t boundPrefetch(Program &P, llvm::ArrayRef<unsigned> DepthOfUnit,
+                      llvm::function_ref<std::string(size_t Unit)> HowOfUnit,
+                      bool WhyUnmoved = false);
 
 } // namespace collc
 

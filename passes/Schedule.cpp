@@ -10,11 +10,12 @@
 // First, parameter gathers are launched no earlier than bounded prefetch
 // allows (Prefetch.h): `prefetch=N` units in flight, PyTorch FSDP's default
 // 2 (0: unbounded, where `order` put them). With `memory-budget=BYTES` the
-// pass chooses the depth instead, as XLA's latency-hiding scheduler hoists
-// while it tracks memory pressure: of the depths 1, 2, 3, 4, 6, 8, ... and
-// unbounded, the one whose simulated step (on `link`) is shortest while the
-// peak communication memory per rank (analysis/PeakMemory.h) stays within
-// the budget; a budget no depth meets is a located error with the figures.
+// pass chooses each unit's depth instead (PrefetchSearch.h), as XLA's
+// latency-hiding scheduler hoists while it tracks memory pressure: the best
+// uniform depth, then unit by unit one earlier or later while the simulated
+// step (on `link`) gets shorter, or as short with less memory, and the peak
+// communication memory per rank (analysis/PeakMemory.h) stays within the
+// budget; a budget nothing meets is a located error with the figures.
 // Across ranks: one rewrite of the one program; waits do not communicate
 // and gathers move identically on every rank, never across point-to-point.
 //
@@ -27,6 +28,7 @@
 #include "passes/Passes.h"
 
 #include "passes/Prefetch.h"
+#include "passes/PrefetchSearch.h"
 #include "passes/analysis/ProgramStepModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -50,7 +52,6 @@ public:
   Expected<bool> run(Program &P, PassContext &Ctx) override;
 
 private:
-  Expected<unsigned> chooseDepth(const Program &P, PassContext &Ctx);
   ScheduleOptions Opts;
 };
 
@@ -108,76 +109,49 @@ int64_t launchAsync(Program &P) {
   return Scheduled;
 }
 
-Expected<unsigned> SchedulePass::chooseDepth(const Program &P, PassContext &Ctx) {
-  size_t Units = countPrefetchUnits(P);
-  std::vector<unsigned> Depths;
-  for (unsigned D = 1; D < Units; D = D < 4 ? D + 1 : D + D / 2)
-    Depths.push_back(D);
-  Depths.push_back(0); // unbounded
-  BufferLayoutOptions Layout = Ctx.Layout.value_or(BufferLayoutOptions());
-  // The shortest step within the budget; and the least peak, for the error.
-  std::optional<unsigned> Best;
-  double BestUs = 0;
-  uint64_t BestBytes = 0;
-  std::unique_ptr<Program> Least;
-  PeakMemory LeastPeak;
-  unsigned LeastDepth = 0;
-  for (unsigned D : Depths) {
-    std::unique_ptr<Program> C = P.clone();
-    boundPrefetch(*C, D);
-    launchAsync(*C);
-    PeakMemory Peak = programPeakMemory(*C, Layout);
-    if (Peak.Bytes > Opts.Budget) {
-      if (!Least || Peak.Bytes < LeastPeak.Bytes) {
-        Least = std::move(C);
-        LeastPeak = Peak;
-        LeastDepth = D;
-      }
-      continue;
-    }
-    SimOptions Sim;
-    Sim.Link = Opts.Link;
-    Expected<SimResult> R = simulateStep(*C, Sim);
-    if (!R)
-      return R.takeError();
-    // A step shorter by less than a microsecond is not worth more memory.
-    constexpr double SameUs = 1.0;
-    if (!Best || R->StepUs < BestUs - SameUs ||
-        (R->StepUs <= BestUs + SameUs && Peak.Bytes < BestBytes)) {
-      Best = D;
-      BestUs = R->StepUs;
-      BestBytes = Peak.Bytes;
-    }
-  }
-  if (Best)
-    return *Best;
-  // No depth fits: say where the least demanding schedule peaks.
-  SMLoc Loc = LeastPeak.Source ? Least->ops()[*LeastPeak.Source].Loc : SMLoc();
-  Ctx.Diags.error(Loc, formatv("memory budget of {0} bytes cannot be met: the least peak "
-                               "communication memory per rank ({1}) is {2} bytes ({3} tensor{4} "
-                               "+ {5} bytes staging), reached at this op's launch on rank {6}",
-                               Opts.Budget,
-                               LeastDepth ? formatv("prefetch={0}", LeastDepth).str()
-                                          : std::string("unbounded prefetch"),
-                               LeastPeak.Bytes, LeastPeak.Tensors,
-                               LeastPeak.Tensors == 1 ? "" : "s", LeastPeak.StagingBytes,
-                               LeastPeak.Rank)
-                           .str());
-  return Ctx.Diags.takeError("schedule");
-}
-
 Expected<bool> SchedulePass::run(Program &P, PassContext &Ctx) {
-  unsigned Depth = Opts.Prefetch;
-  std::string How = formatv("prefetch={0}", Depth);
-  if (Opts.Budget) {
-    Expected<unsigned> D = chooseDepth(P, Ctx);
-    if (!D)
-      return D.takeError();
-    Depth = *D;
-    How = formatv("memory-budget={0} chose prefetch={1} on {2}", Opts.Budget, Depth,
-                  Opts.Link.Name);
+  int64_t Moved = 0;
+  if (!Opts.Budget) {
+    Moved = boundPrefetch(P, Opts.Prefetch, formatv("prefetch={0}", Opts.Prefetch).str());
+  } else {
+    PrefetchSearchOptions Search;
+    Search.Budget = Opts.Budget;
+    Search.Link = Opts.Link;
+    Search.Layout = Ctx.Layout.value_or(BufferLayoutOptions());
+    auto Launch = [](Program &C) { launchAsync(C); };
+    Search.LaunchAsync = Launch;
+    Expected<PrefetchChoice> Choice = searchPrefetch(P, Search);
+    if (!Choice)
+      return Choice.takeError();
+    if (!Choice->Fits) {
+      // No schedule fits: say where the least demanding one peaks.
+      const PeakMemory &Least = Choice->LeastPeak;
+      SMLoc Loc = Least.Source ? Choice->Least->ops()[*Least.Source].Loc : SMLoc();
+      Ctx.Diags.error(Loc, formatv("memory budget of {0} bytes cannot be met: the least peak "
+                                   "communication memory per rank ({1}) is {2} bytes ({3} "
+                                   "tensor{4} + {5} bytes staging), reached at this op's launch "
+                                   "on rank {6}",
+                                   Opts.Budget,
+                                   Choice->LeastDepth
+                                       ? formatv("prefetch={0}", Choice->LeastDepth).str()
+                                       : std::string("unbounded prefetch"),
+                                   Least.Bytes, Least.Tensors, Least.Tensors == 1 ? "" : "s",
+                                   Least.StagingBytes, Least.Rank)
+                               .str());
+      return Ctx.Diags.takeError("schedule");
+    }
+    std::string Chose = formatv("memory-budget={0} chose prefetch={1} on {2}", Opts.Budget,
+                                Choice->Uniform, Opts.Link.Name);
+    Moved = boundPrefetch(
+        P, Choice->DepthOfUnit,
+        [&](size_t K) {
+          const std::string &Why = Choice->WhyOfUnit[K];
+          return Why.empty() ? Chose : Chose + "; this unit: " + Why;
+        },
+        /*WhyUnmoved=*/true);
+    Ctx.addStat("schedule", "prefetch-units-chosen-apart", Choice->UnitsChanged);
+    Ctx.addStat("schedule", "prefetch-simulations", Choice->Simulations);
   }
-  int64_t Moved = boundPrefetch(P, Depth, How);
   int64_t Scheduled = launchAsync(P);
   if (!Scheduled)
     return false;

@@ -16,26 +16,25 @@ namespace {
 
 constexpr size_t Never = ~size_t(0);
 
-/// One rank's walk; \p LastUse and \p FirstUse are scratch of NumValues.
-PeakMemory walkRank(const SimModel &M, int64_t Rank, std::vector<size_t> &LastUse,
-                    std::vector<size_t> &FirstUse) {
+/// One rank's walk; \p LastUse is scratch of NumValues.
+PeakMemory walkRank(const SimModel &M, int64_t Rank, std::vector<size_t> &LastUse) {
   const std::vector<SimTask> &Tasks = M.Tasks;
   std::fill(LastUse.begin(), LastUse.end(), Never);
-  std::fill(FirstUse.begin(), FirstUse.end(), Never);
   for (size_t I = 0; I != Tasks.size(); ++I)
     if (Tasks[I].runsOn(Rank))
-      for (uint32_t V : Tasks[I].Inputs) {
+      for (uint32_t V : Tasks[I].Inputs)
         LastUse[V] = I;
-        if (FirstUse[V] == Never)
-          FirstUse[V] = I;
-      }
-  // Frees due at each task: tensors after it, staging before it (its wait).
+  // Frees due after each task.
   struct Due {
-    uint64_t Tensor = 0, Staging = 0;
+    uint64_t Tensor = 0;
     uint32_t Tensors = 0;
   };
   std::vector<Due> FreeAt(Tasks.size());
+  // Plan buffers are held for the whole step.
   uint64_t Tensor = 0, Staging = 0;
+  for (const SimTask &T : Tasks)
+    if (T.runsOn(Rank) && T.Kind != OpKind::Compute)
+      Staging += T.StagingBytes;
   uint32_t Live = 0;
   PeakMemory Peak;
   Peak.Rank = Rank;
@@ -43,27 +42,18 @@ PeakMemory walkRank(const SimModel &M, int64_t Rank, std::vector<size_t> &LastUs
     const SimTask &T = Tasks[I];
     if (!T.runsOn(Rank))
       continue;
-    Staging -= FreeAt[I].Staging;
     if (T.Kind != OpKind::Compute) {
-      size_t FirstUseOfResult = Never;
       if (!worksInPlace(T.Kind))
         for (uint32_t V : T.Outputs) {
+          if (!M.ValueBytes[V])
+            continue;
           Tensor += M.ValueBytes[V];
           ++Live;
-          FirstUseOfResult = std::min(FirstUseOfResult, FirstUse[V]);
           if (LastUse[V] != Never) {
             FreeAt[LastUse[V]].Tensor += M.ValueBytes[V];
             ++FreeAt[LastUse[V]].Tensors;
           }
         }
-      else
-        for (uint32_t V : T.Outputs)
-          FirstUseOfResult = std::min(FirstUseOfResult, FirstUse[V]);
-      if (T.StagingBytes) {
-        Staging += T.StagingBytes;
-        if (FirstUseOfResult != Never)
-          FreeAt[FirstUseOfResult].Staging += T.StagingBytes;
-      }
       if (Tensor + Staging > Peak.Bytes) {
         Peak.Bytes = Tensor + Staging;
         Peak.TensorBytes = Tensor;
@@ -81,11 +71,11 @@ PeakMemory walkRank(const SimModel &M, int64_t Rank, std::vector<size_t> &LastUs
 } // namespace
 
 PeakMemory peakMemory(const SimModel &M) {
-  std::vector<size_t> LastUse(M.NumValues), FirstUse(M.NumValues);
+  std::vector<size_t> LastUse(M.NumValues);
   bool Uniform = llvm::all_of(M.Tasks, [](const SimTask &T) { return T.Ranks.empty(); });
   PeakMemory Best;
   for (int64_t R = 0; R != (Uniform ? std::min<int64_t>(M.World, 1) : M.World); ++R) {
-    PeakMemory P = walkRank(M, R, LastUse, FirstUse);
+    PeakMemory P = walkRank(M, R, LastUse);
     if (P.Bytes > Best.Bytes || R == 0)
       Best = P;
   }

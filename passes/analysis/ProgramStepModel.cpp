@@ -57,16 +57,24 @@ PeakMemory programPeakMemory(const Program &P, const BufferLayoutOptions &Layout
   RankMasks Masks(P);
   SimModel M = programStepModel(P, Masks);
   BufferLayout L = computeBufferLayout(P, Layout);
-  auto Copies = [&](int32_t B, SlotMode Mode) {
-    return B >= 0 && llvm::any_of(L.Buffers[B].Slots,
-                                  [&](const LayoutSlot &S) { return S.Mode == Mode; });
-  };
   auto Bytes = [&](int32_t B) { return B < 0 ? 0 : L.Buffers[B].Bytes; };
+  auto ViewBytes = [&](int32_t B) {
+    uint64_t N = 0;
+    if (B >= 0 && L.Buffers[B].Segments == 1)
+      for (const LayoutSlot &S : L.Buffers[B].Slots)
+        if (S.Mode == SlotMode::View)
+          N += S.Bytes;
+    return N;
+  };
   for (SimTask &T : M.Tasks) {
     const OpBuffers &B = L.PerOp[T.Source];
-    bool Other = B.Out != B.In;
-    T.StagingBytes = stagingBytes(Bytes(B.In), Copies(B.In, SlotMode::Pack), Bytes(B.Out),
-                                  Other && Copies(B.Out, SlotMode::Unpack));
+    bool OwnOut = B.Out >= 0 && B.Out != B.In;
+    T.StagingBytes = stagingBytes(Bytes(B.In), ViewBytes(B.In), Bytes(B.Out), OwnOut);
+    // Results that are views of the output buffer count with it.
+    if (OwnOut && L.Buffers[B.Out].Segments == 1)
+      for (const LayoutSlot &S : L.Buffers[B.Out].Slots)
+        if (S.Mode == SlotMode::View)
+          M.ValueBytes[S.Value] = 0;
   }
   return peakMemory(M);
 }

@@ -18,7 +18,9 @@
 // 1/world of a unit), each at its declared world: exposed comm and peak
 // communication memory per rank with FSDP's default prefetch (two units in
 // flight, collc's default), with every gather launched as early as its
-// shard allows, and with auto's buckets under FSDP's default; the bound.
+// shard allows, with auto's buckets under FSDP's default, and with collc's
+// per-unit launch points under a memory budget of FSDP's default peak
+// (schedule{memory-budget=}); the bound.
 // Programs are written by collc.torch (python3 -m collc.torch.examples
 // --bench); a program with an all_gather is an FSDP one.
 //
@@ -166,14 +168,16 @@ bool isFsdp(llvm::StringRef Text) { return Text.contains("= all_gather "); }
 /// The FSDP table of one program at its declared world: per link, each
 /// column's exposed comm (ms) and peak memory (GiB), and the bound's.
 /// Returns the cases where FSDP's default holds more memory than the
-/// unbounded schedule or exposes more than 1% more comm, or an error.
+/// unbounded schedule or exposes more than 1% more comm, or an error; adds
+/// to \p BudgetMisses the cases where the budgeted schedule holds or
+/// exposes more than FSDP's default.
 Expected<int> printFsdp(llvm::StringRef Path, llvm::StringRef Text,
-                        llvm::ArrayRef<LinkClass> Links) {
+                        llvm::ArrayRef<LinkClass> Links, int &BudgetMisses) {
   llvm::outs() << "\n" << Path << " (FSDP, exposed comm ms / peak comm memory GiB per rank)\n";
   llvm::outs() << llvm::formatv("{0,-12}", "link");
   for (const FsdpColumn &C : FsdpColumns)
     llvm::outs() << llvm::formatv(" {0,16}", C.Name);
-  llvm::outs() << llvm::formatv(" {0,10} {1,10}\n", "bound", "fsdp/bnd");
+  llvm::outs() << llvm::formatv(" {0,16} {1,10} {2,10}\n", "budget", "bound", "fsdp/bnd");
   int Misses = 0;
   for (const LinkClass &L : Links) {
     Case C{Path, Text, 0, L};
@@ -188,12 +192,21 @@ Expected<int> printFsdp(llvm::StringRef Path, llvm::StringRef Text,
                                        Col.Name, llvm::toString(F.takeError()).c_str());
       Figures.push_back(*F);
     }
+    // collc's per-unit launch points with FSDP's default peak as the budget.
+    std::string Budgeted = llvm::formatv("schedule{{memory-budget={0},link={1}}",
+                                         uint64_t(Figures[FsdpDefault].second), L.Name);
+    Expected<std::pair<double, double>> B = fsdpFigures(C, "ddp", Budgeted);
+    if (!B)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "budget: %s",
+                                     llvm::toString(B.takeError()).c_str());
     Expected<double> Bound = boundUs(C, false);
     if (!Bound)
       return Bound.takeError();
     llvm::outs() << llvm::formatv("{0,-12}", L.Name);
     for (auto [Us, Bytes] : Figures)
       llvm::outs() << llvm::formatv(" {0,8:f3} /{1,6:f2}", Us / 1000, Bytes / double(1ull << 30));
+    llvm::outs() << llvm::formatv(" {0,8:f3} /{1,6:f2}", B->first / 1000,
+                                  B->second / double(1ull << 30));
     double Fsdp = Figures[FsdpDefault].first;
     llvm::outs() << llvm::formatv(" {0,10:f3} {1,10}", *Bound / 1000,
                                   *Bound > 0 ? llvm::formatv("{0:f2}", Fsdp / *Bound).str() : "-");
@@ -201,8 +214,13 @@ Expected<int> printFsdp(llvm::StringRef Path, llvm::StringRef Text,
     // to nothing: more than 1% over early is reported.
     bool Miss = Figures[FsdpDefault].second > Figures[FsdpUnbounded].second ||
                 Fsdp > 1.01 * Figures[FsdpUnbounded].first + 1.0;
+    // The Done line: the budgeted schedule holds no more than
+    // FSDP's default and exposes no more.
+    bool BudgetMiss = B->second > Figures[FsdpDefault].second || B->first > Fsdp + 1e-3;
+    BudgetMisses += BudgetMiss;
     Misses += Miss;
-    llvm::outs() << (Miss ? "  fsdp holds more, or exposes >1% more, than early\n" : "\n");
+    llvm::outs() << (Miss ? "  fsdp holds more, or exposes >1% more, than early" : "")
+                 << (BudgetMiss ? "  budget holds or exposes more than fsdp" : "") << "\n";
   }
   return Misses;
 }
@@ -276,9 +294,12 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::formatv("#   {0,-8} {1}\n", C.Name, C.Says);
   llvm::outs() << "#   ddp/auto: how many times less auto exposes; auto/bnd: auto over the bound;\n"
                   "#   ddp/bnd: the most any plan could gain over ddp; ddp/spl: the same with the\n"
-                  "#   optimizer split\n";
+                  "#   optimizer split\n"
+                  "# FSDP tables: fsdp, FSDP's default prefetch (two units in flight); early, every\n"
+                  "#   gather as early as its shard allows; auto, auto's buckets under fsdp; budget,\n"
+                  "#   collc's per-unit launch points with fsdp's peak as the memory budget\n";
   int Worse = 0, Below13 = 0, Impossible = 0, Over10 = 0, Cases = 0;
-  int FsdpMisses = 0, FsdpCases = 0;
+  int FsdpMisses = 0, FsdpCases = 0, BudgetMisses = 0;
   for (const std::string &Path : Paths) {
     auto Buffer = llvm::MemoryBuffer::getFile(Path);
     if (!Buffer) {
@@ -286,7 +307,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (isFsdp((*Buffer)->getBuffer())) {
-      Expected<int> Misses = printFsdp(Path, (*Buffer)->getBuffer(), Links);
+      Expected<int> Misses = printFsdp(Path, (*Buffer)->getBuffer(), Links, BudgetMisses);
       if (!Misses) {
         llvm::errs() << Path << ": " << llvm::toString(Misses.takeError()) << '\n';
         return 1;
@@ -341,7 +362,9 @@ int main(int argc, char **argv) {
       Cases, Worse, Over10, Below13, Impossible);
   if (FsdpCases)
     llvm::outs() << llvm::formatv("# {0} FSDP cases: FSDP's default prefetch holds more memory, or "
-                                  "exposes more than 1% more comm, than unbounded on {1}\n",
-                                  FsdpCases, FsdpMisses);
+                                  "exposes more than 1% more comm, than unbounded on {1}; "
+                                  "collc with FSDP's default peak as its budget holds or exposes "
+                                  "more than FSDP's default on {2}\n",
+                                  FsdpCases, FsdpMisses, BudgetMisses);
   return 0;
 }

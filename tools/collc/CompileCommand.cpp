@@ -88,7 +88,7 @@ int run_compileCommand() {
   std::optional<unsigned> PrefetchUnits;
   if (Prefetch.getNumOccurrences())
     PrefetchUnits = Prefetch;
-  Expected<std::string> BucketPass = bucketPassFor(Bucket);
+  Expected<std::string> BucketPass = bucketPassFor(Bucket, BudgetBytes);
   if (!BucketPass) {
     WithColor::error(errs(), "collc compile") << toString(BucketPass.takeError()) << '\n';
     return ExitUsage;
