@@ -10,6 +10,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cstdlib>
+#include <ctime>
 
 using namespace llvm;
 
@@ -40,6 +41,13 @@ std::optional<double> runQueueDelayUs() {
   if (!Any)
     return std::nullopt;
   return TotalNs / 1e3;
+}
+
+std::optional<double> processCpuUs() {
+  timespec T;
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &T) != 0)
+    return std::nullopt;
+  return double(T.tv_sec) * 1e6 + double(T.tv_nsec) / 1e3;
 }
 
 std::optional<std::string> loadAverages() {

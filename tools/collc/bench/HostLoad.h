@@ -6,7 +6,10 @@
 // (Linux's run delay, /proc/self/task/*/schedstat: the time a thread spent
 // on a run queue). On a host with fewer cores than busy threads, that wait
 // is what makes one iteration take milliseconds and the next microseconds.
-// Where the kernel does not tell (no /proc, no schedstat), both are absent.
+// And the CPU time this process used (all its threads: the caller's, the
+// transport's, the comm streams'), which a busy host does not stretch as it
+// stretches wall time. Where the kernel does not tell (no /proc, no
+// schedstat), these are absent.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_TOOLS_COLLC_BENCH_HOSTLOAD_H
@@ -20,6 +23,9 @@ namespace collc::tool {
 /// The run delay of every thread of this process so far, in microseconds
 /// (threads that have ended no longer count).
 std::optional<double> runQueueDelayUs();
+
+/// The CPU time of every thread of this process so far, in microseconds.
+std::optional<double> processCpuUs();
 
 /// The 1, 5 and 15 minute load averages, "1.23 0.98 0.50".
 std::optional<std::string> loadAverages();

@@ -36,10 +36,12 @@ using Clock = std::chrono::steady_clock;
 constexpr long MinIterations = 5, MaxIterations = 20000;
 /// Iterations between two checks of the time spent (each check is a gather).
 constexpr long MaxChunk = 256;
-/// Pairs of a side-by-side comparison: at least enough that the median of
-/// each figure has a 95% interval between the 10th and the 21st of them
-/// (MedianInterval.h), whatever the time per size allows.
-constexpr long MinPairs = 30;
+/// Pairs of a side-by-side comparison, whatever the time per size allows:
+/// for a size's row, enough that the median has a 95% interval between the
+/// 10th and the 21st of them (MedianInterval.h); for the fused comparison,
+/// whose steps take a second on a busy host and whose target is met by
+/// far, enough for an interval at all (6: their whole range).
+constexpr long MinPairs = 30, MinFusedPairs = 6;
 
 /// Issue 11's targets.
 constexpr uint64_t LargeBytes = 1ull << 20;
@@ -49,6 +51,9 @@ constexpr double LargeMaxRatio = 1.05, SmallMaxAddedUs = 1.0, FusedMinSpeedup = 
 /// on its slowest rank, pair by pair.
 struct Paired {
   std::vector<double> A, B;
+  /// The CPU time (us) of each iteration, summed over the ranks' processes
+  /// (HostLoad.h); empty where the kernel does not say.
+  std::vector<double> CpuA, CpuB;
   /// Per iteration, how long the busiest rank's threads were ready to run
   /// but waited for a CPU (HostLoad.h; the mean over both sides); negative
   /// where the kernel does not say.
@@ -63,13 +68,21 @@ struct Paired {
   MedianInterval speedup() const { return perPair([](double X, double Y) { return X / nonZero(Y); }); }
   /// B - A within each pair (us).
   MedianInterval added() const { return perPair([](double X, double Y) { return Y - X; }); }
+  /// B / A of the CPU time within each pair, if known.
+  std::optional<MedianInterval> cpuRatio() const {
+    if (CpuA.empty())
+      return std::nullopt;
+    return perPair(CpuA, CpuB, [](double X, double Y) { return Y / nonZero(X); });
+  }
 
 private:
   static double nonZero(double Us) { return std::max(Us, 1e-3); }
-  template <typename F> MedianInterval perPair(F Of) const {
+  template <typename F> MedianInterval perPair(F Of) const { return perPair(A, B, Of); }
+  template <typename F>
+  static MedianInterval perPair(ArrayRef<double> X, ArrayRef<double> Y, F Of) {
     std::vector<double> V;
-    for (size_t I = 0; I != A.size(); ++I)
-      V.push_back(Of(A[I], B[I]));
+    for (size_t I = 0; I != X.size(); ++I)
+      V.push_back(Of(X[I], Y[I]));
     return medianInterval(V);
   }
 };
@@ -84,11 +97,11 @@ public:
   Expected<double> timeOne(function_ref<Error()> A, double Budget) {
     if (Error E = A()) // warms up: the first replay resolves and handshakes
       return E;
-    std::vector<double> Times;
+    Samples Times;
     Expected<long> N = repeat(Budget, MinIterations, [&] { return timed(A, Times); });
     if (!N)
       return N.takeError();
-    Expected<std::vector<double>> Slowest = slowestRank(Times);
+    Expected<std::vector<double>> Slowest = acrossRanks(Times.Wall, /*Sum=*/false);
     if (!Slowest)
       return Slowest.takeError();
     return medianInterval(*Slowest).Median;
@@ -98,14 +111,14 @@ public:
   /// the same load, so a burst on a shared host slows a pair and not one
   /// side. The order alternates (A B, B A, A B, ...), so neither side always
   /// runs in the other's wake (its caches, its threads still winding down).
-  Expected<Paired> time(function_ref<Error()> A, function_ref<Error()> B) {
+  Expected<Paired> time(function_ref<Error()> A, function_ref<Error()> B, long Min = MinPairs) {
     for (function_ref<Error()> Side : {A, B})
       if (Error E = Side()) // warms up
         return E;
     std::optional<double> Delay0 = runQueueDelayUs();
-    std::vector<double> TimesA, TimesB;
-    Expected<long> N = repeat(2 * BudgetSec, MinPairs, [&]() -> Error {
-      bool AFirst = TimesA.size() % 2 == 0;
+    Samples TimesA, TimesB;
+    Expected<long> N = repeat(2 * BudgetSec, Min, [&]() -> Error {
+      bool AFirst = TimesA.Wall.size() % 2 == 0;
       if (Error E = AFirst ? timed(A, TimesA) : timed(B, TimesB))
         return E;
       return AFirst ? timed(B, TimesB) : timed(A, TimesA);
@@ -120,14 +133,17 @@ public:
       return Delays.takeError();
     if (llvm::all_of(*Delays, [](double D) { return D >= 0; }))
       P.RunQueueUs = *std::max_element(Delays->begin(), Delays->end());
-    Expected<std::vector<double>> SlowestA = slowestRank(TimesA);
-    if (!SlowestA)
-      return SlowestA.takeError();
-    Expected<std::vector<double>> SlowestB = slowestRank(TimesB);
-    if (!SlowestB)
-      return SlowestB.takeError();
-    P.A = std::move(*SlowestA);
-    P.B = std::move(*SlowestB);
+    for (auto [From, Sum, To] : {std::tuple{&TimesA.Wall, false, &P.A}, {&TimesB.Wall, false, &P.B},
+                                 {&TimesA.Cpu, true, &P.CpuA}, {&TimesB.Cpu, true, &P.CpuB}}) {
+      Expected<std::vector<double>> All = acrossRanks(*From, Sum);
+      if (!All)
+        return All.takeError();
+      *To = std::move(*All);
+    }
+    // A rank that cannot read its CPU time sends negative times.
+    if (llvm::any_of(P.CpuA, [](double T) { return T < 0; }) ||
+        llvm::any_of(P.CpuB, [](double T) { return T < 0; }))
+      P.CpuA.clear(), P.CpuB.clear();
     return P;
   }
 
@@ -169,12 +185,21 @@ private:
     return Sync ? Error::success() : Sync.takeError();
   }
 
-  /// One iteration of \p Side, its time (us) appended to \p Times.
-  static Error timed(function_ref<Error()> Side, std::vector<double> &Times) {
+  /// Iterations' times (us): wall, and this process's CPU (-1: unknown).
+  struct Samples {
+    std::vector<double> Wall, Cpu;
+  };
+
+  /// One iteration of \p Side, its times appended to \p Times.
+  static Error timed(function_ref<Error()> Side, Samples &Times) {
+    std::optional<double> Cpu0 = processCpuUs();
     auto T0 = Clock::now();
     if (Error E = Side())
       return E;
-    Times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - T0).count());
+    auto T1 = Clock::now();
+    std::optional<double> Cpu1 = processCpuUs();
+    Times.Wall.push_back(std::chrono::duration<double, std::micro>(T1 - T0).count());
+    Times.Cpu.push_back(Cpu0 && Cpu1 ? *Cpu1 - *Cpu0 : -1.0);
     return Error::success();
   }
 
@@ -192,17 +217,20 @@ private:
     return Values;
   }
 
-  /// Each iteration counts as its slowest rank.
-  Expected<std::vector<double>> slowestRank(ArrayRef<double> Mine) {
+  /// Each iteration as its slowest rank's time, or (\p Sum) as the sum of
+  /// every rank's (a negative one, unknown, makes the sum negative).
+  Expected<std::vector<double>> acrossRanks(ArrayRef<double> Mine, bool Sum) {
     Expected<std::vector<double>> All = gather(Mine);
     if (!All)
       return All.takeError();
     size_t N = Mine.size(), World = All->size() / N;
-    std::vector<double> Slowest(N, 0.0);
+    std::vector<double> Out(N, 0.0);
     for (size_t R = 0; R != World; ++R)
-      for (size_t I = 0; I != N; ++I)
-        Slowest[I] = std::max(Slowest[I], (*All)[R * N + I]);
-    return Slowest;
+      for (size_t I = 0; I != N; ++I) {
+        double V = (*All)[R * N + I];
+        Out[I] = !Sum ? std::max(Out[I], V) : Out[I] < 0 || V < 0 ? -1.0 : Out[I] + V;
+      }
+    return Out;
   }
 
   RawEngine &Engine;
@@ -273,7 +301,8 @@ Error measure(const ProcessBenchOptions &O, RawEngine &Engine, std::vector<SizeR
   if (!FusedReplay)
     return FusedReplay.takeError();
   Expected<Paired> T =
-      Bench.time([&] { return OneByOne->step(); }, [&] { return FusedReplay->step(); });
+      Bench.time([&] { return OneByOne->step(); }, [&] { return FusedReplay->step(); },
+                 MinFusedPairs);
   if (!T)
     return T.takeError();
   Fused = std::move(*T);
@@ -315,17 +344,19 @@ void printTable(const ProcessBenchOptions &O, StringRef EngineName,
                  loadAverages().value_or("unknown"));
   Out << "# raw and replay alternate in pairs (raw first, then replay first, ...); each "
          "iteration counts as its slowest rank\n";
-  Out << "# time_us: the median iteration; iqr%: (p75 - p25) / median; GB/s; busbw = algbw x "
+  Out << "# time_us: the median iteration; iqr%: (p75 - p25) / median; busbw: GB/s, algbw x "
          "2(n-1)/n\n";
   Out << "# replay/raw: the median over pairs of replay / raw and its 95% interval [ci_lo, "
          "ci_hi]; a target is met when the whole interval meets it, MISSED when none of it "
          "does, else undecided\n";
+  Out << "# cpu: the same for the CPU time of an iteration, all threads of all ranks (not "
+         "stretched by the host's other load as wall time is)\n";
   Out << "# runq_us: per iteration, how long the busiest rank's threads (summed) were ready to "
          "run but waited for a CPU (Linux's run delay: the host's other load shows here)\n";
-  Out << formatv("{0,12} {1,6} {2,11} {3,6} {4,9} {5,9} {6,11} {7,6} {8,9} {9,9} {10,10} {11,8} "
-                 "{12,8} {13,9}  {14}\n",
-                 "bytes", "pairs", "raw_us", "iqr%", "raw_alg", "raw_bus", "replay_us", "iqr%",
-                 "rep_alg", "rep_bus", "replay/raw", "ci_lo", "ci_hi", "runq_us", "target");
+  Out << formatv("{0,12} {1,6} {2,11} {3,6} {4,11} {5,6} {6,9} {7,9} {8,10} {9,7} {10,7} {11,7} "
+                 "{12,7} {13,7} {14,10}  {15}\n",
+                 "bytes", "pairs", "raw_us", "iqr%", "replay_us", "iqr%", "raw_bus", "rep_bus",
+                 "replay/raw", "ci_lo", "ci_hi", "cpu", "cpu_lo", "cpu_hi", "runq_us", "target");
   for (const SizeRow &R : Rows) {
     MedianInterval Raw = R.T.a(), Rep = R.T.b(), Ratio = R.T.ratio();
     std::string Target;
@@ -337,12 +368,17 @@ void printTable(const ProcessBenchOptions &O, StringRef EngineName,
       Target = formatv("<= +{0:f1} us: {1} us [{2}, {3}], {4}", SmallMaxAddedUs, Us(Added.Median),
                        Us(Added.Lo), Us(Added.Hi), verdict(Added, SmallMaxAddedUs, true));
     }
-    double RawAlg = AlgBw(R.Bytes, Raw.Median), RepAlg = AlgBw(R.Bytes, Rep.Median);
-    Out << formatv("{0,12} {1,6} {2,11:f2} {3,6:f1} {4,9:f3} {5,9:f3} {6,11:f2} {7,6:f1} {8,9:f3} "
-                   "{9,9:f3} {10,10:f3} {11,8:f3} {12,8:f3} {13,9}  {14}\n",
-                   R.Bytes, Raw.N, Raw.Median, iqrPercent(Raw), RawAlg, RawAlg * BusFactor,
-                   Rep.Median, iqrPercent(Rep), RepAlg, RepAlg * BusFactor, Ratio.Median, Ratio.Lo,
-                   Ratio.Hi, runQueueText(R.T), Target);
+    std::optional<MedianInterval> Cpu = R.T.cpuRatio();
+    auto CpuText = [&](double MedianInterval::*Field) {
+      return Cpu ? formatv("{0:f3}", (*Cpu).*Field).str() : std::string("-");
+    };
+    Out << formatv("{0,12} {1,6} {2,11:f2} {3,6:f1} {4,11:f2} {5,6:f1} {6,9:f3} {7,9:f3} "
+                   "{8,10:f3} {9,7:f3} {10,7:f3} {11,7} {12,7} {13,7} {14,10}  {15}\n",
+                   R.Bytes, Raw.N, Raw.Median, iqrPercent(Raw), Rep.Median, iqrPercent(Rep),
+                   AlgBw(R.Bytes, Raw.Median) * BusFactor, AlgBw(R.Bytes, Rep.Median) * BusFactor,
+                   Ratio.Median, Ratio.Lo, Ratio.Hi, CpuText(&MedianInterval::Median),
+                   CpuText(&MedianInterval::Lo), CpuText(&MedianInterval::Hi), runQueueText(R.T),
+                   Target);
   }
   uint64_t Bytes = uint64_t(O.ReplayOps) * 4096;
   Out << formatv("# replay of {0} all_reduces of 4 KiB ({1} bytes) per step on {2}, {3} pairs:\n",
