@@ -5,11 +5,14 @@
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/ProcessBackends.h"
 #include "tools/collc/ToolSupport.h"
+#include "tools/collc/bench/HostLoad.h"
+#include "tools/collc/bench/MedianInterval.h"
 #include "tools/collc/bench/RawEngine.h"
 #include "tools/collc/bench/ReplayPlans.h"
 
 #include "passes/analysis/CostModel.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -28,16 +31,60 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// Iterations of one side timed alone (calibration's replays), and of
+/// pairs.
 constexpr long MinIterations = 5, MaxIterations = 20000;
-/// The two sides alternate this many times.
-constexpr long Rounds = 5;
+/// Iterations between two checks of the time spent (each check is a gather).
+constexpr long MaxChunk = 256;
+/// Pairs of a side-by-side comparison, whatever the time per size allows:
+/// for a size's row, enough that the median has a 95% interval between the
+/// 10th and the 21st of them (MedianInterval.h); for the fused comparison,
+/// whose steps take a second on a busy host and whose target is met by
+/// far, enough for an interval at all (6: their whole range).
+constexpr long MinPairs = 30, MinFusedPairs = 6;
 
 /// Issue 11's targets.
 constexpr uint64_t LargeBytes = 1ull << 20;
 constexpr double LargeMaxRatio = 1.05, SmallMaxAddedUs = 1.0, FusedMinSpeedup = 5.0;
 
-struct Pair {
-  double RawUs, ReplayUs; ///< for the fused comparison: one by one, fused
+/// Two ways of doing one thing, timed in pairs: each iteration's time (us)
+/// on its slowest rank, pair by pair.
+struct Paired {
+  std::vector<double> A, B;
+  /// The CPU time (us) of each iteration, summed over the ranks' processes
+  /// (HostLoad.h); empty where the kernel does not say.
+  std::vector<double> CpuA, CpuB;
+  /// Per iteration, how long the busiest rank's threads were ready to run
+  /// but waited for a CPU (HostLoad.h; the mean over both sides); negative
+  /// where the kernel does not say.
+  double RunQueueUs = -1;
+
+  /// Each side's median and quartiles.
+  MedianInterval a() const { return medianInterval(A); }
+  MedianInterval b() const { return medianInterval(B); }
+  /// B / A within each pair: how much slower B is, and how sure.
+  MedianInterval ratio() const { return perPair([](double X, double Y) { return Y / nonZero(X); }); }
+  /// A / B within each pair: how much faster B is.
+  MedianInterval speedup() const { return perPair([](double X, double Y) { return X / nonZero(Y); }); }
+  /// B - A within each pair (us).
+  MedianInterval added() const { return perPair([](double X, double Y) { return Y - X; }); }
+  /// B / A of the CPU time within each pair, if known.
+  std::optional<MedianInterval> cpuRatio() const {
+    if (CpuA.empty())
+      return std::nullopt;
+    return perPair(CpuA, CpuB, [](double X, double Y) { return Y / nonZero(X); });
+  }
+
+private:
+  static double nonZero(double Us) { return std::max(Us, 1e-3); }
+  template <typename F> MedianInterval perPair(F Of) const { return perPair(A, B, Of); }
+  template <typename F>
+  static MedianInterval perPair(ArrayRef<double> X, ArrayRef<double> Y, F Of) {
+    std::vector<double> V;
+    for (size_t I = 0; I != X.size(); ++I)
+      V.push_back(Of(X[I], Y[I]));
+    return medianInterval(V);
+  }
 };
 
 /// Times two ways of doing one thing, side by side, on every rank alike;
@@ -48,65 +95,111 @@ public:
 
   /// One way alone: the median over iterations of the slowest rank's time.
   Expected<double> timeOne(function_ref<Error()> A, double Budget) {
-    Expected<long> N = iterations({A}, Budget);
+    if (Error E = A()) // warms up: the first replay resolves and handshakes
+      return E;
+    Samples Times;
+    Expected<long> N = repeat(Budget, MinIterations, [&] { return timed(A, Times); });
     if (!N)
       return N.takeError();
-    std::vector<double> Times;
-    if (Error E = timed(A, *N, Times))
-      return E;
-    return medianOfSlowest(Times);
+    Expected<std::vector<double>> Slowest = acrossRanks(Times.Wall, /*Sum=*/false);
+    if (!Slowest)
+      return Slowest.takeError();
+    return medianInterval(*Slowest).Median;
   }
 
-  Expected<Pair> time(function_ref<Error()> A, function_ref<Error()> B) {
-    Expected<long> N = iterations({A, B}, BudgetSec);
+  /// \p A and \p B in pairs, back to back: within a pair both sides see
+  /// the same load, so a burst on a shared host slows a pair and not one
+  /// side. The order alternates (A B, B A, A B, ...), so neither side always
+  /// runs in the other's wake (its caches, its threads still winding down).
+  Expected<Paired> time(function_ref<Error()> A, function_ref<Error()> B, long Min = MinPairs) {
+    for (function_ref<Error()> Side : {A, B})
+      if (Error E = Side()) // warms up
+        return E;
+    std::optional<double> Delay0 = runQueueDelayUs();
+    Samples TimesA, TimesB;
+    Expected<long> N = repeat(2 * BudgetSec, Min, [&]() -> Error {
+      bool AFirst = TimesA.Wall.size() % 2 == 0;
+      if (Error E = AFirst ? timed(A, TimesA) : timed(B, TimesB))
+        return E;
+      return AFirst ? timed(B, TimesB) : timed(A, TimesA);
+    });
     if (!N)
       return N.takeError();
-    long PerRound = (*N + Rounds - 1) / Rounds;
-    std::vector<double> TimesA, TimesB;
-    for (long R = 0; R != Rounds; ++R)
-      for (auto [Side, Times] : {std::pair{A, &TimesA}, std::pair{B, &TimesB}})
-        if (Error E = timed(Side, PerRound, *Times))
-          return E;
-    Expected<double> MedA = medianOfSlowest(TimesA);
-    if (!MedA)
-      return MedA.takeError();
-    Expected<double> MedB = medianOfSlowest(TimesB);
-    if (!MedB)
-      return MedB.takeError();
-    return Pair{*MedA, *MedB};
+    std::optional<double> Delay1 = runQueueDelayUs();
+    Paired P;
+    Expected<std::vector<double>> Delays =
+        gather({Delay0 && Delay1 ? (*Delay1 - *Delay0) / double(2 * *N) : -1.0});
+    if (!Delays)
+      return Delays.takeError();
+    if (llvm::all_of(*Delays, [](double D) { return D >= 0; }))
+      P.RunQueueUs = *std::max_element(Delays->begin(), Delays->end());
+    for (auto [From, Sum, To] : {std::tuple{&TimesA.Wall, false, &P.A}, {&TimesB.Wall, false, &P.B},
+                                 {&TimesA.Cpu, true, &P.CpuA}, {&TimesB.Cpu, true, &P.CpuB}}) {
+      Expected<std::vector<double>> All = acrossRanks(*From, Sum);
+      if (!All)
+        return All.takeError();
+      *To = std::move(*All);
+    }
+    // A rank that cannot read its CPU time sends negative times.
+    if (llvm::any_of(P.CpuA, [](double T) { return T < 0; }) ||
+        llvm::any_of(P.CpuB, [](double T) { return T < 0; }))
+      P.CpuA.clear(), P.CpuB.clear();
+    return P;
   }
 
 private:
-  /// Warms up (the first replay resolves and handshakes), then calibrates:
-  /// every rank runs as many iterations as the slowest rank's slowest side
-  /// allows in \p Budget seconds.
-  Expected<long> iterations(std::initializer_list<function_ref<Error()>> Sides, double Budget) {
-    double One = 0;
-    for (function_ref<Error()> Side : Sides)
-      for (int K = 0; K != 3; ++K) {
-        auto T0 = Clock::now();
-        if (Error E = Side())
+  /// Runs \p Body (which times itself) in chunks of growing length until
+  /// the slowest rank has spent \p Budget seconds in it, at least \p Min
+  /// times and at most MaxIterations; returns how many times. Every rank
+  /// decides from the same gathered figures, so all run the same count (or
+  /// they would deadlock); the gather between chunks also keeps the ranks
+  /// in step. Deciding as it goes, rather than from a few warm-up runs,
+  /// keeps one slow warm-up on a busy host from cutting the samples short.
+  Expected<long> repeat(double Budget, long Min, function_ref<Error()> Body) {
+    if (Error E = barrier())
+      return E;
+    long Done = 0, Chunk = 2;
+    double Spent = 0;
+    while (true) {
+      auto T0 = Clock::now();
+      for (long K = 0; K != Chunk; ++K)
+        if (Error E = Body())
           return E;
-        One = std::max(One, std::chrono::duration<double>(Clock::now() - T0).count());
-      }
-    Expected<std::vector<double>> Ones = gather({One});
-    if (!Ones)
-      return Ones.takeError();
-    double Slowest = *std::max_element(Ones->begin(), Ones->end());
-    return std::clamp(long(Budget / std::max(Slowest, 1e-7)), MinIterations, MaxIterations);
+      Spent += std::chrono::duration<double>(Clock::now() - T0).count();
+      Done += Chunk;
+      Expected<std::vector<double>> All = gather({Spent});
+      if (!All)
+        return All.takeError();
+      double Slowest = *std::max_element(All->begin(), All->end());
+      if ((Done >= Min && Slowest >= Budget) || Done >= MaxIterations)
+        return Done;
+      // Twice as long each time (the last chunk overshoots the budget by at
+      // most what was spent so far), never past the cap.
+      Chunk = std::min({Chunk * 2, MaxChunk, MaxIterations - Done});
+    }
   }
 
-  /// After a barrier, \p N iterations of \p Side, each one's time (us)
-  /// appended to \p Times.
-  Error timed(function_ref<Error()> Side, long N, std::vector<double> &Times) {
-    if (Expected<std::vector<double>> Sync = gather({0.0}); !Sync) // a barrier
-      return Sync.takeError();
-    for (long K = 0; K != N; ++K) {
-      auto T0 = Clock::now();
-      if (Error E = Side())
-        return E;
-      Times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - T0).count());
-    }
+  /// Returns once every rank has called it.
+  Error barrier() {
+    Expected<std::vector<double>> Sync = gather({0.0});
+    return Sync ? Error::success() : Sync.takeError();
+  }
+
+  /// Iterations' times (us): wall, and this process's CPU (-1: unknown).
+  struct Samples {
+    std::vector<double> Wall, Cpu;
+  };
+
+  /// One iteration of \p Side, its times appended to \p Times.
+  static Error timed(function_ref<Error()> Side, Samples &Times) {
+    std::optional<double> Cpu0 = processCpuUs();
+    auto T0 = Clock::now();
+    if (Error E = Side())
+      return E;
+    auto T1 = Clock::now();
+    std::optional<double> Cpu1 = processCpuUs();
+    Times.Wall.push_back(std::chrono::duration<double, std::micro>(T1 - T0).count());
+    Times.Cpu.push_back(Cpu0 && Cpu1 ? *Cpu1 - *Cpu0 : -1.0);
     return Error::success();
   }
 
@@ -124,18 +217,20 @@ private:
     return Values;
   }
 
-  /// Each iteration counts as its slowest rank; the median iteration.
-  Expected<double> medianOfSlowest(ArrayRef<double> Mine) {
+  /// Each iteration as its slowest rank's time, or (\p Sum) as the sum of
+  /// every rank's (a negative one, unknown, makes the sum negative).
+  Expected<std::vector<double>> acrossRanks(ArrayRef<double> Mine, bool Sum) {
     Expected<std::vector<double>> All = gather(Mine);
     if (!All)
       return All.takeError();
     size_t N = Mine.size(), World = All->size() / N;
-    std::vector<double> Slowest(N, 0.0);
+    std::vector<double> Out(N, 0.0);
     for (size_t R = 0; R != World; ++R)
-      for (size_t I = 0; I != N; ++I)
-        Slowest[I] = std::max(Slowest[I], (*All)[R * N + I]);
-    std::nth_element(Slowest.begin(), Slowest.begin() + N / 2, Slowest.end());
-    return Slowest[N / 2];
+      for (size_t I = 0; I != N; ++I) {
+        double V = (*All)[R * N + I];
+        Out[I] = !Sum ? std::max(Out[I], V) : Out[I] < 0 || V < 0 ? -1.0 : Out[I] + V;
+      }
+    return Out;
   }
 
   RawEngine &Engine;
@@ -173,11 +268,11 @@ Expected<Replay> prepareReplay(const plan::Plan &P, const ProcessBenchOptions &O
 
 struct SizeRow {
   uint64_t Bytes;
-  Pair T;
+  Paired T; ///< A: raw, B: replay
 };
 
 Error measure(const ProcessBenchOptions &O, RawEngine &Engine, std::vector<SizeRow> &Rows,
-              Pair &Fused) {
+              Paired &Fused) {
   SideBySide Bench(Engine, O.BudgetSec);
   int64_t World = O.Place.World;
   std::vector<float> Src(O.MaxBytes / 4, 1.0f), Dst(O.MaxBytes / 4, 0.0f);
@@ -189,11 +284,12 @@ Error measure(const ProcessBenchOptions &O, RawEngine &Engine, std::vector<SizeR
     Expected<Replay> R = prepareReplay(*P, O, Index++);
     if (!R)
       return R.takeError();
-    Expected<Pair> T = Bench.time([&] { return Engine.allReduce(Src.data(), Dst.data(), Bytes / 4); },
-                                  [&] { return R->step(); });
+    Expected<Paired> T = Bench.time(
+        [&] { return Engine.allReduce(Src.data(), Dst.data(), Bytes / 4); },
+        [&] { return R->step(); });
     if (!T)
       return T.takeError();
-    Rows.push_back({Bytes, *T});
+    Rows.push_back({Bytes, std::move(*T)});
   }
   Expected<FusedComparison> Plans = fusedComparisonPlans(O.ReplayOps, World);
   if (!Plans)
@@ -204,16 +300,37 @@ Error measure(const ProcessBenchOptions &O, RawEngine &Engine, std::vector<SizeR
   Expected<Replay> FusedReplay = prepareReplay(Plans->Fused, O, Index++);
   if (!FusedReplay)
     return FusedReplay.takeError();
-  Expected<Pair> T =
-      Bench.time([&] { return OneByOne->step(); }, [&] { return FusedReplay->step(); });
+  Expected<Paired> T =
+      Bench.time([&] { return OneByOne->step(); }, [&] { return FusedReplay->step(); },
+                 MinFusedPairs);
   if (!T)
     return T.takeError();
-  Fused = *T;
+  Fused = std::move(*T);
   return Error::success();
 }
 
+/// A target judged on a median's 95% interval: met when all of it meets
+/// \p Limit, MISSED when none of it does, undecided when it straddles
+/// \p Limit (the samples cannot tell; more pairs, or a quieter host, may).
+StringRef verdict(const MedianInterval &I, double Limit, bool AtMost) {
+  bool AllMeet = AtMost ? I.Hi <= Limit : I.Lo >= Limit;
+  bool NoneMeets = AtMost ? I.Lo > Limit : I.Hi < Limit;
+  return AllMeet ? "met" : NoneMeets ? "MISSED" : "undecided";
+}
+
+/// The run delay of \p T's iterations, "-" where unknown.
+std::string runQueueText(const Paired &T) {
+  return T.RunQueueUs < 0 ? std::string("-") : formatv("{0:f2}", T.RunQueueUs).str();
+}
+
+/// The spread of \p I: its interquartile range, in % of the median.
+double iqrPercent(const MedianInterval &I) {
+  return I.Median > 0 ? 100 * (I.P75 - I.P25) / I.Median : 0.0;
+}
+
 void printTable(const ProcessBenchOptions &O, StringRef EngineName,
-                const std::vector<SizeRow> &Rows, Pair Fused, raw_ostream &Out) {
+                const std::vector<SizeRow> &Rows, const Paired &Fused, StringRef LoadBefore,
+                raw_ostream &Out) {
   int64_t World = O.Place.World;
   double BusFactor = std::max(1.0, busBandwidthFactor(OpKind::AllReduce, World));
   auto AlgBw = [](uint64_t Bytes, double Us) { return Us > 0 ? double(Bytes) / Us / 1e3 : 0.0; };
@@ -223,36 +340,59 @@ void printTable(const ProcessBenchOptions &O, StringRef EngineName,
   Out << formatv("# raw: {0} called directly; replay: a captured one-all_reduce plan replayed by "
                  "collc's {1} executor, on the same bytes\n",
                  EngineName, O.Backend);
-  Out << "# time_us: the median over iterations of the slowest rank's time; GB/s; busbw = algbw "
-         "x 2(n-1)/n\n";
-  Out << formatv("{0,12} {1,11} {2,9} {3,9} {4,11} {5,9} {6,9} {7,10}  {8}\n", "bytes", "raw_us",
-                 "raw_alg", "raw_bus", "replay_us", "rep_alg", "rep_bus", "replay/raw",
-                 "target");
+  Out << formatv("# host: load average {0} before, {1} after (1, 5, 15 min)\n", LoadBefore,
+                 loadAverages().value_or("unknown"));
+  Out << "# raw and replay alternate in pairs (raw first, then replay first, ...); each "
+         "iteration counts as its slowest rank\n";
+  Out << "# time_us: the median iteration; iqr%: (p75 - p25) / median; busbw: GB/s, algbw x "
+         "2(n-1)/n\n";
+  Out << "# replay/raw: the median over pairs of replay / raw and its 95% interval [ci_lo, "
+         "ci_hi]; a target is met when the whole interval meets it, MISSED when none of it "
+         "does, else undecided\n";
+  Out << "# cpu: the same for the CPU time of an iteration, all threads of all ranks (not "
+         "stretched by the host's other load as wall time is)\n";
+  Out << "# runq_us: per iteration, how long the busiest rank's threads (summed) were ready to "
+         "run but waited for a CPU (Linux's run delay: the host's other load shows here)\n";
+  Out << formatv("{0,12} {1,6} {2,11} {3,6} {4,11} {5,6} {6,9} {7,9} {8,10} {9,7} {10,7} {11,7} "
+                 "{12,7} {13,7} {14,10}  {15}\n",
+                 "bytes", "pairs", "raw_us", "iqr%", "replay_us", "iqr%", "raw_bus", "rep_bus",
+                 "replay/raw", "ci_lo", "ci_hi", "cpu", "cpu_lo", "cpu_hi", "runq_us", "target");
   for (const SizeRow &R : Rows) {
-    double Ratio = R.T.RawUs > 0 ? R.T.ReplayUs / R.T.RawUs : 0.0;
+    MedianInterval Raw = R.T.a(), Rep = R.T.b(), Ratio = R.T.ratio();
     std::string Target;
-    if (R.Bytes >= LargeBytes)
-      Target = formatv("<= {0:f2}x: {1}", LargeMaxRatio, Ratio <= LargeMaxRatio ? "met" : "MISSED");
-    else if (R.Bytes == 8) {
-      double Added = R.T.ReplayUs - R.T.RawUs;
-      Target = formatv("<= +{0:f1} us: {1}{2:f2} us, {3}", SmallMaxAddedUs, Added < 0 ? "" : "+",
-                       Added, Added <= SmallMaxAddedUs ? "met" : "MISSED");
+    if (R.Bytes >= LargeBytes) {
+      Target = formatv("<= {0:f2}x: {1}", LargeMaxRatio, verdict(Ratio, LargeMaxRatio, true));
+    } else if (R.Bytes == 8) {
+      MedianInterval Added = R.T.added();
+      auto Us = [](double V) { return formatv("{0}{1:f2}", V < 0 ? "" : "+", V).str(); };
+      Target = formatv("<= +{0:f1} us: {1} us [{2}, {3}], {4}", SmallMaxAddedUs, Us(Added.Median),
+                       Us(Added.Lo), Us(Added.Hi), verdict(Added, SmallMaxAddedUs, true));
     }
-    double RawAlg = AlgBw(R.Bytes, R.T.RawUs), RepAlg = AlgBw(R.Bytes, R.T.ReplayUs);
-    Out << formatv("{0,12} {1,11:f2} {2,9:f3} {3,9:f3} {4,11:f2} {5,9:f3} {6,9:f3} {7,10:f3}  {8}\n",
-                   R.Bytes, R.T.RawUs, RawAlg, RawAlg * BusFactor, R.T.ReplayUs, RepAlg,
-                   RepAlg * BusFactor, Ratio, Target);
+    std::optional<MedianInterval> Cpu = R.T.cpuRatio();
+    auto CpuText = [&](double MedianInterval::*Field) {
+      return Cpu ? formatv("{0:f3}", (*Cpu).*Field).str() : std::string("-");
+    };
+    Out << formatv("{0,12} {1,6} {2,11:f2} {3,6:f1} {4,11:f2} {5,6:f1} {6,9:f3} {7,9:f3} "
+                   "{8,10:f3} {9,7:f3} {10,7:f3} {11,7} {12,7} {13,7} {14,10}  {15}\n",
+                   R.Bytes, Raw.N, Raw.Median, iqrPercent(Raw), Rep.Median, iqrPercent(Rep),
+                   AlgBw(R.Bytes, Raw.Median) * BusFactor, AlgBw(R.Bytes, Rep.Median) * BusFactor,
+                   Ratio.Median, Ratio.Lo, Ratio.Hi, CpuText(&MedianInterval::Median),
+                   CpuText(&MedianInterval::Lo), CpuText(&MedianInterval::Hi), runQueueText(R.T),
+                   Target);
   }
-  double Speedup = Fused.ReplayUs > 0 ? Fused.RawUs / Fused.ReplayUs : 0.0;
   uint64_t Bytes = uint64_t(O.ReplayOps) * 4096;
-  Out << formatv("# replay of {0} all_reduces of 4 KiB ({1} bytes) per step on {2}:\n",
-                 O.ReplayOps, Bytes, O.Backend);
-  Out << formatv("{0,18} {1,11} {2,9} {3,9}\n", "replay", "time_us", "algbw", "busbw");
-  for (auto [Name, Us] : {std::pair{"fused", Fused.ReplayUs}, {"one-by-one", Fused.RawUs}})
-    Out << formatv("{0,18} {1,11:f2} {2,9:f3} {3,9:f3}\n", Name, Us, AlgBw(Bytes, Us),
-                   AlgBw(Bytes, Us) * BusFactor);
-  Out << formatv("# fused is {0:f1}x faster than one by one (target >= {1:f0}x: {2})\n", Speedup,
-                 FusedMinSpeedup, Speedup >= FusedMinSpeedup ? "met" : "MISSED");
+  Out << formatv("# replay of {0} all_reduces of 4 KiB ({1} bytes) per step on {2}, {3} pairs:\n",
+                 O.ReplayOps, Bytes, O.Backend, Fused.A.size());
+  Out << formatv("{0,18} {1,11} {2,6} {3,9} {4,9}   (runq_us {5})\n", "replay", "time_us", "iqr%",
+                 "algbw", "busbw", runQueueText(Fused));
+  for (auto [Name, T] : {std::pair{"fused", Fused.b()}, {"one-by-one", Fused.a()}})
+    Out << formatv("{0,18} {1,11:f2} {2,6:f1} {3,9:f3} {4,9:f3}\n", Name, T.Median,
+                   iqrPercent(T), AlgBw(Bytes, T.Median), AlgBw(Bytes, T.Median) * BusFactor);
+  MedianInterval Speedup = Fused.speedup();
+  Out << formatv("# fused is {0:f1}x faster than one by one (95% interval {1:f1}x to {2:f1}x; "
+                 "target >= {3:f0}x: {4})\n",
+                 Speedup.Median, Speedup.Lo, Speedup.Hi, FusedMinSpeedup,
+                 verdict(Speedup, FusedMinSpeedup, false));
 }
 
 } // namespace
@@ -295,12 +435,13 @@ int benchThisProcessRank(const ProcessBenchOptions &O, raw_ostream &Out, raw_ost
       createRawEngine(O.Backend, O.Place, O.Where, O.Timeout);
   if (!Engine)
     return Fail(Engine.takeError());
+  std::string LoadBefore = loadAverages().value_or("unknown");
   std::vector<SizeRow> Rows;
-  Pair Fused{0, 0};
+  Paired Fused;
   if (Error E = measure(O, **Engine, Rows, Fused))
     return Fail(std::move(E));
   if (Me == 0) {
-    printTable(O, (*Engine)->name(), Rows, Fused, Out);
+    printTable(O, (*Engine)->name(), Rows, Fused, LoadBefore, Out);
     Out.flush();
   }
   return ExitOk;

@@ -8,11 +8,18 @@
 //    (RawEngine.h) on the same bytes, and their ratio;
 //  - N all_reduces of 4 KiB replayed fused by the compiler against issued
 //    one by one, and their ratio.
-// Each figure is the median over iterations of the slowest rank's time of
-// that iteration. The two sides alternate in rounds, so a loaded machine
-// slows both alike. Iteration counts are decided from every rank's
-// calibration, gathered, so every rank runs the same number (or they
-// deadlock). The targets of issue 11 are printed beside the figures.
+// Each pair of ways (raw and replay; one by one and fused) is timed in
+// pairs, back to back, the order alternating, so a burst of load on a
+// shared host slows a pair rather than one side; each iteration counts as
+// its slowest rank. Per side: the median iteration and its interquartile
+// spread; between the sides: the median over pairs of their ratio (or
+// difference, at 8 B) with its 95% interval (MedianInterval.h), on which
+// the targets of issue 11 are judged: met, MISSED, or undecided when the
+// interval straddles the target. Beside each row, how long the busiest
+// rank's threads waited for a CPU (HostLoad.h), and the load average.
+// Every rank runs the same number of pairs, decided between chunks from
+// every rank's time so far (at least MinPairs, about --time-per-size per
+// side), or they deadlock.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_TOOLS_COLLC_BENCH_PROCESSBENCH_H
@@ -37,7 +44,7 @@ struct ProcessBenchOptions {
   rt::RendezvousAddress Where;
   std::chrono::milliseconds Timeout;
   uint64_t MaxBytes = 64ull << 20;
-  /// Seconds measured per size, per side (at least MinIterations each).
+  /// Seconds measured per size, per side (at least 30 pairs each).
   double BudgetSec = 0.05;
   unsigned ReplayOps = 1000;
 };
