@@ -2,17 +2,71 @@
 
 #include "passes/analysis/BucketBoundaries.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <cassert>
 #include <iterator>
 #include <limits>
 #include <queue>
-#include <set>
 #include <utility>
 
 using namespace llvm;
 
 namespace collc {
+
+namespace {
+
+/// A set of indices 0..n-1 that only grows, answering "the largest member
+/// below h" in a few word operations: a bit per index, and above it a bit
+/// per non-empty word, level by level up to one word (at most five levels
+/// for 2^30 indices). What auto asks n times per piece: a balanced tree
+/// (std::set) made the choice ten times slower.
+class GrowingIndexSet {
+public:
+  explicit GrowingIndexSet(size_t N) {
+    do {
+      N = (N + 63) / 64;
+      Levels.emplace_back(N, 0);
+    } while (N > 1);
+  }
+  void insert(size_t I) {
+    for (std::vector<uint64_t> &L : Levels) {
+      bool WasEmpty = L[I / 64] == 0;
+      L[I / 64] |= uint64_t(1) << (I % 64);
+      if (!WasEmpty)
+        return;
+      I /= 64;
+    }
+  }
+  /// The largest member < \p H, or -1.
+  int64_t largestBelow(size_t H) const {
+    if (H == 0)
+      return -1;
+    // Up: the lowest level whose word at or below H-1 holds a member.
+    size_t X = H - 1, Level = 0;
+    for (;; ++Level) {
+      if (Level == Levels.size())
+        return -1;
+      if (uint64_t M = Levels[Level][X / 64] & (~uint64_t(0) >> (63 - X % 64))) {
+        X = X / 64 * 64 + (63 - countLeadingZeros(M));
+        break;
+      }
+      if (X < 64)
+        return -1;
+      X = X / 64 - 1; // the words before this one
+    }
+    // Down: the highest member under each level's highest set bit.
+    while (Level-- > 0)
+      X = X * 64 + (63 - countLeadingZeros(Levels[Level][X]));
+    return int64_t(X);
+  }
+
+private:
+  std::vector<std::vector<uint64_t>> Levels;
+};
+
+} // namespace
 
 std::vector<BucketChoice> chooseBucketBoundaries(ArrayRef<double> Ready, ArrayRef<double> Size,
                                                  ArrayRef<TimePiece> Cost) {
@@ -41,7 +95,7 @@ std::vector<BucketChoice> chooseBucketBoundaries(ArrayRef<double> Ready, ArrayRe
   std::vector<Heap> Queued(K, Heap(Above)); // key F(a) - beta_k S(a), a not free
   Heap Busy(Above);                         // key F(a): a not yet free
   std::vector<char> Free(N + 1, 0);         // F(a) <= R(b-1) for this b and later
-  std::set<size_t> FreeSet;
+  GrowingIndexSet FreeSet(N + 1);
   for (size_t B = 1; B <= N; ++B) {
     double RB = R[B - 1];
     Busy.push({F[B - 1], B - 1});
@@ -74,11 +128,8 @@ std::vector<BucketChoice> chooseBucketBoundaries(ArrayRef<double> Ready, ArrayRe
       if (Lo[P] >= Hi[P])
         continue;
       // Issued when its last tensor is ready: the latest free a.
-      auto It = FreeSet.lower_bound(Hi[P]);
-      if (It != FreeSet.begin() && *std::prev(It) >= Lo[P]) {
-        size_t A = *std::prev(It);
-        Consider(RB + C.AlphaUs + C.UsPerByte * (S[B] - S[A]), A, true);
-      }
+      if (int64_t A = FreeSet.largestBelow(Hi[P]); A >= int64_t(Lo[P]))
+        Consider(RB + C.AlphaUs + C.UsPerByte * (S[B] - S[A]), size_t(A), true);
       // Issued when the bucket before it finishes.
       Heap &Q = Queued[P];
       while (!Q.empty() && (Q.top().second < Lo[P] || Free[Q.top().second]))

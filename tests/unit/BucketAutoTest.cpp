@@ -183,6 +183,39 @@ TEST(BucketAuto, PricesEachBucketAtItsOwnSizeRange) {
     }
 }
 
+TEST(BucketAuto, MatchesTheQuadraticRecurrenceOnThousandsOfTensors) {
+  // 5000 tensors (the choice's index sets then span three levels of
+  // words): the O(n k log n) choice against F(b) = min over every a of
+  // max(R(b-1), F(a)) + T(S(b) - S(a)), evaluated directly.
+  std::mt19937_64 Rng(5);
+  size_t N = 5000;
+  std::vector<double> Ready(N), Size(N);
+  double T = 0;
+  for (size_t I = 0; I != N; ++I) {
+    T += double(Rng() % 3 == 0 ? 0 : Rng() % 40);
+    Ready[I] = T;
+    Size[I] = double(Rng() % 300);
+  }
+  std::vector<TimePiece> Cost = {{0, 2, 0.5}, {400, 30, 0.02}, {3000, 5, 0.3}};
+  auto Time = [&](double S) {
+    size_t I = Cost.size();
+    while (I > 1 && Cost[I - 1].FromBytes > S)
+      --I;
+    return Cost[I - 1].AlphaUs + Cost[I - 1].UsPerByte * S;
+  };
+  std::vector<double> R(N), S(N + 1, 0), F(N + 1, 0);
+  for (size_t I = 0; I != N; ++I) {
+    R[I] = std::max(Ready[I], I ? R[I - 1] : 0.0);
+    S[I + 1] = S[I] + Size[I];
+  }
+  for (size_t B = 1; B <= N; ++B) {
+    F[B] = 1e300;
+    for (size_t A = 0; A != B; ++A)
+      F[B] = std::min(F[B], std::max(R[B - 1], F[A]) + Time(S[B] - S[A]));
+  }
+  EXPECT_NEAR(chooseBucketBoundaries(Ready, Size, Cost).back().FinishUs, F[N], 1e-6 * F[N]);
+}
+
 /// Eight 64 KiB gradients, each ready \p GapUs after the one before.
 std::string smallGradients(int GapUs) {
   std::string S = "program @small_grads world(2) {\n  group @dp = world\n"
