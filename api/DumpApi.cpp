@@ -15,11 +15,18 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
 using namespace llvm;
 using namespace collc;
 using namespace collc::api;
 
 namespace {
+
+/// collcSimResult_t before the peak memory fields (version 1).
+constexpr size_t SimResultV1Size = offsetof(collcSimResult_t, peakMemoryBytes);
 
 Expected<LinkClass> linkOf(const char *Link, const char *Name) {
   Expected<LinkClass> L = resolveLink(Link ? Link : "h100-nvlink");
@@ -126,7 +133,7 @@ collcResult_t collcPlanSimulate(collcPlan_t Plan, const char *Link, collcSimResu
   return entry(__func__, [&]() -> Error {
     if (Error E = Args()
                       .notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
-                      .versioned(Result, "result", sizeof(collcSimResult_t), /*Optional=*/false)
+                      .versioned(Result, "result", SimResultV1Size, /*Optional=*/false)
                       .done())
       return E;
     SimOptions Opts;
@@ -137,11 +144,23 @@ collcResult_t collcPlanSimulate(collcPlan_t Plan, const char *Link, collcSimResu
     Expected<SimResult> R = simulatePlan(*Plan->P, Opts);
     if (!R)
       return R.takeError();
-    Result->stepUs = R->StepUs;
-    Result->computeOnlyUs = R->ComputeOnlyStepUs;
-    Result->exposedCommUs = R->ExposedCommUs;
-    Result->commBusyUs = R->CommBusyUs;
-    Result->slowestRank = R->SlowestRank;
+    collcSimResult_t Out = COLLC_SIM_RESULT_INIT;
+    Out.stepUs = R->StepUs;
+    Out.computeOnlyUs = R->ComputeOnlyStepUs;
+    Out.exposedCommUs = R->ExposedCommUs;
+    Out.commBusyUs = R->CommBusyUs;
+    Out.slowestRank = R->SlowestRank;
+    // The figure `collc simulate`, the dumps and the JSON state (PeakMemory.h).
+    PeakMemory Peak = planPeakMemory(*Plan->P);
+    Out.peakMemoryBytes = Peak.Bytes;
+    Out.peakMemoryTensorBytes = Peak.TensorBytes;
+    Out.peakMemoryStagingBytes = Peak.StagingBytes;
+    Out.peakMemoryTensors = Peak.Tensors;
+    Out.peakMemoryRank = Peak.Rank;
+    Out.peakMemoryComm = Peak.Source ? int64_t(*Peak.Source) : -1;
+    // A caller's struct may be an earlier version: write only its fields.
+    Out.size = Result->size;
+    std::memcpy(Result, &Out, std::min(Result->size, sizeof Out));
     return Error::success();
   });
 }

@@ -40,8 +40,10 @@ Expected<std::vector<ClosedGroup>> chooseAutoBuckets(const Program &P, const Lin
     int64_t N = P.group(First.Group).uniformSize();
     if (N < 1)
       N = P.worldSize();
-    double Alpha = collectiveTimeUs(First.Kind, 0, N, Link);
-    std::vector<double> Ready, Cost;
+    // A bucket costs what one collective of its reported bytes costs, in the
+    // range of a calibrated link that its size falls in.
+    std::vector<TimePiece> Cost = collectiveTimePieces(First.Kind, N, Link);
+    std::vector<double> Ready, Size;
     std::vector<uint64_t> Bytes;
     for (OpId I : Run.Members) {
       double R = 0, In = 0, Out = 0;
@@ -53,11 +55,10 @@ Expected<std::vector<ClosedGroup>> chooseAutoBuckets(const Program &P, const Lin
       for (ValueId V : Ops[I].Results)
         Out += P.value(V).Type.bytes();
       Ready.push_back(R);
-      Cost.push_back(collectiveTimeUs(First.Kind, reportedBytes(First.Kind, In, Out), N, Link) -
-                     Alpha);
+      Size.push_back(reportedBytes(First.Kind, In, Out));
       Bytes.push_back(uint64_t(In));
     }
-    std::vector<BucketChoice> Choice = chooseBucketBoundaries(Ready, Cost, Alpha);
+    std::vector<BucketChoice> Choice = chooseBucketBoundaries(Ready, Size, Cost);
     for (const BucketChoice &C : Choice) {
       ClosedGroup G{{Run.Members.begin() + C.Begin, Run.Members.begin() + C.End}, 0, ""};
       for (size_t I = C.Begin; I != C.End; ++I)

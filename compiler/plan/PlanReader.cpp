@@ -529,8 +529,10 @@ Error Reader::comm() {
   }
   if (Error E = ranks(C.Ranks))
     return E;
+  // `fenced` is read as written, `async` or not: the validator refuses a
+  // fenced blocking comm, naming it, rather than a word out of place here.
   C.Async = consumeKeyword("async");
-  C.Fenced = C.Async && consumeKeyword("fenced");
+  C.Fenced = consumeKeyword("fenced");
   if (Error E = tensorLists(C.Inputs, C.Outputs))
     return E;
   int64_t MaxB = int64_t(P.Buffers.size()) - 1;

@@ -342,6 +342,13 @@ Error Validator::commShape(size_t I, int64_t N) {
     }
     return S;
   };
+  // A fenced launch waits for the computes issued before it on the rank;
+  // only an async comm has a launch apart from its wait (the compiler fences
+  // only async prefetch gathers, passes/Prefetch.cpp).
+  if (C.Fenced && !C.Async)
+    return fail(Entity, "is fenced, so it is async (a fenced launch waits for the computes "
+                        "before it, then the comm runs while later ones do; a blocking comm "
+                        "has no launch apart from its wait)");
   if (C.Batch >= 0) {
     if (C.Kind != CommKind::Send && C.Kind != CommKind::Recv)
       return fail(Entity, "is in p2p batch " + std::to_string(C.Batch) +

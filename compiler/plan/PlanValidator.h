@@ -13,7 +13,8 @@
 //    (broadcast) in range; sizes of inputs and outputs that agree with the
 //    kind and group size; all_to_all_v split lists of group size squared
 //    with sums inside the rows, or an integer counts tensor of one entry per
-//    rank; the comm's dtype equal to its tensors' element type;
+//    rank; the comm's dtype equal to its tensors' element type; a fenced
+//    comm, or one in a p2p batch, async;
 //  - sizes with checked arithmetic: tensor bytes, slots inside their buffers,
 //    buffers consistent with the comm's tensors;
 //  - steps: every compute once, every comm launched once and waited for

@@ -52,23 +52,28 @@ Expected<LinkClass> resolveLink(StringRef NameOrFile) {
   return findLinkClass(NameOrFile);
 }
 
-AlphaBeta LinkClass::at(OpKind K, double Bytes) const {
+ArrayRef<LinkRange> LinkClass::rangesFor(OpKind K) const {
   if (!Fit)
+    return {};
+  auto RangesOf = [&](OpKind Kind) -> ArrayRef<LinkRange> { return Fit->Ranges[unsigned(Kind)]; };
+  ArrayRef<LinkRange> Rs = RangesOf(K);
+  if (Rs.empty() && K == OpKind::Recv)
+    Rs = RangesOf(OpKind::Send);
+  if (Rs.empty() && K == OpKind::AllToAllV)
+    Rs = RangesOf(OpKind::AllToAll);
+  return Rs;
+}
+
+AlphaBeta LinkClass::at(OpKind K, double Bytes) const {
+  ArrayRef<LinkRange> Rs = rangesFor(K);
+  if (Rs.empty())
     return {AlphaUs, BusGBps};
-  auto RangesOf = [&](OpKind Kind) -> const std::vector<LinkRange> & {
-    return Fit->Ranges[unsigned(Kind)];
-  };
-  const std::vector<LinkRange> *Rs = &RangesOf(K);
-  if (Rs->empty() && K == OpKind::Recv)
-    Rs = &RangesOf(OpKind::Send);
-  if (Rs->empty() && K == OpKind::AllToAllV)
-    Rs = &RangesOf(OpKind::AllToAll);
-  if (Rs->empty())
-    return {AlphaUs, BusGBps};
-  for (const LinkRange &R : *Rs)
+  // Range I holds [MaxBytes of range I-1, its own MaxBytes); the first and
+  // the last reach to either end.
+  for (const LinkRange &R : Rs)
     if (Bytes < double(R.MaxBytes))
       return R.Fit;
-  return Rs->back().Fit;
+  return Rs.back().Fit;
 }
 
 double busBandwidthFactor(OpKind K, int64_t N) {
@@ -99,6 +104,24 @@ double collectiveTimeUs(OpKind K, double Bytes, int64_t N, const LinkClass &Link
   if (N <= 1 && K != OpKind::Send && K != OpKind::Recv)
     return 0.5; // a local copy at most
   return C.AlphaUs + Bytes * busBandwidthFactor(K, N) / (C.BusGBps * 1e3);
+}
+
+std::vector<TimePiece> collectiveTimePieces(OpKind K, int64_t N, const LinkClass &Link) {
+  // The pieces of collectiveTimeUs's formula, with its special cases.
+  auto Piece = [&](double From, AlphaBeta C) -> TimePiece {
+    if (K == OpKind::Barrier)
+      return {From, C.AlphaUs, 0.0};
+    if (N <= 1 && K != OpKind::Send && K != OpKind::Recv)
+      return {From, 0.5, 0.0};
+    return {From, C.AlphaUs, busBandwidthFactor(K, N) / (C.BusGBps * 1e3)};
+  };
+  ArrayRef<LinkRange> Rs = Link.rangesFor(K);
+  if (Rs.empty())
+    return {Piece(0.0, {Link.AlphaUs, Link.BusGBps})};
+  std::vector<TimePiece> Out;
+  for (size_t I = 0; I != Rs.size(); ++I)
+    Out.push_back(Piece(I ? double(Rs[I - 1].MaxBytes) : 0.0, Rs[I].Fit));
+  return Out;
 }
 
 double reportedBytes(OpKind K, double InBytes, double OutBytes) {

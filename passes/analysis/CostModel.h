@@ -64,6 +64,9 @@ struct LinkClass {
   /// the class's own. A recv costs as its send (the simulator costs the
   /// pair once) and all_to_all_v as all_to_all when they were not measured.
   AlphaBeta at(OpKind K, double Bytes) const;
+  /// The calibrated ranges at() chooses among for \p K (after the recv and
+  /// all_to_all_v fallbacks); empty when \p K costs as the class's own.
+  llvm::ArrayRef<LinkRange> rangesFor(OpKind K) const;
 };
 
 /// The built-in link classes: h100-nvlink, h200-nvlink, ib-ndr, pcie, local.
@@ -87,6 +90,16 @@ double busBandwidthFactor(OpKind K, int64_t N);
 /// Microseconds for \p K moving \p Bytes (per rank, as nccl-tests counts
 /// them) among \p N ranks on \p Link.
 double collectiveTimeUs(OpKind K, double Bytes, int64_t N, const LinkClass &Link);
+
+/// One piece of collectiveTimeUs as a function of the bytes: from FromBytes
+/// up to the next piece's, AlphaUs + Bytes * UsPerByte.
+struct TimePiece {
+  double FromBytes, AlphaUs, UsPerByte;
+};
+/// collectiveTimeUs(K, Bytes, N, Link) for every Bytes, as ascending pieces
+/// (the first from 0): one for a built-in class, one per calibrated range of
+/// a link file, so a bucket is priced at its own size's range.
+std::vector<TimePiece> collectiveTimePieces(OpKind K, int64_t N, const LinkClass &Link);
 
 /// The size nccl-tests would report for \p K with \p InBytes of data in and
 /// \p OutBytes out per rank: the gathered size for all_gather, what arrives

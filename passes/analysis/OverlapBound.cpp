@@ -23,7 +23,12 @@ struct CommCost {
   double Alpha = 0, Bytes = 0; ///< us: alpha, and the bandwidth part
 };
 
-/// Communication op \p O's time on \p Link, as the step simulator costs it.
+/// A lower bound on communication op \p O's time on \p Link, in whatever
+/// bucket it is sent: for a built-in class, its time as the step simulator
+/// costs it; for a calibrated link, the least alpha and the least time per
+/// byte of any size range (a bucket is priced at the range of its total
+/// size, which may be cheaper per byte than the op's own: pricing the op at
+/// its own range made the "bound" exceed plans that bucket).
 CommCost commCost(const Program &P, const Op &O, const LinkClass &Link) {
   int64_t N = 2; // send/recv: a pair
   if (isCollective(O.Kind)) {
@@ -36,8 +41,17 @@ CommCost commCost(const Program &P, const Op &O, const LinkClass &Link) {
     In += double(P.value(V).Type.bytes());
   for (ValueId V : O.Results)
     Out += double(P.value(V).Type.bytes());
-  double Alpha = collectiveTimeUs(O.Kind, 0, N, Link);
-  return {Alpha, collectiveTimeUs(O.Kind, reportedBytes(O.Kind, In, Out), N, Link) - Alpha};
+  std::vector<TimePiece> Pieces = collectiveTimePieces(O.Kind, N, Link);
+  double Alpha = Pieces.front().AlphaUs, PerByte = Pieces.front().UsPerByte;
+  for (const TimePiece &T : Pieces) {
+    Alpha = std::min(Alpha, T.AlphaUs);
+    PerByte = std::min(PerByte, T.UsPerByte);
+  }
+  if (Pieces.size() == 1) // exactly the simulator's figure
+    Alpha = collectiveTimeUs(O.Kind, 0, N, Link);
+  double Bytes = reportedBytes(O.Kind, In, Out);
+  return {Alpha, Pieces.size() == 1 ? collectiveTimeUs(O.Kind, Bytes, N, Link) - Alpha
+                                    : Bytes * PerByte};
 }
 
 struct Input {

@@ -87,7 +87,12 @@ class DumpOptions(ctypes.Structure):
 class SimResult(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("stepUs", ctypes.c_double),
                 ("computeOnlyUs", ctypes.c_double), ("exposedCommUs", ctypes.c_double),
-                ("commBusyUs", ctypes.c_double), ("slowestRank", ctypes.c_int64)]
+                ("commBusyUs", ctypes.c_double), ("slowestRank", ctypes.c_int64),
+                # version 2
+                ("peakMemoryBytes", ctypes.c_uint64), ("peakMemoryTensorBytes", ctypes.c_uint64),
+                ("peakMemoryStagingBytes", ctypes.c_uint64),
+                ("peakMemoryTensors", ctypes.c_int64), ("peakMemoryRank", ctypes.c_int64),
+                ("peakMemoryComm", ctypes.c_int64)]
 
 
 class ExecutorOptions(ctypes.Structure):

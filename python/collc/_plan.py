@@ -27,7 +27,13 @@ class TensorType:
 
 
 class SimResult:
-    """One simulated step (collcSimResult_t), in microseconds."""
+    """One simulated step (collcSimResult_t): times in microseconds, and the
+    plan's peak communication memory per rank in bytes, as `collc simulate`
+    states it (docs/passes.md, "Peak memory"): `peak_memory_bytes` of which
+    `peak_memory_tensor_bytes` are tensors communication makes and
+    `peak_memory_staging_bytes` pack/unpack buffers, `peak_memory_tensors`
+    tensors live then, reached on `peak_memory_rank` at the launch of comm
+    `peak_memory_comm` (None when no communication allocates)."""
 
     def __init__(self, r):
         self.step_us = r.stepUs
@@ -35,11 +41,23 @@ class SimResult:
         self.exposed_comm_us = r.exposedCommUs
         self.comm_busy_us = r.commBusyUs
         self.slowest_rank = r.slowestRank
+        self.peak_memory_bytes = r.peakMemoryBytes
+        self.peak_memory_tensor_bytes = r.peakMemoryTensorBytes
+        self.peak_memory_staging_bytes = r.peakMemoryStagingBytes
+        self.peak_memory_tensors = r.peakMemoryTensors
+        self.peak_memory_rank = r.peakMemoryRank
+        self.peak_memory_comm = None if r.peakMemoryComm < 0 else r.peakMemoryComm
 
     def __repr__(self):
         return (f"SimResult(step_us={self.step_us}, compute_only_us={self.compute_only_us}, "
                 f"exposed_comm_us={self.exposed_comm_us}, comm_busy_us={self.comm_busy_us}, "
-                f"slowest_rank={self.slowest_rank})")
+                f"slowest_rank={self.slowest_rank}, "
+                f"peak_memory_bytes={self.peak_memory_bytes}, "
+                f"peak_memory_tensor_bytes={self.peak_memory_tensor_bytes}, "
+                f"peak_memory_staging_bytes={self.peak_memory_staging_bytes}, "
+                f"peak_memory_tensors={self.peak_memory_tensors}, "
+                f"peak_memory_rank={self.peak_memory_rank}, "
+                f"peak_memory_comm={self.peak_memory_comm})")
 
 
 class Plan(OwnedHandle):

@@ -7,11 +7,15 @@
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/verify/SyntheticData.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
+#include <algorithm>
+#include <cassert>
 #include <map>
+#include <queue>
 #include <set>
 #include <type_traits>
 
@@ -149,7 +153,32 @@ private:
               const ReductionSources *Reduction = nullptr);
   void checkCollective(const plan::Comm &C, llvm::ArrayRef<int32_t> Members);
   Error matchPointToPoint();
-  Error checkRecv(uint32_t CommIndex);
+
+  /// One piece of the reference's work: a collective on one of its
+  /// subgroups, or a recv on one rank.
+  struct Task {
+    uint32_t Comm;
+    int32_t Subgroup; ///< of the comm's group; -1 for a recv
+    int64_t Rank;     ///< the receiving rank of a recv; -1 for a collective
+  };
+  /// A tensor on a rank: what a task makes and what it reads.
+  using Key = std::pair<int64_t, uint32_t>;
+  std::vector<Task> tasksInStepOrder() const;
+  llvm::ArrayRef<int32_t> membersOf(const Task &T) const {
+    return P.Groups[P.Comms[T.Comm].Group].Subgroups[T.Subgroup];
+  }
+  /// What \p T makes that a later comm reads (the rest is not kept).
+  void made(const Task &T, llvm::SmallVectorImpl<Key> &Out) const;
+  /// What \p T reads, sorted and unique.
+  void reads(const Task &T, llvm::SmallVectorImpl<Key> &Out) const;
+  std::string describe(const Task &T) const;
+  /// The send a recv task meets: (send comm, sending rank).
+  std::pair<uint32_t, int64_t> sendOf(const Task &T) const {
+    auto It = SendOf.find({T.Comm, T.Rank});
+    assert(It != SendOf.end() && "matchPointToPoint pairs every recv");
+    return It->second;
+  }
+  void evaluate(const Task &T);
 
   const plan::Plan &P;
   ActualTensor Actual;
@@ -333,42 +362,150 @@ Error Checker::matchPointToPoint() {
   return Error::success();
 }
 
-Error Checker::checkRecv(uint32_t CommIndex) {
-  const plan::Comm &C = P.Comms[CommIndex];
-  for (int64_t R = 0; R != P.World; ++R) {
-    if (!C.Ranks.contains(R))
-      continue;
-    auto [SendComm, Sender] = SendOf[{CommIndex, R}];
-    uint32_t Data = P.Comms[SendComm].Inputs[0];
-    if (!FromCompute.count(Data) && !Kept.count({Sender, Data}))
-      return makeError(ErrorKind::Backend,
-                       formatv("the checker reached the recv of %{0} on rank {1} before the "
-                               "collective that produces it on rank {2}",
-                               P.Tensors[C.Outputs[0]].Name, R, Sender));
-    expect(R, C.Outputs[0], input(Sender, Data));
-  }
-  return Error::success();
-}
-
-Expected<CheckSummary> Checker::run() {
-  if (Error E = matchPointToPoint())
-    return E;
-  // In step order, so values that travel on are known before they are used.
+std::vector<Checker::Task> Checker::tasksInStepOrder() const {
+  std::vector<Task> Tasks;
   for (const plan::Step &S : P.Steps) {
     if (S.Kind != plan::StepKind::Launch)
       continue;
     const plan::Comm &C = P.Comms[S.Index];
     if (C.Kind == plan::CommKind::Recv) {
-      if (Error E = checkRecv(S.Index))
-        return E;
+      for (int64_t R = 0; R != P.World; ++R)
+        if (C.Ranks.contains(R))
+          Tasks.push_back({S.Index, -1, R});
       continue;
     }
-    if (C.Group < 0 || C.Kind == plan::CommKind::Barrier)
+    if (C.Group < 0 || C.Kind == plan::CommKind::Barrier || C.Kind == plan::CommKind::Send)
       continue;
     const plan::Group &G = P.Groups[C.Group];
-    for (const auto &Members : G.Subgroups)
-      if (C.Ranks.contains(Members.front()))
-        checkCollective(C, Members);
+    for (size_t K = 0; K != G.Subgroups.size(); ++K)
+      if (C.Ranks.contains(G.Subgroups[K].front()))
+        Tasks.push_back({S.Index, int32_t(K), -1});
+  }
+  return Tasks;
+}
+
+void Checker::made(const Task &T, SmallVectorImpl<Key> &Out) const {
+  const plan::Comm &C = P.Comms[T.Comm];
+  for (uint32_t O : C.Outputs) {
+    if (!NeededAsInput.count(O))
+      continue;
+    if (T.Rank >= 0) {
+      Out.push_back({T.Rank, O});
+      continue;
+    }
+    for (int32_t M : membersOf(T))
+      Out.push_back({M, O});
+  }
+}
+
+void Checker::reads(const Task &T, SmallVectorImpl<Key> &Out) const {
+  const plan::Comm &C = P.Comms[T.Comm];
+  if (T.Rank >= 0) {
+    auto [SendComm, Sender] = sendOf(T);
+    Out.push_back({Sender, P.Comms[SendComm].Inputs[0]});
+    return;
+  }
+  for (int32_t M : membersOf(T)) {
+    for (uint32_t In : C.Inputs)
+      Out.push_back({M, In});
+    if (C.Counts >= 0)
+      Out.push_back({M, uint32_t(C.Counts)});
+  }
+  llvm::sort(Out);
+  Out.erase(std::unique(Out.begin(), Out.end()), Out.end());
+}
+
+std::string Checker::describe(const Task &T) const {
+  const plan::Comm &C = P.Comms[T.Comm];
+  if (T.Rank >= 0)
+    return formatv("the recv of %{0} on rank {1}", P.Tensors[C.Outputs[0]].Name, T.Rank);
+  return formatv("comm {0} ({1}) on the subgroup of rank {2}", T.Comm, plan::commKindName(C.Kind),
+                 membersOf(T).front());
+}
+
+void Checker::evaluate(const Task &T) {
+  const plan::Comm &C = P.Comms[T.Comm];
+  if (T.Rank < 0)
+    return checkCollective(C, membersOf(T));
+  auto [SendComm, Sender] = sendOf(T);
+  expect(T.Rank, C.Outputs[0], input(Sender, P.Comms[SendComm].Inputs[0]));
+}
+
+Expected<CheckSummary> Checker::run() {
+  if (Error E = matchPointToPoint())
+    return E;
+  // A task reads values other tasks make: a recv what its sender sent, a
+  // collective what its members received or gathered before. Ranks post
+  // their ops in their own orders, so the steps' order need not be one in
+  // which every value is made before it is read (rank 1 may post a recv
+  // before the collective that makes what rank 0 sends). Tasks run in
+  // dependency order instead: each when the last value it reads is made,
+  // the earliest such in step order first (so plans whose step order works
+  // run in it); a worklist, not recursion.
+  std::vector<Task> Tasks = tasksInStepOrder();
+  std::map<Key, uint32_t> MadeBy; // the first task that makes a kept value
+  SmallVector<Key, 16> Keys;
+  for (uint32_t I = 0; I != Tasks.size(); ++I) {
+    Keys.clear();
+    made(Tasks[I], Keys);
+    for (const Key &K : Keys)
+      MadeBy.emplace(K, I);
+  }
+  std::vector<uint32_t> Missing(Tasks.size(), 0);
+  std::map<Key, std::vector<uint32_t>> Readers; // made values, each with the tasks waiting for it
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> Ready;
+  for (uint32_t I = 0; I != Tasks.size(); ++I) {
+    Keys.clear();
+    reads(Tasks[I], Keys);
+    for (const Key &K : Keys) {
+      if (MadeBy.count(K)) {
+        Readers[K].push_back(I);
+        ++Missing[I];
+        continue;
+      }
+      // Not made by a comm: a compute's output is the synthetic pattern,
+      // which any task may read; a recv of something nothing makes on its
+      // sender has no reference.
+      if (Tasks[I].Rank >= 0 && !FromCompute.count(K.second))
+        return makeError(ErrorKind::Backend,
+                         formatv("{0} receives %{1} from rank {2}, which no compute or comm "
+                                 "makes on rank {2}",
+                                 describe(Tasks[I]), P.Tensors[K.second].Name, K.first));
+    }
+    if (!Missing[I])
+      Ready.push(I);
+  }
+  size_t Done = 0;
+  while (!Ready.empty()) {
+    uint32_t I = Ready.top();
+    Ready.pop();
+    evaluate(Tasks[I]);
+    ++Done;
+    Keys.clear();
+    made(Tasks[I], Keys);
+    for (const Key &K : Keys) {
+      auto It = Readers.find(K);
+      if (It == Readers.end())
+        continue;
+      for (uint32_t Reader : It->second)
+        if (--Missing[Reader] == 0)
+          Ready.push(Reader);
+      Readers.erase(It); // made once: a second maker releases no one again
+    }
+  }
+  if (Done != Tasks.size()) {
+    // Tasks that wait on each other: a plan whose ranks would deadlock.
+    for (uint32_t I = 0; I != Tasks.size(); ++I) {
+      if (!Missing[I])
+        continue;
+      for (const auto &[K, Waiting] : Readers)
+        if (llvm::is_contained(Waiting, I))
+          return makeError(
+              ErrorKind::Backend,
+              formatv("{0} reads %{1} of rank {2}, which only comms that wait for it make "
+                      "(the plan's values depend on each other in a cycle)",
+                      describe(Tasks[I]), P.Tensors[K.second].Name, K.first));
+    }
   }
   if (Mismatches.empty())
     return Summary;

@@ -14,6 +14,9 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstddef>
+#include <cstring>
+
 using namespace collc;
 using namespace collc::apitest;
 
@@ -155,6 +158,64 @@ TEST_F(CApiDump, SimulateGivesTheStepModelsFigures) {
   R.size = 0;
   EXPECT_TRUE(refused(collcPlanSimulate(P, nullptr, &R), collcInvalidArgument,
                       {"result->size is 0"}));
+}
+
+TEST_F(CApiDump, SimulateStatesThePeakMemory) {
+  // All-reduces work in place: no communication allocates.
+  collcSimResult_t R = COLLC_SIM_RESULT_INIT;
+  ASSERT_OK(collcPlanSimulate(P, nullptr, &R));
+  EXPECT_EQ(R.peakMemoryBytes, 0u);
+  EXPECT_EQ(R.peakMemoryComm, -1);
+
+  // Two gathers packed into one bucket: tensors plus staging, the figure of
+  // `collc simulate`, the dumps and the JSON (planPeakMemory).
+  const char *Gathers = "program @g world(4) {\n"
+                        "  group @dp = world\n"
+                        "  %s0, %s1 = compute @shards : f32[4], f32[4]\n"
+                        "  %w0 = all_gather %s0 in @dp\n"
+                        "  %w1 = all_gather %s1 in @dp\n"
+                        "  compute @use(%w0, %w1)\n"
+                        "}\n";
+  collcPlan_t G = nullptr;
+  ASSERT_OK(collcCompile(Gathers, nullptr, &G));
+  llvm::Expected<plan::Plan> Q = compileProgramText(Gathers, "", "<program>");
+  ASSERT_TRUE(bool(Q)) << llvm::toString(Q.takeError());
+  PeakMemory Peak = planPeakMemory(*Q);
+  ASSERT_TRUE(Peak.Source.has_value());
+  ASSERT_OK(collcPlanSimulate(G, "ib-ndr", &R));
+  EXPECT_EQ(R.peakMemoryBytes, 2176u); // as the budget test of PlanApiTest finds it
+  EXPECT_EQ(R.peakMemoryBytes, Peak.Bytes);
+  EXPECT_EQ(R.peakMemoryTensorBytes, Peak.TensorBytes);
+  EXPECT_EQ(R.peakMemoryStagingBytes, Peak.StagingBytes);
+  EXPECT_EQ(R.peakMemoryStagingBytes, 2048u);
+  EXPECT_EQ(R.peakMemoryTensors, int64_t(Peak.Tensors));
+  EXPECT_EQ(R.peakMemoryRank, Peak.Rank);
+  EXPECT_EQ(R.peakMemoryComm, int64_t(*Peak.Source));
+  collcDumpOptions_t J;
+  collcDumpOptionsInit(&J);
+  J.format = collcDumpJSON;
+  std::string Json = dumpOf(G, J);
+  EXPECT_NE(Json.find("\"peak_memory\": {\n    \"bytes\": 2176,"), std::string::npos) << Json;
+
+  // A caller built against version 1 (before the peak memory fields): its
+  // figures are written and nothing beyond its size.
+  struct {
+    collcSimResult_t R;
+    char Canary[8];
+  } Old;
+  std::memset(&Old, 0x5a, sizeof Old);
+  Old.R.size = offsetof(collcSimResult_t, peakMemoryBytes);
+  ASSERT_OK(collcPlanSimulate(G, "ib-ndr", &Old.R));
+  EXPECT_EQ(Old.R.stepUs, R.stepUs);
+  EXPECT_EQ(Old.R.slowestRank, R.slowestRank);
+  EXPECT_EQ(Old.R.size, offsetof(collcSimResult_t, peakMemoryBytes));
+  const unsigned char *Beyond = reinterpret_cast<const unsigned char *>(&Old.R.peakMemoryBytes);
+  for (size_t I = 0; I != sizeof Old - offsetof(collcSimResult_t, peakMemoryBytes); ++I)
+    ASSERT_EQ(Beyond[I], 0x5a) << "byte " << I << " beyond a version-1 struct was written";
+  Old.R.size = offsetof(collcSimResult_t, peakMemoryBytes) - 1;
+  EXPECT_TRUE(refused(collcPlanSimulate(G, nullptr, &Old.R), collcInvalidArgument,
+                      {"result->size is"}));
+  collcPlanDestroy(G);
 }
 
 } // namespace

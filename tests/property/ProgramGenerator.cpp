@@ -185,12 +185,19 @@ void ShapeBuilder::pointToPoint() {
     line(P + " = recv from (rank - 1) : " + Got + " when rank > 0");
     Conditional.push_back(P);
     break;
-  case 1: // the same, the recv posted first
+  case 1: { // the same, the recv posted first, sometimes before the
+            // collective that makes what is sent
     line(P + " = recv async from (rank - 1) : " + Got + " when rank > 0");
-    line("send " + S.Name + " to (rank + 1) when rank < world - 1");
+    std::string Sent = S.Name;
+    if (chance(30)) {
+      Sent = fresh("r");
+      line(Sent + " = all_reduce sum " + S.Name + " in @g" + std::to_string(pick(Groups.size())));
+    }
+    line("send " + Sent + " to (rank + 1) when rank < world - 1");
     line("wait " + P + " when rank > 0");
     Conditional.push_back(P);
     break;
+  }
   case 2: // even ranks to odd ones (an odd world leaves the last without a peer)
     line("send " + S.Name + " to (rank + 1) when rank % 2 == 0");
     line(P + " = recv from (rank - 1) : " + Got + " when rank % 2 == 1");

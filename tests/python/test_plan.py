@@ -62,6 +62,29 @@ def test_simulate_gives_the_step(two_reduces):
     assert e.value.result == 1 and e.value.name == "collcInvalidArgument"
 
 
+def test_simulate_states_the_peak_memory(two_reduces):
+    # All-reduces work in place: no communication allocates.
+    r = two_reduces.simulate()
+    assert r.peak_memory_bytes == 0 and r.peak_memory_comm is None
+    # Two gathers in one bucket: the figure of the JSON dump and `collc simulate`.
+    gathers = collc.compile("program @g world(4) {\n"
+                            "  group @dp = world\n"
+                            "  %s0, %s1 = compute @shards : f32[4], f32[4]\n"
+                            "  %w0 = all_gather %s0 in @dp\n"
+                            "  %w1 = all_gather %s1 in @dp\n"
+                            "  compute @use(%w0, %w1)\n"
+                            "}\n")
+    r = gathers.simulate("ib-ndr")
+    peak = json.loads(gathers.dump("json"))["peak_memory"]
+    assert r.peak_memory_bytes == peak["bytes"] == 2176
+    assert r.peak_memory_tensor_bytes == peak["tensor_bytes"]
+    assert r.peak_memory_staging_bytes == peak["staging_bytes"] == 2048
+    assert r.peak_memory_tensors == peak["tensors"] == 2
+    assert r.peak_memory_rank == peak["rank"]
+    assert r.peak_memory_comm == peak["comm"]
+    assert "peak_memory_bytes=2176" in repr(r)
+
+
 def test_diff_says_what_differs(two_reduces):
     other = collc.compile(OTHER_REDUCE, passes=UNFUSED)
     assert other.digest != two_reduces.digest

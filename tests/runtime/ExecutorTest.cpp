@@ -143,6 +143,86 @@ TEST(ExecutorTest, TheCheckerCatchesATamperedResult) {
   EXPECT_NE(Text.find("123"), std::string::npos) << Text;
 }
 
+// Rank 2 posts its recv before the collective that makes what rank 0 sends
+// to rank 1, which forwards it: in step order the recv comes first, so the
+// reference must follow the values, not the steps.
+const char *Relay = R"(program @relay world(3) {
+  group @all = world
+  %x = compute @make : f32[64]
+  %z = recv async from 1 : f32[64] when rank == 2
+  %y = all_reduce sum %x in @all
+  send %y to 1 when rank == 0
+  %m = recv from 0 : f32[64] when rank == 1
+  send %m to 2 when rank == 1
+  wait %z when rank == 2
+  compute @use(%z) when rank == 2
+}
+)";
+
+uint32_t tensorNamed(const plan::Plan &P, llvm::StringRef Name) {
+  for (uint32_t I = 0; I != P.Tensors.size(); ++I)
+    if (P.Tensors[I].Name == Name)
+      return I;
+  ADD_FAILURE() << "no tensor %" << Name.str();
+  return 0;
+}
+
+TEST(ExecutorTest, TheCheckerFollowsValuesNotSteps) {
+  plan::Plan P = compile(Relay);
+  std::vector<const plan::Plan *> Plans(3, &P);
+  std::vector<RankRun> Runs = runAll(Plans, 2, optionsFor("relay"));
+  for (int R = 0; R != 3; ++R)
+    ASSERT_EQ(Runs[R].Error, "") << "rank " << R;
+  Expected<CheckSummary> S = check(P, Runs);
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  EXPECT_EQ(S->TensorsChecked, 5u); // %y on three ranks, %m, %z
+  // The forwarded value is the reduced one, not the synthetic pattern.
+  Expected<llvm::MutableArrayRef<char>> Z = Runs[2].X->tensor("z");
+  ASSERT_TRUE(bool(Z)) << llvm::toString(Z.takeError());
+  (*Z)[4 * 7] ^= 1;
+  S = check(P, Runs);
+  ASSERT_FALSE(bool(S));
+  std::string Text = llvm::toString(S.takeError());
+  EXPECT_NE(Text.find("rank 2: %z differs at element 7"), std::string::npos) << Text;
+}
+
+TEST(ExecutorTest, TheCheckerRefusesValuesNothingMakes) {
+  auto Nothing = [](int64_t, uint32_t) { return llvm::ArrayRef<char>(); };
+  // Rank 0 sends %m, which only rank 1 receives: nothing makes it on rank 0.
+  plan::Plan P = compile(Relay);
+  for (plan::Comm &C : P.Comms)
+    if (C.Kind == plan::CommKind::Send && C.Ranks.contains(0))
+      C.Inputs = {tensorNamed(P, "m")};
+  Expected<CheckSummary> S = checkPlanResults(P, Nothing);
+  ASSERT_FALSE(bool(S));
+  std::string Text = llvm::toString(S.takeError());
+  EXPECT_NE(Text.find("the recv of %m on rank 1 receives %m from rank 0, which no compute or "
+                      "comm makes on rank 0"),
+            std::string::npos)
+      << Text;
+
+  // Each rank forwards what it receives from the other: values that wait on
+  // each other (the ranks would deadlock), refused, not looped on.
+  plan::Plan Swap = compile(R"(program @swap world(2) {
+  %x = compute @make : f32[64]
+  %a = recv async from (1 - rank) : f32[64]
+  send %x to (1 - rank)
+  wait %a
+  compute @use(%a)
+}
+)");
+  for (plan::Comm &C : Swap.Comms)
+    if (C.Kind == plan::CommKind::Send)
+      C.Inputs = {tensorNamed(Swap, "a")};
+  S = checkPlanResults(Swap, Nothing);
+  ASSERT_FALSE(bool(S));
+  Text = llvm::toString(S.takeError());
+  EXPECT_NE(Text.find("the recv of %a on rank 0 reads %a of rank 1, which only comms that wait "
+                      "for it make"),
+            std::string::npos)
+      << Text;
+}
+
 TEST(ExecutorTest, InAnyOrderTheCheckerAllowsTheBoundAndNoMore) {
   plan::Plan P = compile(TwoGradients);
   std::vector<const plan::Plan *> Plans(4, &P);

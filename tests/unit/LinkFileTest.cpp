@@ -112,6 +112,33 @@ TEST(LinkFile, CostModelUsesTheRangeOfTheSize) {
   EXPECT_DOUBLE_EQ(collectiveTimeUs(OpKind::AllGather, 4000, 2, L), 2.0 + 0.5 * 4000 / 4e3);
 }
 
+TEST(LinkFile, TimePiecesAreTheCostModel) {
+  // collectiveTimePieces is collectiveTimeUs as pieces (what auto prices a
+  // bucket with): one per range, from the range before's end.
+  LinkClass L = llvm::cantFail(parseLinkFile(
+      linkText(std::string("\"all_reduce\": [") + Range0 + ", " + Range1 + "]"), "lab.json"));
+  for (const LinkClass &Link : {L, *findLinkClass("ib-ndr")})
+    for (OpKind K : {OpKind::AllReduce, OpKind::AllGather, OpKind::Send, OpKind::Barrier})
+      for (int64_t N : {1, 2, 8}) {
+        std::vector<TimePiece> Ps = collectiveTimePieces(K, N, Link);
+        ASSERT_FALSE(Ps.empty());
+        EXPECT_EQ(Ps.front().FromBytes, 0.0);
+        for (double B : {0.0, 1.0, 512.0, 1023.0, 1024.0, 4096.0, 65535.0, 65536.0, 1e9}) {
+          size_t I = Ps.size();
+          while (Ps[I - 1].FromBytes > B)
+            --I;
+          const TimePiece &P = Ps[I - 1];
+          double Want = collectiveTimeUs(K, B, N, Link);
+          EXPECT_NEAR(P.AlphaUs + B * P.UsPerByte, Want, 1e-9 * Want)
+              << Link.Name.str() << " " << opKindName(K).str() << " N=" << N << " B=" << B;
+        }
+      }
+  std::vector<TimePiece> Two = collectiveTimePieces(OpKind::AllReduce, 2, L);
+  ASSERT_EQ(Two.size(), 2u);
+  EXPECT_EQ(Two[1].FromBytes, 1024.0);
+  EXPECT_EQ(collectiveTimePieces(OpKind::AllGather, 2, L).size(), 1u); // not calibrated
+}
+
 TEST(LinkFitting, FindsTwoRegimes) {
   // 64 B .. 4 MiB: alpha 1 us and 2 GB/s below 64 KiB, 30 us and 20 GB/s above.
   std::vector<LinkSample> S;

@@ -161,6 +161,22 @@ TEST(PlanValidator, SendAndRecv) {
       "(send): peer 2 of rank 1 is not in its subgroup of @tp");
 }
 
+TEST(PlanValidator, AFencedCommIsAsync) {
+  // The compiler fences only async gathers (bounded prefetch); a blocking
+  // comm marked fenced by an edit is refused, naming the comm.
+  auto Fence = [](bool Async) {
+    return [Async](plan::Plan &P) {
+      plan::Comm &C = commOf(P, CommKind::AllGather);
+      C.Async = Async;
+      C.Fenced = true;
+    };
+  };
+  expectRefused(Fence(false), "t.plan: comm 0 (all_gather): is fenced, so it is async");
+  // The scheduler made this gather async (waited for before its consumer):
+  // fencing it is what the compiler does.
+  EXPECT_EQ(errorAfter(Fence(true)), "");
+}
+
 TEST(PlanValidator, BroadcastRoots) {
   expectRefused([](plan::Plan &P) { commOf(P, CommKind::Broadcast).Peers[2] = 2; },
                  "(broadcast): root 2 of rank 2 is not in 0..1, the local ranks of its subgroup "

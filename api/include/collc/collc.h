@@ -179,9 +179,20 @@ typedef struct {
   double exposedCommUs;  /* communication not hidden behind compute */
   double commBusyUs;     /* communication time of the slowest rank */
   int64_t slowestRank;
+  /* Added in version 2 of the struct (a caller built against version 1 sets a
+   * smaller size, and nothing beyond it is written): the plan's peak
+   * communication memory per rank, as `collc simulate` and `collc dump` state
+   * it (docs/passes.md, "Peak memory"). */
+  uint64_t peakMemoryBytes;        /* the most communication holds at once on one rank */
+  uint64_t peakMemoryTensorBytes;  /* of which tensors communication makes */
+  uint64_t peakMemoryStagingBytes; /* of which pack/unpack staging buffers */
+  int64_t peakMemoryTensors;       /* tensors live at the peak */
+  int64_t peakMemoryRank;          /* the lowest rank that reaches it */
+  int64_t peakMemoryComm;          /* the comm whose launch reaches it; -1: no communication
+                                      allocates */
 } collcSimResult_t;
 
-#define COLLC_SIM_RESULT_INIT {sizeof(collcSimResult_t), 0, 0, 0, 0, 0}
+#define COLLC_SIM_RESULT_INIT {sizeof(collcSimResult_t), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1}
 COLLC_API collcResult_t collcSimResultInit(collcSimResult_t *result);
 
 /* Simulates one step of the plan with the cost model on link class \p link
