@@ -4,7 +4,6 @@
 
 #include "runtime/exec/StepWalk.h"
 
-#include <algorithm>
 
 namespace collc::rt::nccl {
 
@@ -16,7 +15,7 @@ bool isPointToPoint(plan::CommKind K) {
 
 class IssueOrderBuilder {
 public:
-  explicit IssueOrderBuilder(const plan::Plan &P) : P(P) {}
+  explicit IssueOrderBuilder(const plan::Plan &P) : P(P), OpenIn(P.Comms.size(), 0) {}
 
   std::vector<Issue> run(int64_t Rank) {
     for (size_t S : stepsOfRank(P, Rank)) {
@@ -27,8 +26,7 @@ public:
         break;
       case plan::StepKind::Wait:
         // Its comm is issued before its wait records that it is done.
-        if (PointToPoint && std::find(Open.Comms.begin(), Open.Comms.end(), St.Index) ==
-                                Open.Comms.end())
+        if (PointToPoint && OpenIn[St.Index] != Serial)
           hold(St);
         else
           flush(Issue::AtWait, St.Index);
@@ -61,6 +59,7 @@ private:
       flush(Issue::BeforeCollective, K);
     PointToPoint = P2P;
     Open.Comms.push_back(K);
+    OpenIn[K] = Serial;
   }
 
   /// An open group of sends and recvs stays open across step \p St.
@@ -89,6 +88,7 @@ private:
     }
     Out.push_back(std::move(Open));
     Open = Issue();
+    ++Serial;
     PointToPoint = false;
   }
 
@@ -96,6 +96,10 @@ private:
   std::vector<Issue> Out;
   Issue Open;                ///< launched, not yet issued
   bool PointToPoint = false; ///< Open holds sends and recvs
+  /// Per comm, the Serial of the group it was launched into: it is in Open
+  /// when that is the current one (a wait asks in constant time).
+  std::vector<uint32_t> OpenIn;
+  uint32_t Serial = 1;
 };
 
 } // namespace
