@@ -1,8 +1,9 @@
 //===- api/NcclDevice.cpp - collc.h's nccl executors ----------------------===//
 //
 // One rank on one GPU, as `collc run --backend nccl` runs it
-// (tools/collc/NcclRun.cpp): no GPU refuses at once, before meeting any
-// peer; the ranks meet in their CPU world (runtime/process/CpuWorld.h),
+// (tools/collc/NcclRun.cpp): a plan NCCL's stream order cannot run
+// (runtime/nccl/StreamOrderCheck.h) and no GPU refuse at once, before
+// meeting any peer; the ranks meet in their CPU world (runtime/process/CpuWorld.h),
 // exchange the NCCL unique ids in one all-gather (runtime/nccl/IdGather.h),
 // and the NcclExecutor creates its communicators from them. A step is the
 // executor's CUDA graphs, replayed on its comm stream between event fences
@@ -23,6 +24,7 @@
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/IdGather.h"
 #include "runtime/nccl/NcclExecutor.h"
+#include "runtime/nccl/StreamOrderCheck.h"
 #include "runtime/process/CpuWorld.h"
 #endif
 
@@ -42,6 +44,11 @@ public:
 
   Error create(const DevicePlace &Place, const rt::ExecutorOptions &Opts,
                std::shared_ptr<void> &Session) {
+    // A plan the ranks' comm streams cannot run in NCCL's order is refused
+    // first, on any machine (lowerForRank checks again).
+    if (Error E = rt::nccl::checkStreamOrder(P))
+      return makeApiError(collcUnsupported,
+                          "options->backend is \"nccl\": " + toString(std::move(E)));
     Expected<int> Devices = rt::nccl::countCudaDevices();
     if (!Devices)
       return makeApiError(collcUnsupported,

@@ -17,6 +17,7 @@
 #ifndef COLLC_IR_PROGRAM_H
 #define COLLC_IR_PROGRAM_H
 
+#include "ir/Ids.h"
 #include "ir/OpKind.h"
 #include "ir/RankExpr.h"
 #include "ir/Types.h"
@@ -41,11 +42,6 @@ class SourceMgr;
 }
 
 namespace collc {
-
-using ValueId = uint32_t;
-using OpId = uint32_t;
-using GroupId = uint32_t;
-constexpr uint32_t InvalidId = ~0u;
 
 /// Largest world the IR accepts; the verifier specializes for every rank.
 constexpr int64_t MaxWorldSize = 1 << 20;

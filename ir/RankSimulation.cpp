@@ -8,13 +8,11 @@ using namespace llvm;
 
 namespace collc {
 
-RankSimulation::RankSimulation(const Program &P, const RankMasks &Masks) : P(P), Masks(Masks) {
-  // Only the groups ops use have rendezvous points (and tables).
-  std::vector<bool> Used = groupsUsedByOps(P);
+RankSimulation::RankSimulation(const RankSchedule &S) : S(S) {
   uint32_t Total = 0;
-  for (GroupId G = 0; G != P.groups().size(); ++G) {
+  for (GroupId G = 0; G != S.numGroups(); ++G) {
     FlatBase.push_back(Total);
-    Total += Used[G] ? P.group(G).numSubgroups() : 0;
+    Total += uint32_t(S.numSubgroups(G));
   }
   Arrived.assign(Total, {});
   Completed.assign(Total, 0);
@@ -22,7 +20,7 @@ RankSimulation::RankSimulation(const Program &P, const RankMasks &Masks) : P(P),
 
 ArrayRef<int32_t> RankSimulation::members(uint32_t Flat) const {
   GroupId G = groupOfFlat(Flat);
-  return P.group(G).subgroups()[Flat - FlatBase[G]];
+  return S.subgroup(G, Flat - FlatBase[G]);
 }
 
 GroupId RankSimulation::groupOfFlat(uint32_t Flat) const {
@@ -30,27 +28,13 @@ GroupId RankSimulation::groupOfFlat(uint32_t Flat) const {
   return GroupId(It - FlatBase.begin() - 1);
 }
 
-int64_t peerRankOf(const Program &P, const Op &O, int64_t R) {
-  Expected<int64_t> V = O.Peer->evaluate(R, P.worldSize());
-  if (!V) {
-    consumeError(V.takeError());
-    return -1;
-  }
-  if (O.Group == InvalidId)
-    return *V >= 0 && *V < P.worldSize() ? *V : -1;
-  ArrayRef<int32_t> Members = P.group(O.Group).membersOf(R);
-  return *V >= 0 && *V < int64_t(Members.size()) ? Members[*V] : -1;
-}
-
-int64_t RankSimulation::peerOf(const Op &O, int64_t R) const { return peerRankOf(P, O, R); }
-
 bool RankSimulation::complete(uint32_t Flat, RankSimulationVisitor &V) {
   std::vector<int32_t> &Here = Arrived[Flat];
   // Members in rank order, so visitors never see arrival order.
   llvm::sort(Here);
   SmallVector<OpId, 16> Ops;
   for (int32_t M : Here)
-    Ops.push_back(Ranks[M].PC);
+    Ops.push_back(Ranks[M].At);
   if (!V.collective(groupOfFlat(Flat), Here, Ops, ++Completed[Flat]))
     return false;
   for (int32_t M : Here) {
@@ -62,15 +46,14 @@ bool RankSimulation::complete(uint32_t Flat, RankSimulationVisitor &V) {
   return true;
 }
 
-bool RankSimulation::post(int64_t R, OpId I, RankSimulationVisitor &V, uint32_t &Req) {
-  const Op &O = P.ops()[I];
-  bool IsSend = O.Kind == OpKind::Send;
-  int64_t Peer = peerOf(O, R);
+bool RankSimulation::post(int64_t R, const SimOp &O, RankSimulationVisitor &V, uint32_t &Req) {
+  bool IsSend = O.K == SimOp::Send;
+  int64_t Peer = O.Peer;
   Req = ~0u;
-  if (Peer < 0)
+  if (Peer < 0 || Peer >= S.worldSize())
     return true;
   Req = Requests.size();
-  Requests.push_back({I, R, Peer, IsSend});
+  Requests.push_back({O.Op, R, Peer, IsSend});
   Channel &C = Channels[IsSend ? std::make_pair(R, Peer) : std::make_pair(Peer, R)];
   std::vector<uint32_t> &Mine = IsSend ? C.Sends : C.Recvs;
   std::vector<uint32_t> &Theirs = IsSend ? C.Recvs : C.Sends;
@@ -94,18 +77,27 @@ bool RankSimulation::post(int64_t R, OpId I, RankSimulationVisitor &V, uint32_t 
     PS.W = Wait::Running;
     ReadyQueue.push_back(Peer);
   } else if (PS.W == Wait::Send || PS.W == Wait::Recv) {
-    describeBlock(PS);
+    describeBlock(Peer);
   }
   return true;
 }
 
-void RankSimulation::describeBlock(RankState &St) {
+void RankSimulation::describeBlock(int64_t R) {
+  RankState &St = Ranks[R];
   for (uint32_t Q : St.Awaiting) {
     if (Q != ~0u && Requests[Q].Done)
       continue;
-    St.At = Q == ~0u ? St.PC : Requests[Q].Op;
-    St.W = P.ops()[St.At].Kind == OpKind::Send ? Wait::Send : Wait::Recv;
-    St.Peer = Q == ~0u ? -1 : Requests[Q].Peer;
+    if (Q == ~0u) {
+      // A send or recv without a valid peer: named by where the rank stands.
+      SimOp Here = S.at(R, St.PC);
+      St.At = Here.Op;
+      St.W = Here.K == SimOp::Send ? Wait::Send : Wait::Recv;
+      St.Peer = -1;
+    } else {
+      St.At = Requests[Q].Op;
+      St.W = Requests[Q].IsSend ? Wait::Send : Wait::Recv;
+      St.Peer = Requests[Q].Peer;
+    }
     return;
   }
 }
@@ -113,51 +105,51 @@ void RankSimulation::describeBlock(RankState &St) {
 bool RankSimulation::await(int64_t R, std::vector<uint32_t> Reqs) {
   if (llvm::all_of(Reqs, [&](uint32_t Q) { return Q != ~0u && Requests[Q].Done; }))
     return false;
-  RankState &St = Ranks[R];
-  St.Awaiting = std::move(Reqs);
-  describeBlock(St);
+  Ranks[R].Awaiting = std::move(Reqs);
+  describeBlock(R);
   return true;
 }
 
 bool RankSimulation::advance(int64_t R, RankSimulationVisitor &V) {
   RankState &St = Ranks[R];
-  const auto &Ops = P.ops();
-  while (St.PC < Ops.size()) {
-    const Op &O = Ops[St.PC];
+  size_t Length = S.length(R);
+  while (St.PC < Length) {
+    SimOp O = S.at(R, St.PC);
     std::vector<uint32_t> Awaited;
-    if (Masks.runsOn(St.PC, R)) {
-      if (isCollective(O.Kind)) {
-        const Group &G = P.group(O.Group);
-        St.W = Wait::Collective;
-        St.Flat = FlatBase[O.Group] + G.subgroupOf(R);
-        Arrived[St.Flat].push_back(R);
-        if (int64_t(Arrived[St.Flat].size()) == G.sizeOn(R))
-          return complete(St.Flat, V);
-        return true;
-      }
-      if (!isCommunication(O.Kind)) {
-        if (!V.local(R, St.PC))
-          return false;
-        // A wait on async sends and recvs awaits their requests (async
-        // collectives completed where they launched).
-        if (O.Kind == OpKind::Wait)
-          for (ValueId X : O.Operands)
-            if (auto It = AsyncRequests[R].find(X); It != AsyncRequests[R].end())
-              Awaited.push_back(It->second);
-      } else {
-        uint32_t Req;
-        if (!post(R, St.PC, V, Req))
-          return false;
-        if (O.Batch != InvalidId)
-          St.InBatch.push_back(Req);
-        else if (O.Async)
-          AsyncRequests[R][O.Results.front()] = Req;
-        else
-          Awaited.push_back(Req);
-      }
+    switch (O.K) {
+    case SimOp::Collective: {
+      St.W = Wait::Collective;
+      St.At = O.Op;
+      St.Flat = FlatBase[O.Group] + uint32_t(S.subgroupOf(O.Group, R));
+      Arrived[St.Flat].push_back(int32_t(R));
+      if (int64_t(Arrived[St.Flat].size()) == S.sizeOn(O.Group, R))
+        return complete(St.Flat, V);
+      return true;
     }
-    // The end of a p2p block awaits everything the block posted here.
-    if (O.Batch != InvalidId && (St.PC + 1 == Ops.size() || Ops[St.PC + 1].Batch != O.Batch)) {
+    case SimOp::Local:
+      if (!V.local(R, O.Op))
+        return false;
+      for (uint32_t X : O.Awaits)
+        if (auto It = AsyncRequests[R].find(X); It != AsyncRequests[R].end())
+          Awaited.push_back(It->second);
+      break;
+    case SimOp::Send:
+    case SimOp::Recv: {
+      uint32_t Req;
+      if (!post(R, O, V, Req))
+        return false;
+      if (O.C == SimOp::Batched)
+        St.InBatch.push_back(Req);
+      else if (O.C == SimOp::Async)
+        AsyncRequests[R][O.Token] = Req;
+      else
+        Awaited.push_back(Req);
+      break;
+    }
+    case SimOp::Skip:
+      break;
+    }
+    if (O.EndsBatch) {
       Awaited.insert(Awaited.end(), St.InBatch.begin(), St.InBatch.end());
       St.InBatch.clear();
     }
@@ -170,14 +162,14 @@ bool RankSimulation::advance(int64_t R, RankSimulationVisitor &V) {
 }
 
 RankSimulation::Outcome RankSimulation::run(RankSimulationVisitor &V) {
-  Ranks.assign(P.worldSize(), RankState());
+  Ranks.assign(S.worldSize(), RankState());
   Requests.clear();
   Channels.clear();
   AsyncRequests.clear();
-  AsyncRequests.resize(P.worldSize());
+  AsyncRequests.resize(S.worldSize());
   ReadyQueue.clear();
   ReadyHead = 0;
-  for (int64_t R = 0; R != P.worldSize(); ++R)
+  for (int64_t R = 0; R != S.worldSize(); ++R)
     ReadyQueue.push_back(R);
   while (ReadyHead != ReadyQueue.size()) {
     int64_t R = ReadyQueue[ReadyHead++];
@@ -214,7 +206,7 @@ void RankSimulation::waitsFor(int64_t R, SmallVectorImpl<int64_t> &Out) const {
 }
 
 std::vector<int64_t> RankSimulation::findWaitCycle() const {
-  int64_t N = P.worldSize();
+  int64_t N = S.worldSize();
   // Iterative depth-first search: a chain of waits can be as long as the
   // world.
   std::vector<uint8_t> Color(N, 0); // 0 new, 1 on the path, 2 done

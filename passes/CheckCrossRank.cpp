@@ -19,13 +19,14 @@
 // The first disagreement is reported with an error at one op and a note at
 // the other, naming the ranks and the group.
 //
-// The run itself is ir/RankSimulation; this pass only judges what it sees.
+// The run itself is ir/RankSimulation over the program's schedule
+// (ir/ProgramSchedule.h); this pass only judges what it sees.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 
-#include "ir/RankSimulation.h"
+#include "ir/ProgramSchedule.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -51,7 +52,7 @@ std::string ordinal(uint64_t N) {
 class CrossRankChecker : public RankSimulationVisitor {
 public:
   CrossRankChecker(const Program &P, DiagnosticEngine &D)
-      : P(P), Diags(D), Masks(P), Sim(P, Masks) {}
+      : P(P), Diags(D), Masks(P), Schedule(P, Masks), Sim(Schedule) {}
   bool run();
 
   bool collective(GroupId G, ArrayRef<int32_t> Members, ArrayRef<OpId> Ops, uint64_t Seq) override;
@@ -72,6 +73,7 @@ private:
   const Program &P;
   DiagnosticEngine &Diags;
   RankMasks Masks;
+  ProgramSchedule Schedule;
   RankSimulation Sim;
 };
 

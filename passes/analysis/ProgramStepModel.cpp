@@ -2,7 +2,7 @@
 
 #include "passes/analysis/ProgramStepModel.h"
 
-#include "ir/RankSimulation.h"
+#include "ir/ProgramSchedule.h"
 
 using namespace llvm;
 

@@ -3,6 +3,8 @@
 #include "runtime/nccl/NcclLowering.h"
 
 #include "runtime/exec/StepWalk.h"
+#include "runtime/nccl/IssueOrder.h"
+#include "runtime/nccl/StreamOrderCheck.h"
 
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/nccl/PackShape.h"
@@ -77,30 +79,26 @@ public:
                        formatv("rank {0} is not in 0..{1} of plan @{2}", Rank, P.World - 1,
                                P.Program));
     setup();
-    for (size_t S : stepsOfRank(P, Rank)) {
-      const plan::Step &St = P.Steps[S];
-      if (St.Kind == plan::StepKind::Launch) {
-        const plan::Comm &C = P.Comms[St.Index];
-        if (C.Kind == plan::CommKind::AllToAllV && C.Counts >= 0) {
-          flushLaunches();
-          runtimeAllToAllV(St.Index);
-        } else {
-          // A p2p batch is one NCCL group of its own.
-          if (!Launches.empty() && P.Comms[Launches.back()].Batch != C.Batch)
-            flushLaunches();
-          Launches.push_back(St.Index);
-        }
-        if (C.Fenced)
-          FenceOf[St.Index] = LastCompute;
-        continue;
+    // The plan's steps as the comm stream issues them (IssueOrder.h).
+    for (Issue &I : issueOrder(P, Rank)) {
+      switch (I.K) {
+      case Issue::Launch:
+        for (uint32_t K : I.Comms)
+          if (P.Comms[K].Fenced)
+            FenceOf[K] = LastCompute;
+        launchGroup(I);
+        break;
+      case Issue::Eager:
+        runtimeAllToAllV(I.Index);
+        break;
+      case Issue::Wait:
+        waitStep(I.Index);
+        break;
+      case Issue::Compute:
+        LastCompute[P.Computes[I.Index].Stream] = int64_t(I.Index);
+        break;
       }
-      flushLaunches();
-      if (St.Kind == plan::StepKind::Wait)
-        waitStep(St.Index);
-      if (St.Kind == plan::StepKind::Compute)
-        LastCompute[P.Computes[St.Index].Stream] = int64_t(St.Index);
     }
-    flushLaunches();
     closeGraph();
     warmUp();
     L.ReadyEvents = unsigned(ReadyEvents.size());
@@ -320,13 +318,12 @@ private:
     }
   }
 
-  /// Consecutive launches: their ready waits and packs, then their NCCL
-  /// calls as one group (NCCL fuses them; send/recv pairs need it).
-  void flushLaunches() {
-    if (Launches.empty())
-      return;
+  /// A group of the issue order: its comms' ready waits and packs, then
+  /// their NCCL calls, as one NCCL group when more than one (NCCL fuses
+  /// collectives; sends and recvs in one group progress together).
+  void launchGroup(const Issue &I) {
     std::vector<Call> Nccl;
-    for (uint32_t K : Launches) {
+    for (uint32_t K : I.Comms) {
       const plan::Comm &C = P.Comms[K];
       waitReady(C.Inputs, K, nullptr);
       if (C.InBuffer >= 0) {
@@ -342,13 +339,30 @@ private:
       ncclCalls(K, Nccl);
     }
     bool Group = Nccl.size() > 1;
-    if (Group)
-      emit({CallKind::GroupStart});
+    // Held open past computes or waits: say so where it is issued.
+    std::string Held;
+    if (I.HeldAcross) {
+      Held = I.FirstHeldCompute >= 0 ? "held open from before @" +
+                                           P.Computes[I.FirstHeldCompute].Name
+                                     : std::string("held open across a wait");
+      if (I.IssuedBy == Issue::AtWait)
+        Held += formatv(" to the wait for #{0}", I.Until).str();
+      else if (I.IssuedBy == Issue::BeforeCollective)
+        Held += formatv(" to collective #{0}", I.Until).str();
+      else
+        Held += " to the end of the step";
+    }
+    if (Group) {
+      Call Start{CallKind::GroupStart};
+      Start.Note = Held;
+      emit(std::move(Start));
+    } else if (!Held.empty()) {
+      Nccl.front().Note = Held;
+    }
     for (Call &C : Nccl)
       emit(std::move(C));
     if (Group)
       emit({CallKind::GroupEnd});
-    Launches.clear();
   }
 
   /// The NCCL calls of plan comm \p K on this rank.
@@ -565,7 +579,6 @@ private:
   std::map<uint32_t, std::map<uint32_t, int64_t>> FenceOf;
   std::map<uint32_t, int64_t> WaitedUpTo; ///< model stream -> latest compute waited on
   std::set<uint32_t> ReadyEvents;
-  std::vector<uint32_t> Launches;
   std::set<uint32_t> RuntimeDone, Waited;
   bool GraphOpen = false;
   bool NeedScratch = false;
@@ -763,7 +776,14 @@ RuntimeSlice runtimeSlice(const Call &C, ArrayRef<uint64_t> Rows) {
 }
 
 Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank) {
-  return Lowerer(P, Rank).run();
+  Expected<Lowering> L = Lowerer(P, Rank).run();
+  if (!L)
+    return L.takeError();
+  // What the streams' order cannot run is refused before any rank
+  // communicates (StreamOrderCheck.h).
+  if (Error E = checkStreamOrder(P))
+    return std::move(E);
+  return L;
 }
 
 void printLowering(const plan::Plan &P, const Lowering &L, raw_ostream &OS) {

@@ -14,13 +14,15 @@
 // only its own bucket, so communication overlaps the backward pass.
 // A launch waits on the latest compute of
 // each model stream that produced one of its inputs (stream order covers
-// the earlier ones) unless an earlier wait already did. Consecutive
-// launches form one NCCL group, after their waits and pack kernels (a p2p
-// batch, an IR `p2p { }` block, is exactly one group: ncclGroupStart, its
-// sends and recvs, ncclGroupEnd; an async recv launched right before a
-// send joins the send's group, which is how the exchange completes); a wait
-// step unpacks and records the comm's done event, which the model's compute
-// streams wait on before using the results. A step is then one cudaGraphLaunch per
+// the earlier ones) unless an earlier wait already did. Launches are issued
+// in the groups of IssueOrder.h, after their waits and pack kernels:
+// consecutive collectives form one NCCL group; sends and recvs form groups
+// of their own, a group holding an async one open across computes until
+// the wait for one of its comms or the next collective (an IR `p2p { }`
+// block lies within one group; the exchange `recv async; compute; send;
+// wait` is one group); a wait step unpacks and records the comm's done
+// event, which the model's compute streams wait on before using the
+// results. A step is then one cudaGraphLaunch per
 // graph. An all_to_all_v whose split sizes are only known at run time cannot
 // be captured: it ends a graph, runs eagerly (its counts are exchanged and
 // read back to the host), and the next graph starts after it.
@@ -28,7 +30,9 @@
 // Invariant: a rank's calls name only communicators it belongs to, every
 // NCCL call of a communicator appears in the same order on all of its
 // ranks (the plan's step order), and no NCCL communicator is created or
-// connected inside a capture.
+// connected inside a capture. lowerForRank refuses (StreamOrderCheck.h) a
+// plan whose ranks' streams, issuing in this order, would wait for each
+// other forever.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_NCCL_NCCLLOWERING_H
@@ -166,7 +170,8 @@ struct RuntimeSlice {
 };
 RuntimeSlice runtimeSlice(const Call &C, llvm::ArrayRef<uint64_t> Rows);
 
-/// Lowers \p P for rank \p Rank.
+/// Lowers \p P for rank \p Rank, once every rank's issue order has passed
+/// checkStreamOrder (an Unsupported error otherwise).
 llvm::Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank);
 
 /// The listing `collc dump --format nccl` prints: every call with its

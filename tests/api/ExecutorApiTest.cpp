@@ -360,6 +360,39 @@ TEST(CApiExecutor, NcclIsRefusedWithTheReasonWhereItCannotRun) {
   collcPlanDestroy(P);
 }
 
+TEST(CApiExecutor, NcclRefusesAPlanItsStreamsWouldHangOnAnywhere) {
+  // An exchange with a collective between its halves: compile accepts it
+  // (the recv stays posted across the all_reduce on the host backends), but
+  // each rank's NCCL stream would hold the all_reduce behind its recv. The
+  // nccl executor refuses it before the device check, so on any machine.
+  const char *Across = "program @across world(2) {\n"
+                       "  group @dp = world\n"
+                       "  %x = compute @make : f32[16]\n"
+                       "  %y = recv async from (1 - rank) : f32[16]\n"
+                       "  %g = compute @grad : f32[4]\n"
+                       "  %r = all_reduce sum %g in @dp\n"
+                       "  send %x to (1 - rank)\n"
+                       "  wait %y\n"
+                       "  compute @use(%y, %r)\n"
+                       "}\n";
+  collcPlan_t P = compileNone(Across);
+  collcExecutorOptions_t O = localOptions("file:/nonexistent-collc-rendezvous");
+  O.backend = "nccl";
+  collcExecutor_t X = nullptr;
+  collcResult_t R = collcExecutorCreate(P, 0, &O, &X);
+  std::string Why = collcGetLastError();
+  EXPECT_EQ(R, collcUnsupported) << Why;
+  if (Why.find("built without the nccl backend") == std::string::npos) {
+    for (const char *Part : {"options->backend is \"nccl\": plan @across would hang on NCCL",
+                             "ranks wait for each other in a cycle 0 -> 1 -> 0",
+                             "rank 0 waits for comm #0 (recv from rank 1 at ",
+                             "its stream issues comm #1 (all_reduce in @dp at "})
+      EXPECT_NE(Why.find(Part), std::string::npos) << Part << "\nin: " << Why;
+  }
+  EXPECT_EQ(X, nullptr);
+  collcPlanDestroy(P);
+}
+
 /// Rank \p Rank's executor of \p P with asyncReplay, bound to \p In/\p Out
 /// and captured (a collective: both ranks call it).
 collcResult_t asyncRank(collcPlan_t P, int64_t Rank, const char *Rendezvous, int64_t TimeoutMs,

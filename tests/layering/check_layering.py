@@ -50,8 +50,10 @@ LAYERS = [
                       "runtime/launch"]),
     # runtime/launch: the unique ids travel over the run's CPU world, seen
     # only through its neutral WorldGather (never runtime/mpi or runtime/gloo).
-    ("runtime/nccl", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds",
-                      "runtime/launch"]),
+    # ir/RankSimulation.h: the one cross-rank simulation (it sees no program),
+    # which the stream-order check runs over the NCCL issue order.
+    ("runtime/nccl", [*IR_VOCABULARY, "ir/RankSimulation.h", "ir/Ids.h", "compiler/plan",
+                      "runtime/exec", "runtime/seeds", "runtime/launch"]),
     # The table of process backends (mpi, gloo, nccl) that the tool and the C
     # API create executors from, and the CPU world a run's processes meet in.
     ("runtime/process", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/launch",

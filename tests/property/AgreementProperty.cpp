@@ -4,7 +4,13 @@
 // for every world size from 2 to 8,
 //  - compile accepts  =>  the plan runs on local ranks (a thread each) and
 //    every result on every rank verifies against the reference;
-//  - compile refuses  =>  with a located error (file:line:col).
+//  - compile refuses  =>  with a located error (file:line:col);
+// and of the NCCL lowering's stream-order check (runtime/nccl/
+// StreamOrderCheck.h), which refuses plans whose ranks' in-order comm
+// streams would wait for each other:
+//  - it refuses only plans with an async send or recv (without one, NCCL's
+//    issue order is the program's own, which compile checked), and then
+//    names a cycle or a missing partner and the program line of a comm.
 // A violation prints the program and what went wrong, and exits 1.
 //
 //   collc_agreement_property [--programs N] [--seed S] [--show]
@@ -21,8 +27,10 @@
 
 #include "compiler/Compile.h"
 #include "ir/Parser.h"
+#include "runtime/nccl/StreamOrderCheck.h"
 #include "tools/collc/LocalRun.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
@@ -42,6 +50,9 @@ constexpr const char *BufferName = "prop.coll";
 
 struct Tally {
   uint64_t Instances = 0, Verified = 0, Refused = 0;
+  /// Verified plans with an async send/recv, and those the NCCL stream
+  /// order refuses.
+  uint64_t AsyncP2P = 0, NcclRefused = 0;
   std::map<std::string, uint64_t> RefusedBy; ///< ordered: the report is stable
 };
 
@@ -57,6 +68,32 @@ std::string stageOf(StringRef Msg) {
 bool violation(const std::string &Program, const Twine &What) {
   errs() << "PROPERTY VIOLATED: " << What << "\n--- program:\n" << Program;
   return false;
+}
+
+/// The NCCL side of the property, for a plan compile accepted.
+bool checkStreamOrderOf(const plan::Plan &P, const std::string &Text, Tally &T, bool Show) {
+  bool Async = llvm::any_of(P.Comms, [](const plan::Comm &C) {
+    return (C.Kind == plan::CommKind::Send || C.Kind == plan::CommKind::Recv) && C.Async &&
+           C.Batch < 0;
+  });
+  T.AsyncP2P += Async;
+  Error E = rt::nccl::checkStreamOrder(P);
+  if (!E)
+    return true;
+  std::string Msg = toString(std::move(E));
+  if (!Async)
+    return violation(Text, "compiled without an async send or recv, but the NCCL stream order "
+                           "refuses it: " + Msg);
+  static const Regex Named(std::string("(cycle [0-9 >-]+|issues no more calls).*comm #[0-9]+ "
+                                       "\\([a-z_]+.* at ") +
+                           BufferName + ":[0-9]+:[0-9]+\\)");
+  if (!Named.match(Msg))
+    return violation(Text, "the NCCL stream order refuses it without naming the cycle and a "
+                           "comm's place: " + Msg);
+  ++T.NcclRefused;
+  if (Show)
+    outs() << "refused on NCCL: " << Msg << "\n";
+  return true;
 }
 
 /// Checks one program text; false on a violation (already reported).
@@ -117,7 +154,7 @@ bool checkInstance(const std::string &Text, int64_t World, Tally &T, bool Show) 
   ++T.Verified;
   if (Show)
     outs() << "verified at world " << World << "\n";
-  return true;
+  return checkStreamOrderOf(*Plan, Text, T, Show);
 }
 
 } // namespace
@@ -167,6 +204,9 @@ int main(int argc, char **argv) {
     First = false;
   }
   outs() << ") in " << format("%.1f", Seconds) << " s\n";
+  outs() << "NCCL stream order: of " << T.AsyncP2P << " verified plans with an async send or "
+         << "recv, " << T.NcclRefused << " refused (the others and every plan without one "
+         << "accepted)\n";
   // A generator that no longer reaches the runtime would pass vacuously.
   if (T.Verified * 4 < T.Instances) {
     errs() << "too few programs verified (" << T.Verified << " of " << T.Instances

@@ -10,6 +10,7 @@
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/IdGather.h"
 #include "runtime/nccl/NcclExecutor.h"
+#include "runtime/nccl/StreamOrderCheck.h"
 #include "runtime/verify/SyntheticData.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -208,7 +209,11 @@ int runThisProcessOnGpu(const plan::Plan &P, const ProcessRunOptions &O, raw_ost
     Err.flush();
     return ExitUserError;
   };
-  // Before meeting anyone: without a GPU every rank stops here at once.
+  // Before meeting anyone: a plan the comm streams' order cannot run
+  // (every rank finds the same), and without a GPU, every rank stops here
+  // at once.
+  if (Error E = rt::nccl::checkStreamOrder(P))
+    return Fail(toString(std::move(E)));
   Expected<int> Devices = rt::nccl::countCudaDevices();
   if (!Devices)
     return Fail(toString(Devices.takeError()));

@@ -11,27 +11,38 @@ send_backward_recv_forward, and the interleaved schedule's
 send_forward_backward_recv_forward_backward) are `p2p { }` blocks, as
 Megatron issues them with batch_isend_irecv.
 
-  pipeline_schedules.py gpipe|1f1b|interleaved STAGES MICROBATCHES [CHUNKS] [--blocking]
+  pipeline_schedules.py gpipe|1f1b|interleaved STAGES MICROBATCHES [CHUNKS] [--blocking|--overlap]
 
 --blocking writes each block's ops as blocking sends and recvs instead (sends
 first): the steady state then deadlocks, which check-cross-rank must find.
+
+--overlap writes each block as Megatron's overlap_p2p_comm issues it: its
+recvs posted async before the compute that precedes the block, its sends
+async after that compute, then a wait for each (the exchange with a compute
+between its halves, which NCCL issues as one group: nccl-p2p.test).
 """
 import sys
 
 T = "f32[16]"
 BLOCKING = "--blocking" in sys.argv
+OVERLAP = "--overlap" in sys.argv
 
 
 class Writer:
     def __init__(self, name, world):
         self.lines = [f"program @{name} world({world}) {{"]
         self.block = None
+        self.last_compute = None  # where the latest compute line is
+        self.tokens = 0
 
     def op(self, text, rank):
         """One blocking op of rank; None (no neighbour on that side) writes
         nothing."""
-        if text:
-            self.lines.append(f"  {text} when rank == {rank}")
+        if not text:
+            return
+        if " = compute " in text:
+            self.last_compute = len(self.lines)
+        self.lines.append(f"  {text} when rank == {rank}")
 
     def batch(self, ops, rank):
         ops = [o for o in ops if o]
@@ -40,6 +51,25 @@ class Writer:
         if BLOCKING:
             for o in sorted(ops, key=lambda o: not o.startswith("send")):
                 self.op(o, rank)
+            return
+        if OVERLAP:
+            waits = []
+            for o in ops:
+                if o.startswith("send"):
+                    self.tokens += 1
+                    token = f"%t.{self.tokens}"
+                    self.op(f"{token} = send async{o[len('send'):]}", rank)
+                else:
+                    name, rest = o.split(" = recv ", 1)
+                    # Posted before the compute this block follows, which
+                    # never uses what the block receives.
+                    self.lines.insert(self.last_compute,
+                                      f"  {name} = recv async {rest} when rank == {rank}")
+                    self.last_compute += 1
+                    token = name
+                waits.append(token)
+            for t in waits:
+                self.op(f"wait {t}", rank)
             return
         self.lines.append("  p2p {")
         for o in ops:
@@ -188,7 +218,7 @@ def interleaved(P, M, V):
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--blocking"]
+    args = [a for a in sys.argv[1:] if a not in ("--blocking", "--overlap")]
     kind, P, M = args[0], int(args[1]), int(args[2])
     if kind == "gpipe":
         sys.stdout.write(gpipe(P, M))
