@@ -782,7 +782,7 @@ Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank) {
   // What the streams' order cannot run is refused before any rank
   // communicates (StreamOrderCheck.h).
   if (Error E = checkStreamOrder(P))
-    return std::move(E);
+    return E;
   return L;
 }
 
