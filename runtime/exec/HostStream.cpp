@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <sched.h>
+#include <sys/prctl.h>
 
 using namespace llvm;
 
@@ -27,7 +28,12 @@ static void cpuRelax() {
 }
 
 HostStream::HostStream(std::string N) : Name(std::move(N)) {
-  Worker = std::thread([this] { run(); });
+  Worker = std::thread([this] {
+    // The worker's sleeps between polls (pauseInBackground) are a few
+    // microseconds: Linux's default slack (50 us) would stretch each.
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    run();
+  });
 }
 
 HostStream::~HostStream() {
@@ -83,6 +89,16 @@ void HostStream::pauseAfterPoll(unsigned Polls) {
     std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
+void HostStream::pauseInBackground(unsigned Polls) {
+  if (Polls < BackgroundYields) {
+    sched_yield();
+    return;
+  }
+  unsigned Doublings = std::min(Polls - BackgroundYields, 16u);
+  std::this_thread::sleep_for(
+      std::min(MinBackgroundSleep * (1u << Doublings), MaxBackgroundSleep));
+}
+
 HostStream::Drain HostStream::drainOnce(bool MayBlock, uint64_t UpTo) {
   // The execution token: one locked exchange to take it, a plain store to
   // give it back (cheaper than a mutex on the eager path).
@@ -129,7 +145,7 @@ void HostStream::run() {
         // Gives the core back after every poll: it is the computing
         // thread's core too (mpirun binds a rank's threads to one).
         if (D == Drain::Pending)
-          pauseAfterPoll(std::max(Polls++, TightPolls));
+          pauseInBackground(Polls++);
         else
           Polls = 0;
         Nap = MinNap;

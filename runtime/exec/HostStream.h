@@ -139,6 +139,16 @@ public:
   /// cores), then sleep a little. \p Polls counts the polls so far.
   static void pauseAfterPoll(unsigned Polls);
   static constexpr unsigned TightPolls = 64;
+  /// The worker's pause between two polls of a started task that no thread
+  /// waits for (its issuer computes meanwhile): a few yields, then sleeps
+  /// doubling from MinBackgroundSleep to MaxBackgroundSleep. Never a spin:
+  /// the core is the computing thread's (mpirun binds a rank's threads to
+  /// one) or another rank's (ranks may outnumber cores), and a sleeper that
+  /// wakes gets the core back within its sleep where a yielder waits out
+  /// the running thread's time slice. \p Polls counts the polls so far.
+  static void pauseInBackground(unsigned Polls);
+  static constexpr unsigned BackgroundYields = 8;
+  static constexpr std::chrono::microseconds MinBackgroundSleep{2}, MaxBackgroundSleep{64};
   /// Queues \p T; returns its ticket (1, 2, ...). A polled task that is
   /// next in line is started here, on the caller's thread.
   uint64_t enqueue(Task T);
