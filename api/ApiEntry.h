@@ -13,6 +13,7 @@
 #define COLLC_API_APIENTRY_H
 
 #include "api/ApiError.h"
+#include "api/StructVersions.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -47,9 +48,10 @@ public:
     return *this;
   }
   /// A versioned struct (null allowed when \p Optional): its first field
-  /// `size` must be at least the size of the first version.
-  template <class T> Args &versioned(const T *S, const char *Name, size_t FirstVersion,
-                                     bool Optional) {
+  /// `size` must be at least the size of its first version
+  /// (api/StructVersions.h); a larger one than this library's is read as far
+  /// as this library knows.
+  template <class T> Args &versioned(const T *S, const char *Name, bool Optional) {
     if (!S) {
       if (!Optional)
         set(collcInvalidArgument, llvm::formatv("{0} is NULL: expected a {0} struct", Name));
@@ -59,11 +61,11 @@ public:
     // in scope and warns that `S->size <` may open a template argument list
     // (-Wmissing-template-keyword).
     size_t Size = S->size;
-    if (Size < FirstVersion || Size > (size_t(1) << 16))
+    if (Size < FirstVersionSize<T> || Size > (size_t(1) << 16))
       set(collcInvalidArgument,
-          llvm::formatv("{0}->size is {1}: expected sizeof the struct ({2}; initialize it "
-                        "with its Init function)",
-                        Name, Size, sizeof(T)));
+          llvm::formatv("{0}->size is {1}: expected sizeof the struct ({2}, or {3} in version "
+                        "1; initialize it with its Init call)",
+                        Name, Size, sizeof(T), FirstVersionSize<T>));
     return *this;
   }
   /// \p Value must lie in Low..High.

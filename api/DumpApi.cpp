@@ -25,9 +25,6 @@ using namespace collc::api;
 
 namespace {
 
-/// collcSimResult_t before the peak memory fields (version 1).
-constexpr size_t SimResultV1Size = offsetof(collcSimResult_t, peakMemoryBytes);
-
 Expected<LinkClass> linkOf(const char *Link, const char *Name) {
   Expected<LinkClass> L = resolveLink(Link ? Link : "h100-nvlink");
   if (!L)
@@ -65,12 +62,17 @@ Expected<DumpOptions> dumpOptionsOf(const collcDumpOptions_t &O) {
 
 extern "C" {
 
-collcResult_t collcDumpOptionsInit(collcDumpOptions_t *Options) {
-  return entry(__func__, [&]() -> Error {
-    if (Error E = Args().notNull(Options, "options", "a collcDumpOptions_t").done())
-      return E;
-    *Options = collcDumpOptions_t COLLC_DUMP_OPTIONS_INIT;
-    return Error::success();
+collcResult_t collcDumpOptionsInitSized(collcDumpOptions_t *Options, size_t Size) {
+  return entry(__func__, [&] {
+    return initVersioned(Options, Size, collcDumpOptions_t COLLC_DUMP_OPTIONS_INIT, "options");
+  });
+}
+
+// Version 1's symbol (collc.h's macro of this name calls the sized one).
+collcResult_t(collcDumpOptionsInit)(collcDumpOptions_t *Options) {
+  return entry(__func__, [&] {
+    return initVersioned(Options, FirstVersionSize<collcDumpOptions_t>,
+                         collcDumpOptions_t COLLC_DUMP_OPTIONS_INIT, "options");
   });
 }
 
@@ -79,14 +81,12 @@ collcResult_t collcPlanDump(collcPlan_t Plan, const collcDumpOptions_t *Options,
     Args A;
     A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
         .notNull(Out, "out", "where to store the dump")
-        .versioned(Options, "options", sizeof(collcDumpOptions_t), /*Optional=*/true);
+        .versioned(Options, "options", /*Optional=*/true);
     if (Options)
       A.inRange(Options->format, "options->format", collcDumpText, collcDumpNccl);
     if (Error E = A.done())
       return E;
-    collcDumpOptions_t O = COLLC_DUMP_OPTIONS_INIT;
-    if (Options)
-      O = *Options;
+    collcDumpOptions_t O = readVersioned(Options, collcDumpOptions_t COLLC_DUMP_OPTIONS_INIT);
     Expected<DumpOptions> D = dumpOptionsOf(O);
     if (!D)
       return D.takeError();
@@ -120,12 +120,17 @@ collcResult_t collcPlanDump(collcPlan_t Plan, const collcDumpOptions_t *Options,
   });
 }
 
-collcResult_t collcSimResultInit(collcSimResult_t *Result) {
-  return entry(__func__, [&]() -> Error {
-    if (Error E = Args().notNull(Result, "result", "a collcSimResult_t").done())
-      return E;
-    *Result = collcSimResult_t COLLC_SIM_RESULT_INIT;
-    return Error::success();
+collcResult_t collcSimResultInitSized(collcSimResult_t *Result, size_t Size) {
+  return entry(__func__, [&] {
+    return initVersioned(Result, Size, collcSimResult_t COLLC_SIM_RESULT_INIT, "result");
+  });
+}
+
+// Version 1's symbol (collc.h's macro of this name calls the sized one).
+collcResult_t(collcSimResultInit)(collcSimResult_t *Result) {
+  return entry(__func__, [&] {
+    return initVersioned(Result, FirstVersionSize<collcSimResult_t>,
+                         collcSimResult_t COLLC_SIM_RESULT_INIT, "result");
   });
 }
 
@@ -133,7 +138,7 @@ collcResult_t collcPlanSimulate(collcPlan_t Plan, const char *Link, collcSimResu
   return entry(__func__, [&]() -> Error {
     if (Error E = Args()
                       .notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
-                      .versioned(Result, "result", SimResultV1Size, /*Optional=*/false)
+                      .versioned(Result, "result", /*Optional=*/false)
                       .done())
       return E;
     SimOptions Opts;
@@ -159,8 +164,7 @@ collcResult_t collcPlanSimulate(collcPlan_t Plan, const char *Link, collcSimResu
     Out.peakMemoryRank = Peak.Rank;
     Out.peakMemoryComm = Peak.Source ? int64_t(*Peak.Source) : -1;
     // A caller's struct may be an earlier version: write only its fields.
-    Out.size = Result->size;
-    std::memcpy(Result, &Out, std::min(Result->size, sizeof Out));
+    writeVersioned(Result, Out);
     return Error::success();
   });
 }

@@ -106,31 +106,22 @@ Error replayStep(rt::Executor &X, collcComputeFn Compute, void *User, StepQueue 
   return E;
 }
 
-/// The options a caller filled, over the defaults: the fields its `size`
-/// covers (a caller built against an older collc.h has fewer).
-collcExecutorOptions_t readOptions(const collcExecutorOptions_t *Options) {
-  collcExecutorOptions_t O = COLLC_EXECUTOR_OPTIONS_INIT;
-  if (Options) {
-    size_t N = std::min(Options->size, sizeof O);
-    std::memcpy(static_cast<void *>(&O), Options, N);
-    O.size = sizeof O;
-  }
-  return O;
-}
-
-/// The size of collcExecutorOptions_t before `device` was added.
-constexpr size_t kExecutorOptionsV1 = offsetof(collcExecutorOptions_t, device);
-
 } // namespace
 
 extern "C" {
 
-collcResult_t collcExecutorOptionsInit(collcExecutorOptions_t *Options) {
-  return entry(__func__, [&]() -> Error {
-    if (Error E = Args().notNull(Options, "options", "a collcExecutorOptions_t").done())
-      return E;
-    *Options = collcExecutorOptions_t COLLC_EXECUTOR_OPTIONS_INIT;
-    return Error::success();
+collcResult_t collcExecutorOptionsInitSized(collcExecutorOptions_t *Options, size_t Size) {
+  return entry(__func__, [&] {
+    return initVersioned(Options, Size, collcExecutorOptions_t COLLC_EXECUTOR_OPTIONS_INIT,
+                         "options");
+  });
+}
+
+// Version 1's symbol (collc.h's macro of this name calls the sized one).
+collcResult_t(collcExecutorOptionsInit)(collcExecutorOptions_t *Options) {
+  return entry(__func__, [&] {
+    return initVersioned(Options, FirstVersionSize<collcExecutorOptions_t>,
+                         collcExecutorOptions_t COLLC_EXECUTOR_OPTIONS_INIT, "options");
   });
 }
 
@@ -140,12 +131,15 @@ collcResult_t collcExecutorCreate(collcPlan_t Plan, int64_t Rank,
     Args A;
     A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
         .notNull(Out, "exec", "where to store the executor")
-        .versioned(Options, "options", kExecutorOptionsV1, /*Optional=*/true);
+        .versioned(Options, "options", /*Optional=*/true);
     if (Plan)
       A.inRange(Rank, "rank", 0, Plan->P->World - 1);
     if (Error E = A.done())
       return E;
-    collcExecutorOptions_t O = readOptions(Options);
+    // The fields the caller's `size` covers, over the defaults (a caller
+    // built against an older collc.h has fewer).
+    collcExecutorOptions_t O =
+        readVersioned(Options, collcExecutorOptions_t COLLC_EXECUTOR_OPTIONS_INIT);
     A.inRange(O.timeoutMs, "options->timeoutMs", 0, 86400000)
         .inRange(O.digestHandshake, "options->digestHandshake", 0, 1)
         .inRange(O.device, "options->device", -1, 1023)

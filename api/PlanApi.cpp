@@ -46,9 +46,6 @@ Error checkPlan(Args &A, collcPlan_t Plan) {
   return A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad").done();
 }
 
-/// Version 1 of collcCompileOptions_t ended before memoryBudget.
-constexpr size_t CompileOptionsV1Size = offsetof(collcCompileOptions_t, memoryBudget);
-
 /// The pipeline \p O asks for, as `collc compile` builds it from its flags.
 Expected<std::string> pipelineOf(const collcCompileOptions_t &O) {
   bool Pipeline = O.pipeline && *O.pipeline;
@@ -83,12 +80,18 @@ Expected<std::string> pipelineOf(const collcCompileOptions_t &O) {
 
 extern "C" {
 
-collcResult_t collcCompileOptionsInit(collcCompileOptions_t *Options) {
-  return entry(__func__, [&]() -> Error {
-    if (Error E = Args().notNull(Options, "options", "a collcCompileOptions_t").done())
-      return E;
-    *Options = collcCompileOptions_t COLLC_COMPILE_OPTIONS_INIT;
-    return Error::success();
+collcResult_t collcCompileOptionsInitSized(collcCompileOptions_t *Options, size_t Size) {
+  return entry(__func__, [&] {
+    return initVersioned(Options, Size, collcCompileOptions_t COLLC_COMPILE_OPTIONS_INIT,
+                         "options");
+  });
+}
+
+// Version 1's symbol (collc.h's macro of this name calls the sized one).
+collcResult_t(collcCompileOptionsInit)(collcCompileOptions_t *Options) {
+  return entry(__func__, [&] {
+    return initVersioned(Options, FirstVersionSize<collcCompileOptions_t>,
+                         collcCompileOptions_t COLLC_COMPILE_OPTIONS_INIT, "options");
   });
 }
 
@@ -98,16 +101,14 @@ collcResult_t collcCompile(const char *Program, const collcCompileOptions_t *Opt
     Args A;
     A.notNull(Program, "program", "NUL-terminated program text")
         .notNull(Out, "plan", "where to store the plan")
-        .versioned(Options, "options", CompileOptionsV1Size, /*Optional=*/true);
+        .versioned(Options, "options", /*Optional=*/true);
     if (Options)
       A.inRange(Options->world, "options->world", 0, MaxWorldSize);
     if (Error E = A.done())
       return E;
-    collcCompileOptions_t O = COLLC_COMPILE_OPTIONS_INIT;
     // A caller's struct may be an earlier version: read only its fields.
-    if (Options)
-      std::memcpy(&O, Options, std::min(Options->size, sizeof O));
-    O.size = sizeof O;
+    collcCompileOptions_t O =
+        readVersioned(Options, collcCompileOptions_t COLLC_COMPILE_OPTIONS_INIT);
     CompileOptions Opts;
     // As `collc compile`: the unchanged-IR check is the tests' (collc opt).
     Opts.PM.CheckUnchanged = false;

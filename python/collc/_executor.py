@@ -46,7 +46,7 @@ class Executor(OwnedHandle):
         if not isinstance(plan, Plan):
             raise TypeError(f"plan is {type(plan).__name__}: expected a collc.Plan")
         o = _lib.ExecutorOptions()
-        call("collcExecutorOptionsInit", ctypes.byref(o))
+        call("collcExecutorOptionsInitSized", ctypes.byref(o), ctypes.sizeof(o))
         o.backend = encode(backend)
         o.rendezvous = encode(rendezvous)
         o.timeoutMs = timeout_ms

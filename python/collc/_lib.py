@@ -110,12 +110,16 @@ _SP = ctypes.POINTER(ctypes.c_char_p)
 # pointer itself, not a Python copy.
 _OWNED = ctypes.POINTER(ctypes.c_void_p)
 
+# The structs' Init is the sized call, given ctypes.sizeof the struct above
+# (what collc.h's Init macros pass): the unsized symbol of each fills only
+# version 1 of its struct (docs/c-api.md, "Versioned structs").
 _SIGNATURES = {
     "collcGetErrorString": (ctypes.c_char_p, [ctypes.c_int]),
     "collcGetLastError": (ctypes.c_char_p, []),
     "collcFree": (None, [_P]),
     "collcGetVersion": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int)]),
-    "collcCompileOptionsInit": (ctypes.c_int, [ctypes.POINTER(CompileOptions)]),
+    "collcCompileOptionsInitSized": (ctypes.c_int, [ctypes.POINTER(CompileOptions),
+                                                    ctypes.c_size_t]),
     "collcCompile": (ctypes.c_int, [_S, ctypes.POINTER(CompileOptions), _PP]),
     "collcPlanLoad": (ctypes.c_int, [_S, _PP]),
     "collcPlanLoadFile": (ctypes.c_int, [_S, _PP]),
@@ -127,11 +131,14 @@ _SIGNATURES = {
                                            ctypes.POINTER(c_int64_p)]),
     "collcPlanDiff": (ctypes.c_int, [_P, _P, _OWNED]),
     "collcPlanDestroy": (ctypes.c_int, [_P]),
-    "collcDumpOptionsInit": (ctypes.c_int, [ctypes.POINTER(DumpOptions)]),
+    "collcDumpOptionsInitSized": (ctypes.c_int, [ctypes.POINTER(DumpOptions),
+                                                 ctypes.c_size_t]),
     "collcPlanDump": (ctypes.c_int, [_P, ctypes.POINTER(DumpOptions), _OWNED]),
-    "collcSimResultInit": (ctypes.c_int, [ctypes.POINTER(SimResult)]),
+    "collcSimResultInitSized": (ctypes.c_int, [ctypes.POINTER(SimResult),
+                                               ctypes.c_size_t]),
     "collcPlanSimulate": (ctypes.c_int, [_P, _S, ctypes.POINTER(SimResult)]),
-    "collcExecutorOptionsInit": (ctypes.c_int, [ctypes.POINTER(ExecutorOptions)]),
+    "collcExecutorOptionsInitSized": (ctypes.c_int, [ctypes.POINTER(ExecutorOptions),
+                                                     ctypes.c_size_t]),
     "collcExecutorCreate": (ctypes.c_int, [_P, ctypes.c_int64, ctypes.POINTER(ExecutorOptions),
                                            _PP]),
     "collcExecutorRank": (ctypes.c_int, [_P, c_int64_p]),

@@ -106,7 +106,7 @@ class Plan(OwnedHandle):
             raise ValueError(f"format is {format!r}: expected one of "
                              + ", ".join(DUMP_FORMATS))
         o = _lib.DumpOptions()
-        call("collcDumpOptionsInit", ctypes.byref(o))
+        call("collcDumpOptionsInitSized", ctypes.byref(o), ctypes.sizeof(o))
         o.format = DUMP_FORMATS[format]
         o.explain = int(bool(explain))
         o.link = encode(link)
@@ -120,7 +120,7 @@ class Plan(OwnedHandle):
         """One step simulated on link class `link` (None: h100-nvlink), or on
         a link file (a path from `collc bench --calibrate`)."""
         r = _lib.SimResult()
-        call("collcSimResultInit", ctypes.byref(r))
+        call("collcSimResultInitSized", ctypes.byref(r), ctypes.sizeof(r))
         call("collcPlanSimulate", self.handle, encode(link), ctypes.byref(r))
         return SimResult(r)
 
@@ -150,7 +150,7 @@ def compile(text, world=0, bucket=None, passes=None, align=0, views=True, source
     communication memory per rank, in bytes, the schedule stays within (0:
     none; gathers are prefetched as PyTorch FSDP's default)."""
     o = _lib.CompileOptions()
-    call("collcCompileOptionsInit", ctypes.byref(o))
+    call("collcCompileOptionsInitSized", ctypes.byref(o), ctypes.sizeof(o))
     o.world = world
     o.bucketPolicy = encode(bucket)
     o.pipeline = encode(passes)

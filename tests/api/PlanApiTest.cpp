@@ -55,11 +55,21 @@ TEST(CApiErrors, InitFunctionsRefuseNullAndFillTheSize) {
   EXPECT_EQ(E.size, sizeof E);
   EXPECT_EQ(D.focusRank, -1);
   EXPECT_EQ(E.digestHandshake, 1);
-  EXPECT_TRUE(refused(collcCompileOptionsInit(nullptr), collcInvalidArgument, {"options is NULL"}));
-  EXPECT_TRUE(refused(collcDumpOptionsInit(nullptr), collcInvalidArgument, {"options is NULL"}));
-  EXPECT_TRUE(refused(collcSimResultInit(nullptr), collcInvalidArgument, {"result is NULL"}));
+  // The sized calls (collc.h's Init macros), then version 1's symbols.
+  EXPECT_TRUE(refused(collcCompileOptionsInitSized(nullptr, sizeof C), collcInvalidArgument,
+                      {"options is NULL"}));
+  EXPECT_TRUE(refused(collcDumpOptionsInitSized(nullptr, sizeof D), collcInvalidArgument,
+                      {"options is NULL"}));
+  EXPECT_TRUE(refused(collcSimResultInitSized(nullptr, sizeof S), collcInvalidArgument,
+                      {"result is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorOptionsInitSized(nullptr, sizeof E), collcInvalidArgument,
+                      {"options is NULL"}));
   EXPECT_TRUE(
-      refused(collcExecutorOptionsInit(nullptr), collcInvalidArgument, {"options is NULL"}));
+      refused((collcCompileOptionsInit)(nullptr), collcInvalidArgument, {"options is NULL"}));
+  EXPECT_TRUE(refused((collcDumpOptionsInit)(nullptr), collcInvalidArgument, {"options is NULL"}));
+  EXPECT_TRUE(refused((collcSimResultInit)(nullptr), collcInvalidArgument, {"result is NULL"}));
+  EXPECT_TRUE(
+      refused((collcExecutorOptionsInit)(nullptr), collcInvalidArgument, {"options is NULL"}));
 }
 
 TEST(CApiCompile, GivesThePlanTheCompilerGives) {

@@ -34,6 +34,45 @@ others=$(echo "$exported" | grep -v '^collc[A-Z]' || true)
 [ -z "$others" ] || { echo "libcollc.so exports more than the C API: $others"; exit 1; }
 echo "libcollc.so exports $(echo "$exported" | wc -l) functions, all collc*"
 if ldd "$LIB" | grep -i llvm; then echo "libcollc.so needs LLVM at run time"; exit 1; fi
+# The versioned structs' Init (docs/c-api.md, "Versioned structs"): the
+# symbols of version 1, which older binaries call, stay in their node
+# beside the sized ones; collc.h's Init macros compile as strict C11, pass
+# the caller's size and fill the whole struct.
+nodes=$(objdump -T "$LIB" | awk '!/\*UND\*/ && $NF ~ /^collc/ {print $NF " " $(NF-1)}')
+for f in CompileOptionsInit DumpOptionsInit SimResultInit ExecutorOptionsInit; do
+  for want in "collc$f COLLC_0" "collc${f}Sized COLLC_0_INIT_SIZED"; do
+    echo "$nodes" | grep -qxF "$want" || {
+      echo "libcollc.so does not export ${want% *} in node ${want#* }: $(echo "$nodes" |
+        grep "collc$f")"; exit 1; }
+  done
+done
+cat > "$TMP/init.c" <<'EOF'
+#include <collc/collc.h>
+
+#include <stdio.h>
+
+int main(void) {
+  collcCompileOptions_t c;
+  collcDumpOptions_t d;
+  collcSimResult_t r;
+  collcExecutorOptions_t e;
+  if (collcCompileOptionsInit(&c) || collcDumpOptionsInit(&d) || collcSimResultInit(&r) ||
+      collcExecutorOptionsInit(&e)) {
+    fprintf(stderr, "an Init failed: %s\n", collcGetLastError());
+    return 1;
+  }
+  if (c.size != sizeof c || d.size != sizeof d || r.size != sizeof r || e.size != sizeof e ||
+      c.memoryBudget != 0 || r.peakMemoryComm != -1 || e.device != -1) {
+    fprintf(stderr, "the Init macros did not fill the caller's structs\n");
+    return 1;
+  }
+  return 0;
+}
+EOF
+cc -std=c11 -Wall -Wextra -pedantic -Werror -I"$PREFIX/$INCDIR" -o "$TMP/init" "$TMP/init.c" \
+   -L"$PREFIX/$LIBDIR" -lcollc
+LD_LIBRARY_PATH=$PREFIX/$LIBDIR "$TMP/init"
+echo "libcollc.so exports the Init symbols of version 1 and the sized ones; the Init macros fill C11 structs"
 for lib in compiler runtime local; do
   [ -f "$PREFIX/$LIBDIR/libcollc_$lib.a" ] || { echo "missing static libcollc_$lib.a"; exit 1; }
 done

@@ -12,8 +12,14 @@
  *  - objects are opaque handles (collcPlan_t, collcExecutor_t), created by a
  *    function that fills an out-pointer and released by its Destroy.
  *  - option and result structs are versioned: their first field `size` is
- *    sizeof the struct the caller was compiled with; initialize them with the
- *    *Init function (or the COLLC_*_INIT macro), then set what you need.
+ *    sizeof the struct the caller was compiled with; initialize them with
+ *    the *Init call (or the COLLC_*_INIT macro), then set what you need.
+ *    A later version only adds fields at the end. `collcXInit(&s)` is a
+ *    macro passing sizeof s to collcXInitSized, which fills exactly that
+ *    size; the function collcXInit itself (what binaries built before the
+ *    sized call use, and a pointer to it) fills version 1 of the struct
+ *    only, which every caller's struct holds (docs/c-api.md, "Versioned
+ *    structs").
  *  - ownership is stated on each function. Strings returned through
  *    `char **` are the caller's, released with collcFree(); `const char *`
  *    results belong to the handle they came from.
@@ -95,7 +101,17 @@ typedef struct {
 } collcCompileOptions_t;
 
 #define COLLC_COMPILE_OPTIONS_INIT {sizeof(collcCompileOptions_t), NULL, NULL, 0, 0, 1, NULL, 0}
+/* Fills the first \p size bytes of *options with the defaults and sets
+ * options->size to \p size, which is sizeof the caller's struct: from version
+ * 1's to the library's (this header's; else collcInvalidArgument, and nothing
+ * is written). */
+COLLC_API collcResult_t collcCompileOptionsInitSized(collcCompileOptions_t *options, size_t size);
+/* Fills version 1 of the struct only (no memoryBudget), its size that
+ * of version 1: the symbol that binaries built before collcCompileOptionsInitSized
+ * call. A call written collcCompileOptionsInit(&s) is the macro below. */
 COLLC_API collcResult_t collcCompileOptionsInit(collcCompileOptions_t *options);
+#define collcCompileOptionsInit(options) \
+  collcCompileOptionsInitSized((options), sizeof *(options))
 
 /* Compiles the NUL-terminated program text \p program to a plan. \p options
  * may be NULL (all defaults). On success *plan is the caller's, released with
@@ -165,7 +181,16 @@ typedef struct {
 } collcDumpOptions_t;
 
 #define COLLC_DUMP_OPTIONS_INIT {sizeof(collcDumpOptions_t), collcDumpText, 0, NULL, 0, -1, -1, NULL}
+/* Fills the first \p size bytes of *options with the defaults and sets
+ * options->size to \p size, which is sizeof the caller's struct: from version
+ * 1's to the library's (this header's; else collcInvalidArgument, and nothing
+ * is written). */
+COLLC_API collcResult_t collcDumpOptionsInitSized(collcDumpOptions_t *options, size_t size);
+/* Fills version 1 of the struct only, its size that
+ * of version 1: the symbol that binaries built before collcDumpOptionsInitSized
+ * call. A call written collcDumpOptionsInit(&s) is the macro below. */
 COLLC_API collcResult_t collcDumpOptionsInit(collcDumpOptions_t *options);
+#define collcDumpOptionsInit(options) collcDumpOptionsInitSized((options), sizeof *(options))
 
 /* The plan in \p options->format (NULL options: text) into *out, which the
  * caller frees with collcFree. The same text `collc dump` prints. */
@@ -193,7 +218,16 @@ typedef struct {
 } collcSimResult_t;
 
 #define COLLC_SIM_RESULT_INIT {sizeof(collcSimResult_t), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1}
+/* Fills the first \p size bytes of *result with the defaults and sets
+ * result->size to \p size, which is sizeof the caller's struct: from version
+ * 1's to the library's (this header's; else collcInvalidArgument, and nothing
+ * is written). */
+COLLC_API collcResult_t collcSimResultInitSized(collcSimResult_t *result, size_t size);
+/* Fills version 1 of the struct only (no peak memory), its size that
+ * of version 1: the symbol that binaries built before collcSimResultInitSized
+ * call. A call written collcSimResultInit(&s) is the macro below. */
 COLLC_API collcResult_t collcSimResultInit(collcSimResult_t *result);
+#define collcSimResultInit(result) collcSimResultInitSized((result), sizeof *(result))
 
 /* Simulates one step of the plan with the cost model on link class \p link
  * (NULL: "h100-nvlink"; `collc simulate --list-links`) or a link file (a path
@@ -231,7 +265,18 @@ typedef struct {
 } collcExecutorOptions_t;
 
 #define COLLC_EXECUTOR_OPTIONS_INIT {sizeof(collcExecutorOptions_t), NULL, NULL, 0, 1, -1, 0}
+/* Fills the first \p size bytes of *options with the defaults and sets
+ * options->size to \p size, which is sizeof the caller's struct: from version
+ * 1's to the library's (this header's; else collcInvalidArgument, and nothing
+ * is written). */
+COLLC_API collcResult_t collcExecutorOptionsInitSized(collcExecutorOptions_t *options,
+                                                      size_t size);
+/* Fills version 1 of the struct only (no device, asyncReplay), its size that
+ * of version 1: the symbol that binaries built before collcExecutorOptionsInitSized
+ * call. A call written collcExecutorOptionsInit(&s) is the macro below. */
 COLLC_API collcResult_t collcExecutorOptionsInit(collcExecutorOptions_t *options);
+#define collcExecutorOptionsInit(options) \
+  collcExecutorOptionsInitSized((options), sizeof *(options))
 
 /* The executor of rank \p rank (0..world-1) of \p plan. \p options may be
  * NULL (local, defaults). The executor holds a reference to the plan. *exec
