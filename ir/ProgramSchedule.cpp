@@ -52,6 +52,7 @@ SimOp ProgramSchedule::at(int64_t R, size_t Pos) const {
   } else {
     S.K = O.Kind == OpKind::Send ? SimOp::Send : SimOp::Recv;
     S.Peer = peerRankOf(P, O, R);
+    S.Group = O.Group; // InvalidId: the world's communicator
     S.C = O.Batch != InvalidId ? SimOp::Batched : O.Async ? SimOp::Async : SimOp::Blocking;
     if (S.C == SimOp::Async)
       S.Token = O.Results.front();

@@ -49,12 +49,14 @@ bool RankSimulation::complete(uint32_t Flat, RankSimulationVisitor &V) {
 bool RankSimulation::post(int64_t R, const SimOp &O, RankSimulationVisitor &V, uint32_t &Req) {
   bool IsSend = O.K == SimOp::Send;
   int64_t Peer = O.Peer;
-  Req = ~0u;
-  if (Peer < 0 || Peer >= S.worldSize())
+  Req = uint32_t(Requests.size());
+  if (Peer < 0 || Peer >= S.worldSize()) {
+    Requests.push_back({O.Op, R, -1, O.Group, IsSend});
     return true;
-  Req = Requests.size();
-  Requests.push_back({O.Op, R, Peer, IsSend});
-  Channel &C = Channels[IsSend ? std::make_pair(R, Peer) : std::make_pair(Peer, R)];
+  }
+  Requests.push_back({O.Op, R, Peer, O.Group, IsSend});
+  Channel &C =
+      Channels[IsSend ? std::make_tuple(O.Group, R, Peer) : std::make_tuple(O.Group, Peer, R)];
   std::vector<uint32_t> &Mine = IsSend ? C.Sends : C.Recvs;
   std::vector<uint32_t> &Theirs = IsSend ? C.Recvs : C.Sends;
   size_t &TheirHead = IsSend ? C.RecvHead : C.SendHead;
@@ -68,15 +70,17 @@ bool RankSimulation::post(int64_t R, const SimOp &O, RankSimulationVisitor &V, u
   const Request &Rv = IsSend ? Requests[Other] : Requests[Req];
   if (!V.pointToPoint(S.Rank, S.Op, Rv.Rank, Rv.Op))
     return false;
-  // The peer may have been waiting for just this.
+  // The peer may have been waiting for just this (this rank's own request
+  // is not awaited yet: it was just posted).
+  if (!Requests[Other].Awaited)
+    return true;
   RankState &PS = Ranks[Peer];
-  if ((PS.W == Wait::Send || PS.W == Wait::Recv) &&
-      llvm::all_of(PS.Awaiting, [&](uint32_t Q) { return Requests[Q].Done; })) {
+  if (--PS.Outstanding == 0) {
     PS.Awaiting.clear();
     PS.PC++;
     PS.W = Wait::Running;
     ReadyQueue.push_back(Peer);
-  } else if (PS.W == Wait::Send || PS.W == Wait::Recv) {
+  } else {
     describeBlock(Peer);
   }
   return true;
@@ -84,28 +88,32 @@ bool RankSimulation::post(int64_t R, const SimOp &O, RankSimulationVisitor &V, u
 
 void RankSimulation::describeBlock(int64_t R) {
   RankState &St = Ranks[R];
-  for (uint32_t Q : St.Awaiting) {
-    if (Q != ~0u && Requests[Q].Done)
-      continue;
-    if (Q == ~0u) {
-      // A send or recv without a valid peer: named by where the rank stands.
-      SimOp Here = S.at(R, St.PC);
-      St.At = Here.Op;
-      St.W = Here.K == SimOp::Send ? Wait::Send : Wait::Recv;
-      St.Peer = -1;
-    } else {
-      St.At = Requests[Q].Op;
-      St.W = Requests[Q].IsSend ? Wait::Send : Wait::Recv;
-      St.Peer = Requests[Q].Peer;
-    }
+  while (St.FirstOpen != St.Awaiting.size() && Requests[St.Awaiting[St.FirstOpen]].Done)
+    ++St.FirstOpen;
+  if (St.FirstOpen == St.Awaiting.size())
     return;
-  }
+  // Named by the send or recv itself (not where the rank stands: a wait or
+  // a batch's end), with or without a valid peer.
+  const Request &Q = Requests[St.Awaiting[St.FirstOpen]];
+  St.At = Q.Op;
+  St.W = Q.IsSend ? Wait::Send : Wait::Recv;
+  St.Peer = Q.Peer;
+  St.Group = Q.Group;
 }
 
 bool RankSimulation::await(int64_t R, std::vector<uint32_t> Reqs) {
-  if (llvm::all_of(Reqs, [&](uint32_t Q) { return Q != ~0u && Requests[Q].Done; }))
+  if (llvm::all_of(Reqs, [&](uint32_t Q) { return Requests[Q].Done; }))
     return false;
-  Ranks[R].Awaiting = std::move(Reqs);
+  RankState &St = Ranks[R];
+  size_t Open = 0;
+  for (uint32_t Q : Reqs)
+    if (!Requests[Q].Done && !Requests[Q].Awaited) {
+      Requests[Q].Awaited = true;
+      ++Open;
+    }
+  St.Awaiting = std::move(Reqs);
+  St.Outstanding = Open;
+  St.FirstOpen = 0;
   describeBlock(R);
   return true;
 }
@@ -192,7 +200,7 @@ void RankSimulation::waitsFor(int64_t R, SmallVectorImpl<int64_t> &Out) const {
   if (St.W == Wait::Send || St.W == Wait::Recv) {
     // Every request it awaits must complete: it waits for each peer.
     for (uint32_t Q : St.Awaiting)
-      if (Q != ~0u && !Requests[Q].Done && !llvm::is_contained(Out, Requests[Q].Peer))
+      if (Requests[Q].Peer >= 0 && !Requests[Q].Done && !llvm::is_contained(Out, Requests[Q].Peer))
         Out.push_back(Requests[Q].Peer);
     llvm::sort(Out);
     return;

@@ -8,10 +8,14 @@
 // otherwise walks its positions in order.
 //
 // Point-to-point is posted, then awaited: a send or recv posts a request;
-// requests between two ranks match in the order each side posts them
-// (sends from s to r with recvs at r from s, first with first, as MPI and
-// NCCL match). A blocking op awaits its own request at once; an `async` one
-// at its `wait`; the ops of a `p2p { }` block all at the block's end. So a
+// requests between two ranks in one group match in the order each side
+// posts them (sends from s to r in g with recvs at r from s in g, first
+// with first): every backend sends on the group's own communicator (an MPI
+// communicator, a Gloo context, an NCCL comm), and those match only their
+// own traffic, so a send in @g never meets a recv in the world, even
+// between the same two ranks. A blocking op awaits its own request at once;
+// an `async` one at its `wait`; the ops of a `p2p { }` block all at the
+// block's end. So a
 // recv posted before a send (the pairwise exchange) or a ring in one block
 // completes, and blocking sends in a ring wait for each other in a cycle.
 //
@@ -43,6 +47,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <map>
+#include <tuple>
 #include <vector>
 
 namespace collc {
@@ -59,7 +64,10 @@ struct SimOp {
   /// there: the rank awaits every request its batch posted.
   bool EndsBatch = false;
   OpId Op = InvalidId;         ///< what visitors and the rank state name
-  GroupId Group = InvalidId;   ///< Collective
+  /// Collective: its group. Send/Recv: the group whose communicator
+  /// carries it, InvalidId (or any id the schedule keeps for it) for the
+  /// world; only sends and recvs in one group match.
+  GroupId Group = InvalidId;
   int64_t Peer = -1;           ///< Send/Recv: a world rank, -1 when invalid
   uint32_t Token = InvalidId;  ///< Async: the key a later Local awaits it by
   llvm::ArrayRef<uint32_t> Awaits; ///< Local: tokens of async sends/recvs it waits for
@@ -109,7 +117,8 @@ public:
   struct RankState {
     size_t PC = 0;        ///< the position (a program's: the op)
     Wait W = Wait::Running;
-    int64_t Peer = -1;    ///< world rank, while in Send/Recv
+    int64_t Peer = -1;    ///< world rank, while in Send/Recv (-1: none valid)
+    GroupId Group = InvalidId; ///< while in Send/Recv: the awaited op's SimOp::Group
     uint32_t Flat = 0;    ///< flat subgroup index, while in Collective
     /// While in Send/Recv: the send/recv awaited (PC may be a wait or a
     /// batch's end); while in Collective: the collective.
@@ -117,6 +126,10 @@ public:
     /// Requests this rank awaits (Send/Recv), and those posted in its open
     /// p2p block.
     std::vector<uint32_t> Awaiting, InBatch;
+    /// While in Send/Recv: how many of Awaiting are not done, and the first
+    /// of them that may not be (done requests stay done), so that each
+    /// match costs O(1) amortized however many requests a rank awaits.
+    size_t Outstanding = 0, FirstOpen = 0;
   };
   enum class Outcome { Finished, Stopped, Stalled };
 
@@ -137,14 +150,17 @@ public:
   GroupId groupOfFlat(uint32_t Flat) const;
 
 private:
-  /// A posted send or recv.
+  /// A posted send or recv (Peer -1: no valid peer, it never completes).
   struct Request {
     OpId Op;
     int64_t Rank, Peer;
+    GroupId Group;
     bool IsSend;
     bool Done = false;
+    bool Awaited = false; ///< in its rank's Awaiting while that rank blocks
   };
-  /// Posted requests between one sender and one receiver, not yet matched.
+  /// Posted requests between one sender and one receiver in one group, not
+  /// yet matched.
   struct Channel {
     std::vector<uint32_t> Sends, Recvs;
     size_t SendHead = 0, RecvHead = 0;
@@ -153,8 +169,9 @@ private:
   bool advance(int64_t R, RankSimulationVisitor &V);
   bool complete(uint32_t Flat, RankSimulationVisitor &V);
   /// Posts send/recv \p O of rank \p R as request \p Req, matching it if
-  /// the peer's side is posted (Req is ~0u when the peer is invalid: the
-  /// verifier reports it, the rank stalls). False when the visitor stops.
+  /// the peer's side is posted (a request without a valid peer never
+  /// matches: the verifier reports it, the rank stalls). False when the
+  /// visitor stops.
   bool post(int64_t R, const SimOp &O, RankSimulationVisitor &V, uint32_t &Req);
   /// Blocks \p R on \p Reqs unless all are done; true when it blocked.
   bool await(int64_t R, std::vector<uint32_t> Reqs);
@@ -162,7 +179,8 @@ private:
   void describeBlock(int64_t R);
 
   std::vector<Request> Requests;
-  std::map<std::pair<int64_t, int64_t>, Channel> Channels;
+  /// Keyed by (group, sender, receiver).
+  std::map<std::tuple<GroupId, int64_t, int64_t>, Channel> Channels;
   /// Per rank, the request an async send/recv's token names.
   std::vector<llvm::DenseMap<uint32_t, uint32_t>> AsyncRequests;
 

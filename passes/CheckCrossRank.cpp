@@ -10,10 +10,12 @@
 //    (written with complementary `when`s) that would pair only by their
 //    position are refused rather than lowered to a plan that cannot run
 //    (passes reorder ops, which would re-pair them; issue 13);
-//  - a send matches the peer's recv from this rank (in the order each side
-//    posts them); the two must move the same number of elements of the
-//    same type. A blocking send/recv waits for its match where it stands,
-//    an async one at its `wait`, a `p2p { }` block's ops at the block's end;
+//  - a send matches the peer's recv from this rank in the same group (in
+//    the order each side posts them; a send in @g and a recv in the world
+//    never meet, as on every backend's communicators); the two must move
+//    the same number of elements of the same type. A blocking send/recv
+//    waits for its match where it stands, an async one at its `wait`, a
+//    `p2p { }` block's ops at the block's end;
 //  - if ranks remain blocked, the wait-for graph is searched for a cycle
 //    (printed rank by rank) or for a rank waiting on one that has finished.
 // The first disagreement is reported with an error at one op and a note at
@@ -60,6 +62,9 @@ public:
 
 private:
   bool reportStall();
+  /// Reports a stalled send and recv that name each other's ranks but
+  /// different groups; true when it found one.
+  bool reportCrossGroupPair();
   std::string describe(OpId I) const;
   /// describe() with the results it defines: "%r = all_reduce sum %a : f32[16]".
   std::string describeDef(OpId I) const;
@@ -212,13 +217,15 @@ std::string CrossRankChecker::describeWait(int64_t R) const {
   switch (St.W) {
   case RankSimulation::Wait::Send:
   case RankSimulation::Wait::Recv: {
-    const char *What = St.W == RankSimulation::Wait::Send ? "send to" : "recv from";
+    std::string What = St.W == RankSimulation::Wait::Send ? "send to" : "recv from";
+    What += " rank " + std::to_string(St.Peer);
+    if (St.Group != InvalidId)
+      What += " in @" + P.group(St.Group).Name.str();
     if (St.At == St.PC && P.ops()[St.PC].Batch == InvalidId)
-      return formatv("rank {0} waits in {1} rank {2} ({3})", R, What, St.Peer, describe(St.At));
+      return formatv("rank {0} waits in {1} ({2})", R, What, describe(St.At));
     // Posted earlier: awaited at a wait or at the end of a p2p block.
     const char *Where = P.ops()[St.PC].Kind == OpKind::Wait ? "at its wait" : "at the end of its p2p block";
-    return formatv("rank {0} waits {1} for its {2} rank {3} ({4})", R, Where, What, St.Peer,
-                   describe(St.At));
+    return formatv("rank {0} waits {1} for its {2} ({3})", R, Where, What, describe(St.At));
   }
   case RankSimulation::Wait::Collective:
     return formatv("rank {0} waits in {1} in {2}", R, describe(St.PC),
@@ -228,7 +235,39 @@ std::string CrossRankChecker::describeWait(int64_t R) const {
   }
 }
 
+bool CrossRankChecker::reportCrossGroupPair() {
+  for (int64_t R = 0; R != P.worldSize(); ++R) {
+    const RankSimulation::RankState &St = Sim.state(R);
+    if ((St.W != RankSimulation::Wait::Send && St.W != RankSimulation::Wait::Recv) ||
+        St.Peer < 0)
+      continue;
+    const RankSimulation::RankState &Q = Sim.state(St.Peer);
+    bool Opposite = St.W == RankSimulation::Wait::Send ? Q.W == RankSimulation::Wait::Recv
+                                                        : Q.W == RankSimulation::Wait::Send;
+    if (!Opposite || Q.Peer != R || Q.Group == St.Group)
+      continue;
+    auto In = [&](GroupId G) {
+      return G == InvalidId ? std::string("the world") : "@" + P.group(G).Name.str();
+    };
+    const char *Kind = St.W == RankSimulation::Wait::Send ? "send to" : "recv from";
+    const char *QKind = Q.W == RankSimulation::Wait::Send ? "send to" : "recv from";
+    Diags.error(P.ops()[St.At].Loc,
+                formatv("rank {0}'s {1} rank {2} in {3} cannot match rank {2}'s {4} rank {0} in "
+                        "{5}: sends and recvs match only within one group (each group has its "
+                        "own communicator); name the same group on both sides",
+                        R, Kind, St.Peer, In(St.Group), QKind, In(Q.Group)));
+    Diags.note(P.ops()[Q.At].Loc, formatv("rank {0} issues {1} rank {2} in {3} here ({4})",
+                                          St.Peer, QKind, R, In(Q.Group), describe(Q.At)));
+    return true;
+  }
+  return false;
+}
+
 bool CrossRankChecker::reportStall() {
+  // The likeliest cause first: a send and a recv that would pair by their
+  // ranks but name different groups.
+  if (reportCrossGroupPair())
+    return false;
   std::vector<int64_t> Cycle = Sim.findWaitCycle();
   if (!Cycle.empty()) {
     std::string Ring;
@@ -247,9 +286,9 @@ bool CrossRankChecker::reportStall() {
     if (St.W == RankSimulation::Wait::Done)
       continue;
     if ((St.W == RankSimulation::Wait::Send || St.W == RankSimulation::Wait::Recv) && St.Peer < 0) {
-      Diags.error(P.ops()[St.PC].Loc,
+      Diags.error(P.ops()[St.At].Loc,
                   formatv("{0} on rank {1} has no valid peer (run verify first)",
-                          opKindName(P.ops()[St.PC].Kind), R));
+                          opKindName(P.ops()[St.At].Kind), R));
       return false;
     }
     SmallVector<int64_t, 4> Next;

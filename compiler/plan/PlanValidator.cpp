@@ -282,6 +282,29 @@ Error Validator::comm(size_t I) {
           return Error::success();
         }))
       return E;
+    // A collective completes only when every member of its subgroup issues
+    // it: one that does not leaves the others waiting (on NCCL, for ever).
+    // Compile never writes that (check-cross-rank refuses it); a plan file
+    // can say anything, and this check costs O(world log world).
+    if (isCollective(C.Kind)) {
+      std::vector<uint8_t> Seen(G.Subgroups.size(), 0);
+      if (Error E = forRanks(C.Ranks, [&](int64_t R) -> Error {
+            int32_t S = subgroupOf(C.Group, R);
+            if (Seen[S])
+              return Error::success();
+            Seen[S] = 1;
+            for (int32_t M : G.Subgroups[S])
+              if (!C.Ranks.contains(M))
+                return fail(Entity,
+                            formatv("rank {0} issues it, but rank {1}, a member of its subgroup "
+                                    "of @{2}, does not: a collective completes only when every "
+                                    "member of its subgroup issues it",
+                                    R, M, G.Name)
+                                .str());
+            return Error::success();
+          }))
+        return E;
+    }
   }
   // No rank issues it (its `when` holds on no member): its shape is the
   // one the IR inferred, for the group's size, not the world's.

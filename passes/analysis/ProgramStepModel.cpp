@@ -36,8 +36,10 @@ SimModel programStepModel(const Program &P, const RankMasks &Masks) {
     T.CostNs = O.CostNs;
     T.Async = O.Async || O.Batch != InvalidId;
     T.Fenced = O.Fenced;
-    if (isCollective(O.Kind))
-      T.Group = int32_t(O.Group);
+    // A collective's group; a send's or recv's, whose communicator it
+    // matches on (-1: the world).
+    if (isCollective(O.Kind) || O.Kind == OpKind::Send || O.Kind == OpKind::Recv)
+      T.Group = O.Group == InvalidId ? -1 : int32_t(O.Group);
     for (ValueId V : O.dataOperands())
       T.InBytes += double(P.value(V).Type.bytes());
     for (ValueId V : O.Results)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 using namespace llvm;
 
@@ -109,7 +110,9 @@ private:
 
   const SimModel &M;
   const SimOptions &Opts;
-  std::map<std::pair<int64_t, int64_t>, Channel> Channels; // (sender, receiver)
+  /// (group, sender, receiver): sends and recvs match on their group's
+  /// communicator only (ir/RankSimulation.h).
+  std::map<std::tuple<int32_t, int64_t, int64_t>, Channel> Channels;
   bool FreeComm;
   std::vector<double> Ready; // rank-major: ready time of each value on each rank
   /// Rank-major: the value comes from a posted send/recv not matched yet.
@@ -166,7 +169,8 @@ bool Run::pointToPoint(int64_t R, const SimTask &T) {
     return false;
   // Posted, then matched in the order each side posts (ir/RankSimulation.h).
   bool IsSend = T.Kind == OpKind::Send;
-  Channel &C = Channels[IsSend ? std::make_pair(R, Peer) : std::make_pair(Peer, R)];
+  Channel &C =
+      Channels[IsSend ? std::make_tuple(T.Group, R, Peer) : std::make_tuple(T.Group, Peer, R)];
   std::vector<Posted> &Mine = IsSend ? C.Sends : C.Recvs;
   std::vector<Posted> &Theirs = IsSend ? C.Recvs : C.Sends;
   size_t &TheirHead = IsSend ? C.RecvHead : C.SendHead;

@@ -49,7 +49,7 @@ struct SimTask {
   uint32_t Stream = 0;
   int64_t CostNs = 0;
   // Communication:
-  int32_t Group = -1; ///< a collective's, into SimModel::Groups
+  int32_t Group = -1; ///< a collective's, into SimModel::Groups; a send's or recv's (-1: the world)
   bool Async = false; ///< also every send/recv of a p2p block
   /// Starts no earlier than every compute the rank issued before it ends.
   bool Fenced = false;

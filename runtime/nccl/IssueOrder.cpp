@@ -59,6 +59,7 @@ private:
       flush(Issue::BeforeCollective, K);
     PointToPoint = P2P;
     Open.Comms.push_back(K);
+    Open.LaunchedAfter.push_back(Out.size());
     OpenIn[K] = Serial;
   }
 

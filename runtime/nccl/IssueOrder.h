@@ -56,6 +56,11 @@ struct Issue {
   /// Launch: the comms in plan launch order; all sends and recvs, or all
   /// collectives.
   std::vector<uint32_t> Comms;
+  /// Launch: per comm of Comms, how many entries of this issue order come
+  /// before its launch step. A held comm is launched before the entries
+  /// between its launch and its group: a fenced one waits for the computes
+  /// among the first LaunchedAfter entries only.
+  std::vector<size_t> LaunchedAfter;
   /// Launch: the steps the group was held open across (computes, and waits
   /// for other comms), after its first launch; 0 when issued where launched.
   uint32_t HeldAcross = 0;

@@ -80,12 +80,16 @@ public:
                                P.Program));
     setup();
     // The plan's steps as the comm stream issues them (IssueOrder.h).
-    for (Issue &I : issueOrder(P, Rank)) {
+    std::vector<Issue> Order = issueOrder(P, Rank);
+    for (size_t Pos = 0; Pos != Order.size(); ++Pos) {
+      Issue &I = Order[Pos];
       switch (I.K) {
       case Issue::Launch:
-        for (uint32_t K : I.Comms)
-          if (P.Comms[K].Fenced)
-            FenceOf[K] = LastCompute;
+        // A fenced comm waits for the computes before its launch step, not
+        // for those its group was held open across (docs/plan.md).
+        for (size_t J = 0; J != I.Comms.size(); ++J)
+          if (P.Comms[I.Comms[J]].Fenced)
+            FenceOf[I.Comms[J]] = computesBefore(I.LaunchedAfter[J]);
         launchGroup(I);
         break;
       case Issue::Eager:
@@ -95,7 +99,7 @@ public:
         waitStep(I.Index);
         break;
       case Issue::Compute:
-        LastCompute[P.Computes[I.Index].Stream] = int64_t(I.Index);
+        ComputesOn[P.Computes[I.Index].Stream].push_back({Pos, int64_t(I.Index)});
         break;
       }
     }
@@ -574,7 +578,20 @@ private:
   std::vector<int32_t> GroupComm;
   std::vector<int64_t> Producer;   ///< tensor -> compute on this rank, or -1
   std::vector<size_t> ComputeStep; ///< compute -> its step
-  std::map<uint32_t, int64_t> LastCompute; ///< model stream -> its latest compute so far
+  /// Model stream -> its computes so far, each with its position in the
+  /// issue order (increasing).
+  std::map<uint32_t, std::vector<std::pair<size_t, int64_t>>> ComputesOn;
+  /// Per model stream, its latest compute among the first \p N entries of
+  /// the issue order.
+  std::map<uint32_t, int64_t> computesBefore(size_t N) const {
+    std::map<uint32_t, int64_t> Latest;
+    for (const auto &[Stream, Cs] : ComputesOn) {
+      auto It = llvm::partition_point(Cs, [&](const auto &X) { return X.first < N; });
+      if (It != Cs.begin())
+        Latest[Stream] = std::prev(It)->second;
+    }
+    return Latest;
+  }
   /// Fenced comm -> the latest compute per stream before its launch.
   std::map<uint32_t, std::map<uint32_t, int64_t>> FenceOf;
   std::map<uint32_t, int64_t> WaitedUpTo; ///< model stream -> latest compute waited on

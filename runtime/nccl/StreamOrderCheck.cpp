@@ -73,6 +73,9 @@ public:
     const plan::Comm &C = P.Comms[X.Comm];
     SimOp S;
     S.Op = X.Comm;
+    // Collectives rendezvous in their group; sends and recvs match on its
+    // comm only (the world's after the plan's groups).
+    S.Group = C.Group >= 0 ? GroupId(C.Group) : GroupId(P.Groups.size());
     if (isPointToPoint(C.Kind)) {
       S.K = C.Kind == plan::CommKind::Send ? SimOp::Send : SimOp::Recv;
       S.C = SimOp::Batched;
@@ -80,7 +83,6 @@ public:
       S.EndsBatch = X.EndsGroup;
     } else {
       S.K = SimOp::Collective;
-      S.Group = C.Group >= 0 ? GroupId(C.Group) : GroupId(P.Groups.size());
     }
     return S;
   }
@@ -148,7 +150,7 @@ private:
       What += formatv(" {0} rank {1}", C.Kind == plan::CommKind::Send ? "to" : "from",
                       C.Peers[Rank])
                   .str();
-    else if (C.Group >= 0)
+    if (C.Group >= 0)
       What += " in @" + P.Groups[C.Group].Name;
     if (!C.Loc.empty())
       What += " at " + (P.Source.empty() ? std::string("<program>") : P.Source) + ":" + C.Loc;
@@ -187,9 +189,34 @@ private:
     return S;
   }
 
+  /// A stalled send and recv that name each other's ranks but different
+  /// groups (NCCL comms), or "".
+  std::string crossGroupPair() const {
+    for (int64_t R = 0; R != P.World; ++R) {
+      const RankSimulation::RankState &St = Sim.state(R);
+      if ((St.W != RankSimulation::Wait::Send && St.W != RankSimulation::Wait::Recv) ||
+          St.Peer < 0)
+        continue;
+      const RankSimulation::RankState &Q = Sim.state(St.Peer);
+      bool Opposite = St.W == RankSimulation::Wait::Send ? Q.W == RankSimulation::Wait::Recv
+                                                          : Q.W == RankSimulation::Wait::Send;
+      if (!Opposite || Q.Peer != R || Q.Group == St.Group)
+        continue;
+      return formatv("rank {0}'s {1} and rank {2}'s {3} name each other but different "
+                     "communicators ({4} and {5}), and NCCL matches a send with a recv on one "
+                     "communicator only: name the same group on both sides",
+                     R, comm(St.At, R), St.Peer, comm(Q.At, St.Peer), groupName(St.Group),
+                     groupName(Q.Group))
+          .str();
+    }
+    return "";
+  }
+
   std::string stall() const {
+    std::string Out = crossGroupPair();
+    if (!Out.empty())
+      return Out;
     std::vector<int64_t> Cycle = Sim.findWaitCycle();
-    std::string Out;
     if (!Cycle.empty()) {
       std::string Ring;
       for (int64_t R : Cycle)

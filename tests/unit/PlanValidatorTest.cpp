@@ -141,6 +141,21 @@ TEST(PlanValidator, IndicesInRange) {
                  "comm 99 is not in 0..");
 }
 
+// An edited plan whose collective leaves out a member of its subgroup would
+// leave the others waiting for ever (NCCL); the validator names both ranks.
+TEST(PlanValidator, CollectivesCoverTheirSubgroups) {
+  expectRefused([](plan::Plan &P) { commOf(P, CommKind::AllReduce).Ranks = {false, {0}}; },
+                "(all_reduce): rank 0 issues it, but rank 1, a member of its subgroup of "
+                "@dp, does not: a collective completes only when every member of its subgroup "
+                "issues it");
+  expectRefused([](plan::Plan &P) { commOf(P, CommKind::AllGather).Ranks = {false, {0, 1, 3}}; },
+                "comm 0 (all_gather): rank 3 issues it, but rank 2, a member of its subgroup of "
+                "@tp, does not");
+  // One whole subgroup of @tp, without the other, is a collective there.
+  EXPECT_EQ(errorAfter([](plan::Plan &P) { commOf(P, CommKind::AllGather).Ranks = {false, {2, 3}}; }),
+            "");
+}
+
 TEST(PlanValidator, SendAndRecv) {
   // A send with no input tensor (SIGSEGV before).
   expectRefused([](plan::Plan &P) { commOf(P, CommKind::Send).Inputs.clear(); },
