@@ -2,6 +2,7 @@
 
 #include "compiler/Compile.h"
 
+#include "compiler/PlanStepModel.h"
 #include "ir/Parser.h"
 #include "passes/Pass.h"
 #include "passes/Prefetch.h"
@@ -76,7 +77,35 @@ Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts, Diag
   if (Ctx.Layout)
     L.Layout = *Ctx.Layout;
   L.Notes.insert(L.Notes.begin(), "pipeline: " + Pipeline);
-  return lowerToPlan(P, L);
+  Expected<plan::Plan> Plan = lowerToPlan(P, L);
+  if (!Plan || !Ctx.MemoryBudget)
+    return Plan;
+  // The budget the passes planned for, checked against the plan itself:
+  // a pass after the one that met it (a later bucket or fuse, a layout of
+  // its own) may have changed what the runtime holds.
+  PeakMemory Peak = planPeakMemory(*Plan);
+  if (Peak.Bytes <= Ctx.MemoryBudget)
+    return Plan;
+  // Plan comms are the program's communication ops in order.
+  SMLoc Loc;
+  if (Peak.Source) {
+    uint32_t Comm = 0;
+    for (const Op &O : P.ops()) {
+      if (O.Kind == OpKind::Compute || O.Kind == OpKind::Wait)
+        continue;
+      if (Comm++ == *Peak.Source) {
+        Loc = O.Loc;
+        break;
+      }
+    }
+  }
+  Diags.error(Loc, formatv("the plan's peak communication memory per rank is {0} bytes ({1} "
+                           "tensor{2} + {3} bytes staging), reached at this op's launch on rank "
+                           "{4}: over the memory budget of {5} bytes that {6} planned for",
+                           Peak.Bytes, Peak.Tensors, Peak.Tensors == 1 ? "" : "s",
+                           Peak.StagingBytes, Peak.Rank, Ctx.MemoryBudget, Ctx.MemoryBudgetPass)
+                       .str());
+  return Diags.takeError("compile");
 }
 
 Expected<plan::Plan> compileProgramText(StringRef Text, StringRef Pipeline, StringRef BufferName) {

@@ -61,7 +61,9 @@ struct CompileOptions {
 };
 
 /// Runs the pipeline on \p P (in place) and lowers it; the plan's digest is
-/// set.
+/// set. When a pass planned within a memory budget (PassContext's
+/// MemoryBudget), the plan's peak memory per rank is checked against it: a
+/// located error with the figures where it is over.
 llvm::Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts,
                                           DiagnosticEngine &Diags, llvm::raw_ostream &Log);
 

@@ -131,6 +131,13 @@ Error PassManager::addPipeline(StringRef Pipeline) {
 Error PassManager::run(Program &P, PassContext &Ctx, raw_ostream &Log) {
   TimerGroup Timers("collc-passes", "collc pass execution timing report");
   std::vector<std::unique_ptr<Timer>> PassTimers;
+  // The layout is the pipeline's, fixed before any pass runs: schedule and
+  // bucket run before plan-memory, and their memory figures must be those
+  // of the buffers the plan will have (its last plan-memory's, as the
+  // lowering's).
+  for (auto &Ps : Passes)
+    if (std::optional<BufferLayoutOptions> L = Ps->bufferLayout())
+      Ctx.Layout = *L;
   for (auto &Ps : Passes) {
     std::string Before;
     bool NeedBefore = Opts.CheckUnchanged || Opts.PrintAfterChange;

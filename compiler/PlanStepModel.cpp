@@ -18,22 +18,6 @@ static BitVector ranksOf(const plan::RankSet &S, int64_t World) {
   return Out;
 }
 
-/// The bytes of \p C's buffers the runtime holds beyond the model's own
-/// tensors (PeakMemory.h).
-static uint64_t stagingBytes(const plan::Plan &P, const plan::Comm &C) {
-  auto Bytes = [&](int32_t B) { return B < 0 ? 0 : P.Buffers[B].Bytes; };
-  auto ViewBytes = [&](int32_t B) {
-    uint64_t N = 0;
-    if (B >= 0 && P.Buffers[B].Segments == 1)
-      for (const plan::Slot &S : P.Buffers[B].Slots)
-        if (S.Mode == SlotMode::View)
-          N += S.Bytes;
-    return N;
-  };
-  bool OwnOut = C.OutBuffer >= 0 && C.OutBuffer != C.InBuffer;
-  return collc::stagingBytes(Bytes(C.InBuffer), ViewBytes(C.InBuffer), Bytes(C.OutBuffer), OwnOut);
-}
-
 SimModel planStepModel(const plan::Plan &P) {
   SimModel M;
   M.World = P.World;
@@ -67,7 +51,9 @@ SimModel planStepModel(const plan::Plan &P) {
       T.Fenced = C.Fenced;
       T.InBytes = double(C.inputBytes(P.Tensors));
       T.OutBytes = double(C.outputBytes(P.Tensors));
-      T.StagingBytes = stagingBytes(P, C);
+      T.StagingBytes =
+          commStagingBytes(ArrayRef<plan::Buffer>(P.Buffers), C.InBuffer, C.OutBuffer, C.Inputs,
+                           [](const plan::Slot &S) { return S.Tensor; });
       // Results that are views of the output buffer count with it.
       if (C.OutBuffer >= 0 && C.OutBuffer != C.InBuffer && P.Buffers[C.OutBuffer].Segments == 1)
         for (const plan::Slot &S : P.Buffers[C.OutBuffer].Slots)

@@ -71,19 +71,22 @@ public:
   Expected<bool> run(Program &P, PassContext &Ctx) override;
 
 private:
-  Expected<Simulated> simulate(const Program &P, ArrayRef<Combination> Cs);
+  Expected<Simulated> simulate(const Program &P, ArrayRef<Combination> Cs,
+                               const BufferLayoutOptions &Layout);
   BucketPolicy Policy;
 };
 
 /// The simulated step and peak memory of \p P bucketed as \p Cs, ordered
-/// and scheduled.
-Expected<Simulated> BucketPass::simulate(const Program &P, ArrayRef<Combination> Cs) {
+/// and scheduled, its buffers laid out as \p Layout (the pipeline's).
+Expected<Simulated> BucketPass::simulate(const Program &P, ArrayRef<Combination> Cs,
+                                         const BufferLayoutOptions &Layout) {
   // Work on a copy: the candidate's rewrite must not touch P.
   std::unique_ptr<Program> Copy = P.clone();
   Program &C = *Copy;
   applyCombinations(C, Cs);
   DiagnosticEngine Diags;
   PassContext Ctx(Diags);
+  Ctx.Layout = Layout;
   for (auto Factory : {createOrderPass, createSchedulePass}) {
     PassOptions None;
     Expected<std::unique_ptr<Pass>> Pass = Factory(None);
@@ -98,7 +101,7 @@ Expected<Simulated> BucketPass::simulate(const Program &P, ArrayRef<Combination>
   Expected<SimResult> Sim = simulateStep(C, Opts);
   if (!Sim)
     return Sim.takeError();
-  return Simulated{Sim->StepUs, programPeakMemory(C).Bytes};
+  return Simulated{Sim->StepUs, programPeakMemory(C, Layout).Bytes};
 }
 
 Expected<bool> BucketPass::run(Program &P, PassContext &Ctx) {
@@ -111,10 +114,11 @@ Expected<bool> BucketPass::run(Program &P, PassContext &Ctx) {
       return Chosen.takeError();
     std::vector<Combination> PerBoundary = placeBuckets(P, std::move(*Chosen));
     std::vector<Combination> Ddp = assignBuckets(P, BucketPolicy().Limits);
-    Expected<Simulated> PerBoundarySim = simulate(P, PerBoundary);
+    BufferLayoutOptions Layout = Ctx.Layout.value_or(BufferLayoutOptions());
+    Expected<Simulated> PerBoundarySim = simulate(P, PerBoundary, Layout);
     if (!PerBoundarySim)
       return PerBoundarySim.takeError();
-    Expected<Simulated> DdpSim = simulate(P, Ddp);
+    Expected<Simulated> DdpSim = simulate(P, Ddp, Layout);
     if (!DdpSim)
       return DdpSim.takeError();
     // Fewer, larger buckets cost memory: the runtime holds every bucket's
@@ -133,6 +137,7 @@ Expected<bool> BucketPass::run(Program &P, PassContext &Ctx) {
                 Policy.Link.Name, PerBoundarySim->StepUs, DdpSim->StepUs,
                 PerBoundarySim->PeakBytes, Fits ? "within" : "over", Limit,
                 Policy.Budget ? "the memory budget" : "DDP's default's peak");
+    Ctx.addMemoryBudget("bucket", Policy.Budget);
     Cs = Keep ? std::move(PerBoundary) : std::move(Ddp);
     // Said once, on bucket 0.
     if (!Cs.empty())

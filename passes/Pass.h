@@ -71,13 +71,29 @@ struct PassContext {
   DiagnosticEngine &Diags;
   /// Counters, "pass.counter" -> value, sorted by name.
   std::map<std::string, int64_t> Stats;
-  /// The options the last plan-memory ran with: the lowering lays out the
-  /// plan with them, so that IR and plan agree. None: no plan-memory ran.
+  /// The pipeline's buffer layout: the options of its last plan-memory,
+  /// set by the pass manager before any pass runs (schedule's memory budget
+  /// and bucket's memory rule run before plan-memory and measure the
+  /// plan's buffers with it) and by plan-memory itself. The lowering lays
+  /// out the plan with them, so that IR and plan agree. None: no
+  /// plan-memory in the pipeline (BufferLayoutOptions' defaults).
   std::optional<BufferLayoutOptions> Layout;
+  /// The least peak-memory budget per rank a pass was given
+  /// (schedule{memory-budget=}, bucket{memory-budget=}), and that pass's
+  /// name: compileProgram checks the final plan against it. 0: none.
+  uint64_t MemoryBudget = 0;
+  std::string MemoryBudgetPass;
 
   explicit PassContext(DiagnosticEngine &D) : Diags(D) {}
   void addStat(llvm::StringRef PassName, llvm::StringRef Counter, int64_t N) {
     Stats[(PassName + "." + Counter).str()] += N;
+  }
+  /// Records that \p PassName planned within \p Budget bytes per rank.
+  void addMemoryBudget(llvm::StringRef PassName, uint64_t Budget) {
+    if (Budget && (!MemoryBudget || Budget < MemoryBudget)) {
+      MemoryBudget = Budget;
+      MemoryBudgetPass = PassName.str();
+    }
   }
 };
 
@@ -87,6 +103,10 @@ public:
   virtual llvm::StringRef name() const = 0;
   /// An error, or whether the program changed.
   virtual llvm::Expected<bool> run(Program &P, PassContext &Ctx) = 0;
+  /// The buffer layout this pass fixes for the whole pipeline
+  /// (plan-memory's options); the pass manager sets PassContext::Layout
+  /// from it before the first pass runs.
+  virtual std::optional<BufferLayoutOptions> bufferLayout() const { return std::nullopt; }
 };
 
 } // namespace collc

@@ -25,6 +25,7 @@ class PlanMemoryPass : public Pass {
 public:
   explicit PlanMemoryPass(BufferLayoutOptions Opts) : Opts(Opts) {}
   StringRef name() const override { return "plan-memory"; }
+  std::optional<BufferLayoutOptions> bufferLayout() const override { return Opts; }
   Expected<bool> run(Program &P, PassContext &Ctx) override {
     BufferLayout M = computeBufferLayout(P, Opts);
     Ctx.Layout = Opts;

@@ -117,6 +117,7 @@ Expected<bool> SchedulePass::run(Program &P, PassContext &Ctx) {
     PrefetchSearchOptions Search;
     Search.Budget = Opts.Budget;
     Search.Link = Opts.Link;
+    // The pipeline's layout (set before any pass runs): the plan's buffers.
     Search.Layout = Ctx.Layout.value_or(BufferLayoutOptions());
     auto Launch = [](Program &C) { launchAsync(C); };
     Search.LaunchAsync = Launch;
@@ -140,6 +141,7 @@ Expected<bool> SchedulePass::run(Program &P, PassContext &Ctx) {
                                .str());
       return Ctx.Diags.takeError("schedule");
     }
+    Ctx.addMemoryBudget("schedule", Opts.Budget);
     std::string Chose = formatv("memory-budget={0} chose prefetch={1} on {2}", Opts.Budget,
                                 Choice->Uniform, Opts.Link.Name);
     Moved = boundPrefetch(

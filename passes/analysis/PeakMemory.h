@@ -14,11 +14,14 @@
 //    add nothing;
 //  - staging: the plan buffers of the rank's buckets, for the whole step,
 //    as the runtime holds them (allocated when the executor is made, kept
-//    across steps: runtime/exec/DriverExecutor.h, runtime/nccl's setup
-//    cudaMalloc): an input buffer less the slots where the model's own
-//    tensors live (views), and an output buffer of its own whole (unpack
-//    staging, and the results that are views into it, which count here
-//    rather than as tensors).
+//    across steps: runtime/nccl's setup cudaMallocs exactly these; the host
+//    executors, runtime/exec/DriverExecutor.h, allocate every plan buffer
+//    on every rank, more than this figure where buckets run on some ranks
+//    only): an input buffer less the view slots of the comm's own inputs
+//    (the model's tensors live there; an in-place bucket's result views
+//    share those bytes and subtract nothing), and an output buffer of its
+//    own whole (unpack staging, and the results that are views into it,
+//    which count here rather than as tensors).
 // Not counted: tensors compute makes (activations, gradients, shards),
 // which the model holds whatever the schedule.
 //
@@ -27,6 +30,9 @@
 #define COLLC_PASSES_ANALYSIS_PEAKMEMORY_H
 
 #include "passes/analysis/StepSimulator.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 #include <optional>
@@ -44,12 +50,32 @@ struct PeakMemory {
   std::optional<uint32_t> Source;
 };
 
-/// A comm's staging, the one rule both adapters use: the bytes of its input
-/// buffer less its view slots (\p InViewBytes: the model's tensors live
-/// there), plus its output buffer when it has its own (\p OwnOut).
-inline uint64_t stagingBytes(uint64_t InBytes, uint64_t InViewBytes, uint64_t OutBytes,
-                             bool OwnOut) {
-  return (InBytes - std::min(InBytes, InViewBytes)) + (OwnOut ? OutBytes : 0);
+/// A comm's staging, the one rule both step models use (ProgramStepModel.cpp
+/// over a BufferLayout, compiler/PlanStepModel.cpp over a plan's buffers):
+/// its input buffer \p In less the view slots of the comm's own \p Inputs
+/// (the model's tensors live there, as with DDP's gradient_as_bucket_view),
+/// plus its output buffer \p Out when it has its own. An in-place
+/// (all_reduce, broadcast) buffer also holds a view slot per result over
+/// the same bytes; those are the runtime's memory, not the model's, so a
+/// bucket of packed inputs counts whole. \p TensorOf names a slot's tensor.
+template <typename BufferT, typename TensorOfFn>
+uint64_t commStagingBytes(llvm::ArrayRef<BufferT> Buffers, int32_t In, int32_t Out,
+                          llvm::ArrayRef<uint32_t> Inputs, TensorOfFn TensorOf) {
+  uint64_t Bytes = 0;
+  if (In >= 0) {
+    const BufferT &B = Buffers[In];
+    uint64_t Views = 0;
+    if (B.Segments == 1) {
+      llvm::DenseSet<uint32_t> IsInput(Inputs.begin(), Inputs.end());
+      for (const auto &S : B.Slots)
+        if (S.Mode == SlotMode::View && IsInput.contains(TensorOf(S)))
+          Views += S.Bytes;
+    }
+    Bytes = B.Bytes - std::min(B.Bytes, Views);
+  }
+  if (Out >= 0 && Out != In)
+    Bytes += Buffers[Out].Bytes;
+  return Bytes;
 }
 
 /// Whether \p Kind's result takes the place of its input (adds no memory).

@@ -59,19 +59,12 @@ PeakMemory programPeakMemory(const Program &P, const BufferLayoutOptions &Layout
   RankMasks Masks(P);
   SimModel M = programStepModel(P, Masks);
   BufferLayout L = computeBufferLayout(P, Layout);
-  auto Bytes = [&](int32_t B) { return B < 0 ? 0 : L.Buffers[B].Bytes; };
-  auto ViewBytes = [&](int32_t B) {
-    uint64_t N = 0;
-    if (B >= 0 && L.Buffers[B].Segments == 1)
-      for (const LayoutSlot &S : L.Buffers[B].Slots)
-        if (S.Mode == SlotMode::View)
-          N += S.Bytes;
-    return N;
-  };
   for (SimTask &T : M.Tasks) {
     const OpBuffers &B = L.PerOp[T.Source];
     bool OwnOut = B.Out >= 0 && B.Out != B.In;
-    T.StagingBytes = stagingBytes(Bytes(B.In), ViewBytes(B.In), Bytes(B.Out), OwnOut);
+    T.StagingBytes =
+        commStagingBytes(ArrayRef<LayoutBuffer>(L.Buffers), B.In, B.Out,
+                         P.ops()[T.Source].dataOperands(), [](const LayoutSlot &S) { return S.Value; });
     // Results that are views of the output buffer count with it.
     if (OwnOut && L.Buffers[B.Out].Segments == 1)
       for (const LayoutSlot &S : L.Buffers[B.Out].Slots)
