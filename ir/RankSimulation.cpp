@@ -256,4 +256,24 @@ std::vector<int64_t> RankSimulation::findWaitCycle() const {
   return {};
 }
 
+std::string RankSimulation::cycleText(ArrayRef<int64_t> Cycle) {
+  std::string Ring;
+  for (int64_t R : Cycle)
+    Ring += std::to_string(R) + " -> ";
+  return Ring + std::to_string(Cycle.front());
+}
+
+int64_t RankSimulation::findCrossGroupPair() const {
+  for (int64_t R = 0; R != int64_t(Ranks.size()); ++R) {
+    const RankState &St = Ranks[R];
+    if ((St.W != Wait::Send && St.W != Wait::Recv) || St.Peer < 0)
+      continue;
+    const RankState &Q = Ranks[St.Peer];
+    bool Opposite = St.W == Wait::Send ? Q.W == Wait::Recv : Q.W == Wait::Send;
+    if (Opposite && Q.Peer == R && Q.Group != St.Group)
+      return R;
+  }
+  return -1;
+}
+
 } // namespace collc

@@ -47,6 +47,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -145,6 +146,12 @@ public:
   void waitsFor(int64_t Rank, llvm::SmallVectorImpl<int64_t> &Out) const;
   /// A cycle of waiting ranks (lowest rank first in search order), or empty.
   std::vector<int64_t> findWaitCycle() const;
+  /// \p Cycle as "0 -> 1 -> 0".
+  static std::string cycleText(llvm::ArrayRef<int64_t> Cycle);
+  /// While stalled: the lowest rank whose awaited send (recv) faces its
+  /// peer's recv (send) naming it back but in another group, so the two
+  /// cannot match (each group has its own communicator), or -1.
+  int64_t findCrossGroupPair() const;
   /// The world ranks of a flat subgroup index.
   llvm::ArrayRef<int32_t> members(uint32_t Flat) const;
   GroupId groupOfFlat(uint32_t Flat) const;

@@ -236,31 +236,24 @@ std::string CrossRankChecker::describeWait(int64_t R) const {
 }
 
 bool CrossRankChecker::reportCrossGroupPair() {
-  for (int64_t R = 0; R != P.worldSize(); ++R) {
-    const RankSimulation::RankState &St = Sim.state(R);
-    if ((St.W != RankSimulation::Wait::Send && St.W != RankSimulation::Wait::Recv) ||
-        St.Peer < 0)
-      continue;
-    const RankSimulation::RankState &Q = Sim.state(St.Peer);
-    bool Opposite = St.W == RankSimulation::Wait::Send ? Q.W == RankSimulation::Wait::Recv
-                                                        : Q.W == RankSimulation::Wait::Send;
-    if (!Opposite || Q.Peer != R || Q.Group == St.Group)
-      continue;
-    auto In = [&](GroupId G) {
-      return G == InvalidId ? std::string("the world") : "@" + P.group(G).Name.str();
-    };
-    const char *Kind = St.W == RankSimulation::Wait::Send ? "send to" : "recv from";
-    const char *QKind = Q.W == RankSimulation::Wait::Send ? "send to" : "recv from";
-    Diags.error(P.ops()[St.At].Loc,
-                formatv("rank {0}'s {1} rank {2} in {3} cannot match rank {2}'s {4} rank {0} in "
-                        "{5}: sends and recvs match only within one group (each group has its "
-                        "own communicator); name the same group on both sides",
-                        R, Kind, St.Peer, In(St.Group), QKind, In(Q.Group)));
-    Diags.note(P.ops()[Q.At].Loc, formatv("rank {0} issues {1} rank {2} in {3} here ({4})",
-                                          St.Peer, QKind, R, In(Q.Group), describe(Q.At)));
-    return true;
-  }
-  return false;
+  int64_t R = Sim.findCrossGroupPair();
+  if (R < 0)
+    return false;
+  const RankSimulation::RankState &St = Sim.state(R);
+  const RankSimulation::RankState &Q = Sim.state(St.Peer);
+  auto In = [&](GroupId G) {
+    return G == InvalidId ? std::string("the world") : "@" + P.group(G).Name.str();
+  };
+  const char *Kind = St.W == RankSimulation::Wait::Send ? "send to" : "recv from";
+  const char *QKind = Q.W == RankSimulation::Wait::Send ? "send to" : "recv from";
+  Diags.error(P.ops()[St.At].Loc,
+              formatv("rank {0}'s {1} rank {2} in {3} cannot match rank {2}'s {4} rank {0} in "
+                      "{5}: sends and recvs match only within one group (each group has its "
+                      "own communicator); name the same group on both sides",
+                      R, Kind, St.Peer, In(St.Group), QKind, In(Q.Group)));
+  Diags.note(P.ops()[Q.At].Loc, formatv("rank {0} issues {1} rank {2} in {3} here ({4})",
+                                        St.Peer, QKind, R, In(Q.Group), describe(Q.At)));
+  return true;
 }
 
 bool CrossRankChecker::reportStall() {
@@ -270,12 +263,9 @@ bool CrossRankChecker::reportStall() {
     return false;
   std::vector<int64_t> Cycle = Sim.findWaitCycle();
   if (!Cycle.empty()) {
-    std::string Ring;
-    for (int64_t R : Cycle)
-      Ring += std::to_string(R) + " -> ";
-    Ring += std::to_string(Cycle.front());
     Diags.error(P.ops()[Sim.state(Cycle.front()).PC].Loc,
-                formatv("deadlock: ranks wait for each other in a cycle {0}", Ring));
+                formatv("deadlock: ranks wait for each other in a cycle {0}",
+                        RankSimulation::cycleText(Cycle)));
     for (int64_t R : Cycle)
       Diags.note(P.ops()[Sim.state(R).PC].Loc, describeWait(R));
     return false;

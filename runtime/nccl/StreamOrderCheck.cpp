@@ -192,24 +192,17 @@ private:
   /// A stalled send and recv that name each other's ranks but different
   /// groups (NCCL comms), or "".
   std::string crossGroupPair() const {
-    for (int64_t R = 0; R != P.World; ++R) {
-      const RankSimulation::RankState &St = Sim.state(R);
-      if ((St.W != RankSimulation::Wait::Send && St.W != RankSimulation::Wait::Recv) ||
-          St.Peer < 0)
-        continue;
-      const RankSimulation::RankState &Q = Sim.state(St.Peer);
-      bool Opposite = St.W == RankSimulation::Wait::Send ? Q.W == RankSimulation::Wait::Recv
-                                                          : Q.W == RankSimulation::Wait::Send;
-      if (!Opposite || Q.Peer != R || Q.Group == St.Group)
-        continue;
-      return formatv("rank {0}'s {1} and rank {2}'s {3} name each other but different "
-                     "communicators ({4} and {5}), and NCCL matches a send with a recv on one "
-                     "communicator only: name the same group on both sides",
-                     R, comm(St.At, R), St.Peer, comm(Q.At, St.Peer), groupName(St.Group),
-                     groupName(Q.Group))
-          .str();
-    }
-    return "";
+    int64_t R = Sim.findCrossGroupPair();
+    if (R < 0)
+      return "";
+    const RankSimulation::RankState &St = Sim.state(R);
+    const RankSimulation::RankState &Q = Sim.state(St.Peer);
+    return formatv("rank {0}'s {1} and rank {2}'s {3} name each other but different "
+                   "communicators ({4} and {5}), and NCCL matches a send with a recv on one "
+                   "communicator only: name the same group on both sides",
+                   R, comm(St.At, R), St.Peer, comm(Q.At, St.Peer), groupName(St.Group),
+                   groupName(Q.Group))
+        .str();
   }
 
   std::string stall() const {
@@ -218,11 +211,7 @@ private:
       return Out;
     std::vector<int64_t> Cycle = Sim.findWaitCycle();
     if (!Cycle.empty()) {
-      std::string Ring;
-      for (int64_t R : Cycle)
-        Ring += std::to_string(R) + " -> ";
-      Ring += std::to_string(Cycle.front());
-      Out = "ranks wait for each other in a cycle " + Ring;
+      Out = "ranks wait for each other in a cycle " + RankSimulation::cycleText(Cycle);
       for (int64_t R : Cycle)
         Out += "\n  " + waitOf(R);
     } else {
