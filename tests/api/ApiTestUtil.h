@@ -59,6 +59,17 @@ inline const char *BucketedReduces = R"(program @bucketed world(2) {
   compute @use(%r, %s) cost(1us)
 })";
 
+/// Two 64-byte gathers that one compute needs, which the default pipeline
+/// puts in one bucket: 128 bytes of tensors and 2528 of staging per rank.
+inline const char *TwoGathers = R"(program @g world(4) {
+  group @dp = world
+  %s0, %s1 = compute @shards : f32[4], f32[4]
+  %w0 = all_gather %s0 in @dp
+  %w1 = all_gather %s1 in @dp
+  compute @use(%w0, %w1)
+}
+)";
+
 /// A plan of \p Text compiled with bucket policy "none" (or fails the test).
 inline collcPlan_t compileNone(const char *Text) {
   collcCompileOptions_t O;

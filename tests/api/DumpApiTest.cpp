@@ -169,16 +169,9 @@ TEST_F(CApiDump, SimulateStatesThePeakMemory) {
 
   // Two gathers packed into one bucket: tensors plus staging, the figure of
   // `collc simulate`, the dumps and the JSON (planPeakMemory).
-  const char *Gathers = "program @g world(4) {\n"
-                        "  group @dp = world\n"
-                        "  %s0, %s1 = compute @shards : f32[4], f32[4]\n"
-                        "  %w0 = all_gather %s0 in @dp\n"
-                        "  %w1 = all_gather %s1 in @dp\n"
-                        "  compute @use(%w0, %w1)\n"
-                        "}\n";
   collcPlan_t G = nullptr;
-  ASSERT_OK(collcCompile(Gathers, nullptr, &G));
-  llvm::Expected<plan::Plan> Q = compileProgramText(Gathers, "", "<program>");
+  ASSERT_OK(collcCompile(TwoGathers, nullptr, &G));
+  llvm::Expected<plan::Plan> Q = compileProgramText(TwoGathers, "", "<program>");
   ASSERT_TRUE(bool(Q)) << llvm::toString(Q.takeError());
   PeakMemory Peak = planPeakMemory(*Q);
   ASSERT_TRUE(Peak.Source.has_value());

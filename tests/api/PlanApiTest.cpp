@@ -293,29 +293,22 @@ TEST(CApiCompile, MemoryBudgetReachesTheScheduleAndAVersion1StructStillCompiles)
   // and 2528 of staging, the bucket's buffers held all step: 2048 to unpack
   // (256-byte slots per rank) and the input buffer's 480 bytes of padding
   // around the two shards' views.
-  const char *Gathers = "program @g world(4) {\n"
-                        "  group @dp = world\n"
-                        "  %s0, %s1 = compute @shards : f32[4], f32[4]\n"
-                        "  %w0 = all_gather %s0 in @dp\n"
-                        "  %w1 = all_gather %s1 in @dp\n"
-                        "  compute @use(%w0, %w1)\n"
-                        "}\n";
   collcCompileOptions_t O;
   ASSERT_OK(collcCompileOptionsInit(&O));
   EXPECT_EQ(O.memoryBudget, 0u);
   O.memoryBudget = 2000;
   collcPlan_t P = nullptr;
-  EXPECT_TRUE(refused(collcCompile(Gathers, &O, &P), collcInvalidArgument,
+  EXPECT_TRUE(refused(collcCompile(TwoGathers, &O, &P), collcInvalidArgument,
                       {"memory budget of 2000 bytes cannot be met",
                        "is 2656 bytes (2 tensors + 2528 bytes staging)"}));
   O.memoryBudget = 2656;
-  ASSERT_OK(collcCompile(Gathers, &O, &P));
+  ASSERT_OK(collcCompile(TwoGathers, &O, &P));
   EXPECT_OK(collcPlanDestroy(P));
   // A caller built against version 1 (before memoryBudget) gets the default.
   O.size = offsetof(collcCompileOptions_t, memoryBudget);
   O.memoryBudget = 1; // beyond its size: never read
-  ASSERT_OK(collcCompile(Gathers, &O, &P));
+  ASSERT_OK(collcCompile(TwoGathers, &O, &P));
   EXPECT_OK(collcPlanDestroy(P));
   O.size = offsetof(collcCompileOptions_t, memoryBudget) - 1;
-  EXPECT_TRUE(refused(collcCompile(Gathers, &O, &P), collcInvalidArgument, {"options->size is"}));
+  EXPECT_TRUE(refused(collcCompile(TwoGathers, &O, &P), collcInvalidArgument, {"options->size is"}));
 }
