@@ -5,6 +5,7 @@
 #include "runtime/exec/HostStream.h"
 #include "runtime/mpi/ArrivalBoard.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
 
@@ -30,8 +31,10 @@ Expected<std::shared_ptr<MpiGroup>> MpiGroup::adopt(MPI_Comm Comm, std::string N
   MPI_Comm_set_errhandler(Comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(Comm, &G->Rank);
   MPI_Comm_size(Comm, &G->Size);
-  // A stable hash (not a pointer): every member names the group alike.
-  G->Hash = xxHash64(G->Name) | 1;
+  ArrivalBoard *B = arrivalBoard();
+  // A stable key (not a pointer): every member names the group alike.
+  G->Key = B ? B->keyFor(G->Name) : xxHash64(G->Name) | 1;
+  G->Entry = B ? B->claim(G->Key) : -1;
   MPI_Group Mine = MPI_GROUP_NULL, World = MPI_GROUP_NULL;
   MPI_Comm_group(Comm, &Mine);
   MPI_Comm_group(MPI_COMM_WORLD, &World);
@@ -42,6 +45,9 @@ Expected<std::shared_ptr<MpiGroup>> MpiGroup::adopt(MPI_Comm Comm, std::string N
   MPI_Group_translate_ranks(Mine, G->Size, Local.data(), World, G->WorldRanks.data());
   MPI_Group_free(&Mine);
   MPI_Group_free(&World);
+  G->OnBoard = B && G->Entry >= 0 && llvm::all_of(G->WorldRanks, [&](int W) {
+                 return B->readsDirectly(W);
+               });
   return G;
 }
 
@@ -49,6 +55,8 @@ MpiGroup::~MpiGroup() {
   // Each enqueued operation ends by its timeout at the latest.
   while (pending())
     std::this_thread::sleep_for(std::chrono::microseconds(50));
+  if (ArrivalBoard *B = arrivalBoard())
+    B->release(Entry);
   int Finalized = 0;
   MPI_Finalized(&Finalized);
   if (!Finalized && !Broken.load())
@@ -59,8 +67,22 @@ uint64_t MpiGroup::arrive() {
   uint64_t Next = Seq.load(std::memory_order_relaxed) + 1;
   Seq.store(Next, std::memory_order_relaxed);
   if (ArrivalBoard *B = arrivalBoard())
-    B->publish(Hash, Next);
+    B->publish(Key, Entry, Next);
   return Next;
+}
+
+Error MpiGroup::testArrivals(StringRef What, uint64_t Want,
+                             std::chrono::steady_clock::time_point Deadline, bool &Done) {
+  ArrivalBoard *B = arrivalBoard();
+  Done = true;
+  for (int R = 0; R != Size && Done; ++R)
+    if (R != Rank) {
+      std::optional<uint64_t> At = B->directSeq(WorldRanks[size_t(R)], Key);
+      Done = At && *At >= Want;
+    }
+  if (Done || std::chrono::steady_clock::now() <= Deadline)
+    return Error::success();
+  return timedOut(What, -1, Want);
 }
 
 std::string MpiGroup::lateRanks(uint64_t Want, int64_t &FirstLate) {
@@ -77,14 +99,20 @@ std::string MpiGroup::lateRanks(uint64_t Want, int64_t &FirstLate) {
       Unknown += formatv("{0}{1}", Unknown.empty() ? "" : ", ", R).str();
       continue;
     }
-    const ArrivalBoard::Slot &S = *Slots[R];
-    if (S.Group == Hash && S.Seq >= Want)
+    const ArrivalBoard::Record &Rec = *Slots[R];
+    // Its entry for this group if it has one; else its last collective.
+    std::optional<uint64_t> Here = Rec.seqOf(Key);
+    if (!Here && Rec.Last.Group == Key)
+      Here = Rec.Last.Seq;
+    if (Here && *Here >= Want)
       continue;
     if (FirstLate < 0)
       FirstLate = R;
-    std::string Where = S.Group == Hash ? formatv("at #{0}", S.Seq).str()
-                        : S.Group == 0  ? std::string("in no collective yet")
-                                        : formatv("last in #{0} of another group", S.Seq).str();
+    std::string Where = Here                  ? formatv("at #{0}", *Here).str()
+                        : Rec.Last.Group == 0 ? std::string("in no collective yet")
+                                              : formatv("last in #{0} of another group",
+                                                        Rec.Last.Seq)
+                                                    .str();
     Late += formatv("{0}rank {1} ({2})", Late.empty() ? "" : ", ", R, Where).str();
   }
   std::string Text = Late.empty() ? "every rank arrived; MPI did not complete it"

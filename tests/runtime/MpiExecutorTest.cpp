@@ -13,6 +13,7 @@
 
 #include "compiler/Compile.h"
 #include "ir/Parser.h"
+#include "runtime/mpi/ArrivalBoard.h"
 #include "runtime/mpi/MpiDriver.h"
 #include "runtime/mpi/MpiExecutor.h"
 #include "runtime/mpi/MpiSession.h"
@@ -237,6 +238,64 @@ TEST(MpiExecutorTest, ATimeoutNamesTheRankThatDidNotArrive) {
     EXPECT_EQ(H.Peer, 1);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// An all_reduce of 256 KiB or more is gated before MPI's blocking call
+/// (ArrivalGate.h). Rank 1 arrives late: the gate waits for it and every
+/// rank gets the sum; then rank 1 never arrives: rank 0's gate times out
+/// naming it, instead of hanging in MPI_Allreduce. \p Group is a group
+/// already joined; \p OnBoard: whether it is gated by the board (one host,
+/// an entry free) or by a barrier.
+void expectTheGateWaitsAndNamesWhoIsMissing(const D::Communicator &C, bool OnBoard) {
+  EXPECT_EQ(C->gatesOnBoard(), OnBoard);
+  D::setTimeout(C, std::chrono::milliseconds(1500));
+  D::StreamOwner S = D::createStream("test");
+  constexpr uint64_t Elems = 64 << 10; // 256 KiB of f32
+  std::vector<float> Data(Elems, float(worldRank() + 1));
+  auto Res = D::resource(Data.data(), Data.size() * 4);
+  if (worldRank() == 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_FALSE(bool(D::allReduce(C, Res, Res, {ElemType::F32, Elems}, ReduceOp::Sum,
+                                 D::streamOf(S))));
+  Error Late = D::synchronize(D::streamOf(S));
+  ASSERT_FALSE(bool(Late)) << llvm::toString(std::move(Late));
+  float Sum = float(worldSize() * (worldSize() + 1) / 2);
+  EXPECT_EQ(Data.front(), Sum);
+  EXPECT_EQ(Data.back(), Sum);
+  if (worldRank() == 0) {
+    auto Start = std::chrono::steady_clock::now();
+    ASSERT_FALSE(bool(D::allReduce(C, Res, Res, {ElemType::F32, Elems}, ReduceOp::Sum,
+                                   D::streamOf(S))));
+    test::ErrorFacts F = factsOf(D::synchronize(D::streamOf(S)));
+    auto Took = std::chrono::steady_clock::now() - Start;
+    EXPECT_EQ(F.Kind, ErrorKind::Timeout);
+    EXPECT_EQ(F.Peer, 1);
+    EXPECT_NE(F.Text.find("all_reduce #2"), std::string::npos) << F.Text;
+    EXPECT_NE(F.Text.find("rank 1 (at #1)"), std::string::npos) << F.Text;
+    EXPECT_LT(Took, std::chrono::milliseconds(6000));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(MpiExecutorTest, ALargeAllReduceWaitsOnTheBoardAndNamesWhoIsMissing) {
+  Expected<D::Communicator> C = D::join("gate", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  expectTheGateWaitsAndNamesWhoIsMissing(*C, /*OnBoard=*/true);
+}
+
+/// With every board entry of the process taken, a group is gated by a
+/// barrier instead, which waits and names alike.
+TEST(MpiExecutorTest, WithoutABoardEntryTheGateIsABarrier) {
+  std::vector<D::Communicator> Held;
+  for (unsigned I = 0; I != mpi::ArrivalBoard::GroupEntries; ++I) {
+    Expected<D::Communicator> C =
+        D::join("held" + std::to_string(I), size_t(worldSize()), size_t(worldRank()));
+    ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+    Held.push_back(std::move(*C));
+  }
+  Expected<D::Communicator> C = D::join("gate-barrier", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  expectTheGateWaitsAndNamesWhoIsMissing(*C, /*OnBoard=*/false);
 }
 
 TEST(MpiExecutorTest, ARecvTimeoutNamesThePeer) {
