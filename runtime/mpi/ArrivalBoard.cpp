@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
 
+#include <algorithm>
 #include <atomic>
 #include <sched.h>
 
@@ -22,8 +23,23 @@ uint64_t load(const uint64_t *Word) { return __atomic_load_n(Word, __ATOMIC_ACQU
 
 /// Word offsets in a record.
 constexpr unsigned LastGroup = 0, LastSeq = 1;
-constexpr unsigned entryKey(unsigned E) { return 2 + 2 * E; }
-constexpr unsigned entrySeq(unsigned E) { return 3 + 2 * E; }
+constexpr unsigned entryKey(unsigned E) { return 2 + 3 * E; }
+constexpr unsigned entrySeq(unsigned E) { return 3 + 3 * E; }
+constexpr unsigned entryVerdict(unsigned E) { return 4 + 3 * E; }
+/// Of an entry's words, from its key.
+constexpr unsigned SeqOffset = 1, VerdictOffset = 2;
+
+/// A verdict word: the collective's number, whether it passed, by whom
+/// (0: none yet).
+constexpr unsigned ByBits = 23;
+uint64_t verdictWord(uint64_t Seq, ArrivalBoard::Verdict V) {
+  return Seq << (ByBits + 1) | uint64_t(V.Passed) << ByBits |
+         (uint64_t(V.By) & ((1u << ByBits) - 1));
+}
+uint64_t verdictSeq(uint64_t Word) { return Word >> (ByBits + 1); }
+ArrivalBoard::Verdict verdictOf(uint64_t Word) {
+  return {bool(Word >> ByBits & 1), int(Word & ((1u << ByBits) - 1))};
+}
 
 ArrivalBoard::Record recordOf(const uint64_t *W) {
   ArrivalBoard::Record R;
@@ -103,7 +119,7 @@ Error ArrivalBoard::allocate() {
       return boardError("MPI_Win_shared_query");
     int W = WorldRanks[size_t(H)];
     if (W >= 0 && W < WorldSize && Size >= MPI_Aint(Words * sizeof(uint64_t)))
-      Direct[size_t(W)] = static_cast<const uint64_t *>(Ptr);
+      Direct[size_t(W)] = static_cast<uint64_t *>(Ptr);
   }
   // One passive epoch per window for the board's life: reads need no other
   // call.
@@ -127,29 +143,38 @@ ArrivalBoard::~ArrivalBoard() {
       MPI_Comm_free(C);
 }
 
-uint64_t ArrivalBoard::keyFor(StringRef Name) {
+uint64_t ArrivalBoard::nextOrdinal(StringRef Name) {
   std::lock_guard<std::mutex> L(M);
-  uint64_t Before = Adopted[Name]++;
-  return xxHash64(formatv("{0}#{1}", Name, Before).str()) | 1;
+  return Adopted.lookup(Name);
 }
 
-void ArrivalBoard::store(unsigned Word, uint64_t Value) {
-  __atomic_store_n(&Mine[Word], Value, __ATOMIC_RELEASE);
-  __atomic_store_n(&MineShared[Word], Value, __ATOMIC_RELEASE);
+uint64_t ArrivalBoard::settle(StringRef Name, uint64_t Ordinal) {
+  std::lock_guard<std::mutex> L(M);
+  uint64_t &Next = Adopted[Name];
+  Next = std::max(Next, Ordinal + 1);
+  return xxHash64(formatv("{0}#{1}", Name, Ordinal).str()) | 1;
 }
 
-int ArrivalBoard::claim(uint64_t Key) {
+void ArrivalBoard::store(unsigned Word, uint64_t Value, int Order) {
+  __atomic_store_n(&Mine[Word], Value, Order);
+  __atomic_store_n(&MineShared[Word], Value, Order);
+}
+
+int ArrivalBoard::reserve() {
   std::lock_guard<std::mutex> L(M);
-  for (unsigned E = 0; E != GroupEntries; ++E) {
-    if (Taken[E])
-      continue;
-    Taken[E] = true;
-    // The number first: a reader that finds the key finds this group's.
-    store(entrySeq(E), 0);
-    store(entryKey(E), Key);
-    return int(E);
-  }
+  for (unsigned E = 0; E != GroupEntries; ++E)
+    if (!Taken[E]) {
+      Taken[E] = true;
+      return int(E);
+    }
   return -1;
+}
+
+void ArrivalBoard::assign(int Entry, uint64_t Key) {
+  // The number first: a reader that finds the key finds this group's.
+  store(entrySeq(unsigned(Entry)), 0);
+  store(entryVerdict(unsigned(Entry)), 0);
+  store(entryKey(unsigned(Entry)), Key);
 }
 
 void ArrivalBoard::release(int Entry) {
@@ -171,17 +196,50 @@ bool ArrivalBoard::readsDirectly(int WorldRank) const {
   return WorldRank >= 0 && size_t(WorldRank) < Direct.size() && Direct[size_t(WorldRank)];
 }
 
-std::optional<uint64_t> ArrivalBoard::directSeq(int WorldRank, uint64_t Key) const {
-  const uint64_t *W = Direct[size_t(WorldRank)];
-  for (unsigned E = 0; E != GroupEntries; ++E) {
-    if (load(&W[entryKey(E)]) != Key)
-      continue;
-    uint64_t Seq = load(&W[entrySeq(E)]);
-    // Still the key: the entry was not given to another group meanwhile.
+uint64_t *ArrivalBoard::directEntry(int WorldRank, uint64_t Key) const {
+  uint64_t *W = Direct[size_t(WorldRank)];
+  for (unsigned E = 0; E != GroupEntries; ++E)
     if (load(&W[entryKey(E)]) == Key)
-      return Seq;
-  }
-  return std::nullopt;
+      return &W[entryKey(E)];
+  return nullptr;
+}
+
+std::optional<uint64_t> ArrivalBoard::directSeq(int WorldRank, uint64_t Key) const {
+  uint64_t *E = directEntry(WorldRank, Key);
+  if (!E)
+    return std::nullopt;
+  uint64_t Seq = load(&E[SeqOffset]);
+  // Still the key: the entry was not given to another group meanwhile.
+  if (load(&E[0]) != Key)
+    return std::nullopt;
+  return Seq;
+}
+
+std::optional<ArrivalBoard::Verdict> ArrivalBoard::verdict(int RootWorldRank, uint64_t Key,
+                                                           uint64_t Seq) const {
+  uint64_t *E = directEntry(RootWorldRank, Key);
+  if (!E)
+    return std::nullopt;
+  uint64_t Word = load(&E[VerdictOffset]);
+  if (verdictSeq(Word) != Seq || load(&E[0]) != Key)
+    return std::nullopt;
+  return verdictOf(Word);
+}
+
+std::optional<ArrivalBoard::Verdict> ArrivalBoard::decide(int RootWorldRank, uint64_t Key,
+                                                          uint64_t Seq, Verdict Mine) {
+  uint64_t *E = directEntry(RootWorldRank, Key);
+  if (!E)
+    return std::nullopt;
+  uint64_t Word = load(&E[VerdictOffset]);
+  // Verdicts only move forward: an earlier collective's may be replaced.
+  while (verdictSeq(Word) < Seq)
+    if (__atomic_compare_exchange_n(&E[VerdictOffset], &Word, verdictWord(Seq, Mine),
+                                    /*weak=*/false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return Mine;
+  if (verdictSeq(Word) != Seq || load(&E[0]) != Key)
+    return std::nullopt;
+  return verdictOf(Word);
 }
 
 std::vector<std::optional<ArrivalBoard::Record>>

@@ -15,10 +15,17 @@
 // MPI_Win_allocate_shared over the host's processes), which costs no
 // message round, unlike a barrier.
 //
-// A group's records carry a key every member computes alike: the group's
-// name and how many groups of that name the process adopted before (groups
-// are made collectively, in one order), so two live groups of one name,
-// or a group made again under an old name, never read as one.
+// A group's entry carries a key its members agree on when they make the
+// group (MpiGroup::adopt, one small all_reduce): its name and an ordinal
+// above every ordinal any member gave that name before, so two live groups
+// of one name, or a group made again under an old name, never read as one.
+// They agree the same way whether every member has an entry free, so all
+// or none of them gate on the board.
+//
+// Memory: each word is written by its owner alone with atomic stores and
+// read with atomic loads (x86 and the compilers this builds with keep their
+// order across processes in shared memory; MPI's separate memory model
+// would ask for MPI_Win_sync, which costs a call per look).
 //
 // One board per process, created and freed collectively by the MpiSession
 // (at start and before MPI_Finalize), so groups come and go without a
@@ -72,15 +79,38 @@ public:
   ArrivalBoard(const ArrivalBoard &) = delete;
   ArrivalBoard &operator=(const ArrivalBoard &) = delete;
 
-  /// The key of the next group adopted under \p Name (never 0).
-  uint64_t keyFor(llvm::StringRef Name);
-  /// An entry of this process for group \p Key, or -1 when all are taken.
-  int claim(uint64_t Key);
-  /// Gives back an entry from claim (or -1: nothing).
+  /// The lowest ordinal this process has not given a group named \p Name.
+  uint64_t nextOrdinal(llvm::StringRef Name);
+  /// The members agreed on ordinal \p Ordinal for a group named \p Name:
+  /// this process gives that name higher ones from now on. Returns the
+  /// group's key (never 0).
+  uint64_t settle(llvm::StringRef Name, uint64_t Ordinal);
+  /// Reserves an entry of this process (showing no key yet), or -1 when
+  /// all are taken.
+  int reserve();
+  /// Entry \p Entry (from reserve) shows group \p Key, at number 0.
+  void assign(int Entry, uint64_t Key);
+  /// Gives back an entry from reserve (or -1: nothing).
   void release(int Entry);
   /// This process entered collective \p Seq of group \p Key (its entry:
   /// \p Entry, or -1 without one).
   void publish(uint64_t Key, int Entry, uint64_t Seq);
+
+  /// A gate's outcome for one collective: every member passes, or none
+  /// does (member \p By gave up at its deadline). The first member to
+  /// decide writes it in the entry of the group's first member; the others
+  /// obey it, so none enters a blocking call that another will never make.
+  struct Verdict {
+    bool Passed = false;
+    int By = 0; ///< the deciding member's rank in the group
+  };
+  /// Collective \p Seq's verdict at \p RootWorldRank (the group's first
+  /// member, on this host), if written.
+  std::optional<Verdict> verdict(int RootWorldRank, uint64_t Key, uint64_t Seq) const;
+  /// Writes \p Mine as collective \p Seq's verdict unless one is there,
+  /// and returns the one there then; nullopt when the root shows no entry
+  /// for \p Key.
+  std::optional<Verdict> decide(int RootWorldRank, uint64_t Key, uint64_t Seq, Verdict Mine);
 
   /// Whether \p WorldRank's record is in this host's shared memory.
   bool readsDirectly(int WorldRank) const;
@@ -93,13 +123,16 @@ public:
                                           std::chrono::milliseconds Bound);
 
 private:
-  /// Words of a record: the last slot, then one slot per group entry.
-  static constexpr unsigned Words = 2 + 2 * GroupEntries;
+  /// Words of a record: the last slot, then per group entry its key, its
+  /// number and the verdict word (used in the group's first member).
+  static constexpr unsigned Words = 2 + 3 * GroupEntries;
+  /// The entry of \p Key in \p WorldRank's record on this host, or null.
+  uint64_t *directEntry(int WorldRank, uint64_t Key) const;
 
   ArrivalBoard() = default;
   /// Stores \p Value at word \p Word of this process's record, in both
-  /// windows.
-  void store(unsigned Word, uint64_t Value);
+  /// windows (\p Order: the memory order).
+  void store(unsigned Word, uint64_t Value, int Order = __ATOMIC_RELEASE);
   llvm::Error allocate();
 
   MPI_Comm World = MPI_COMM_NULL, Host = MPI_COMM_NULL;
@@ -108,7 +141,7 @@ private:
   uint64_t *Mine = nullptr;       ///< this process's record in Win
   uint64_t *MineShared = nullptr; ///< and in HostWin
   /// Per world rank, its record in HostWin; null for other hosts.
-  std::vector<const uint64_t *> Direct;
+  std::vector<uint64_t *> Direct;
   std::mutex M; ///< guards the fields below
   llvm::StringMap<uint64_t> Adopted;
   std::array<bool, GroupEntries> Taken{};

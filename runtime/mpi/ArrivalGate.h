@@ -5,10 +5,14 @@
 // gate that has a deadline. On one host the gate is the arrival board
 // (MpiGroup::testArrivals): each call looks whether every member has
 // announced this collective, reading their records in shared memory, with
-// no message and no MPI call. Elsewhere (members on several hosts, or no
-// board entry left for the group) it is an MPI_Ibarrier, polled like any
-// request: a round of messages, which with more processes than cores
-// waits for descheduled peers once more.
+// no message and no MPI call; the members then agree on one verdict (pass,
+// or given up at someone's deadline), so a member that arrives as another
+// gives up is refused too instead of entering a call alone. Elsewhere
+// (members on several hosts, or no board entry for the group) it is an
+// MPI_Ibarrier, polled like any request: a round of messages, which with
+// more processes than cores waits for descheduled peers once more, and
+// whose completion on a late member after another gave up still lets that
+// member into the blocking call.
 //
 // Plain data, like the MpiRequest the barrier runs on (the task's own: a
 // gated task starts no other request before it passes).

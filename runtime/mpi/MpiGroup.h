@@ -37,6 +37,8 @@
 
 namespace collc::rt::mpi {
 
+class ArrivalBoard;
+
 /// An MPI return code as an error naming the call and the group.
 llvm::Error mpiError(int Code, llvm::StringRef What, llvm::StringRef Group);
 
@@ -76,7 +78,8 @@ public:
   /// (one host) and this group has its entry on the board.
   bool gatesOnBoard() const { return OnBoard; }
   /// One look at the board (gatesOnBoard): \p Done when every member has
-  /// announced collective \p Seq (or a later one); not done past
+  /// announced collective \p Seq (or a later one) and none gave up on it
+  /// (ArrivalBoard::Verdict: all members pass, or none); not done past
   /// \p Deadline, wait's timeout error, naming who is missing.
   llvm::Error testArrivals(llvm::StringRef What, uint64_t Seq,
                            std::chrono::steady_clock::time_point Deadline, bool &Done);
@@ -114,10 +117,15 @@ public:
 
 private:
   MpiGroup(MPI_Comm Comm, std::string Name) : Comm(Comm), Name(std::move(Name)) {}
+  /// Takes an entry on the process's arrival board, with a key the members
+  /// agree on (collective over the new communicator, bounded by the
+  /// timeout); no entry unless every member has one.
+  llvm::Error joinBoard();
   std::string lateRanks(uint64_t Seq, int64_t &FirstLate);
   llvm::Error timedOut(llvm::StringRef What, int64_t Peer, uint64_t Seq);
 
   MPI_Comm Comm;
+  ArrivalBoard *Board = nullptr; ///< the one the entry is on
   uint64_t Key = 0;            ///< the group on the arrival board
   int Entry = -1;              ///< its entry there (-1: none free)
   bool OnBoard = false;        ///< gatesOnBoard()
