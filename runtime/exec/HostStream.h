@@ -59,6 +59,8 @@ public:
   /// Error() (runs to the end) or Error(Poll &) (polled).
   class Task {
   public:
+    /// A callable of at most this size is stored inline.
+    static constexpr size_t InlineBytes = 192;
     Task() = default;
     template <typename F> Task(F &&Fn) {
       using T = std::decay_t<F>;
@@ -80,7 +82,11 @@ public:
         std::memcpy(Storage, &Heap, sizeof(Heap));
         Call = [](void *P, Poll &Q) { return invoke(**static_cast<T **>(P), Q); };
         Destroy = [](void *P) { delete *static_cast<T **>(P); };
-        Move = [](void *To, void *From) { std::memcpy(To, From, sizeof(T *)); };
+        // The moved-from task no longer owns it (its reset deletes null).
+        Move = [](void *To, void *From) {
+          std::memcpy(To, From, sizeof(T *));
+          *static_cast<T **>(From) = nullptr;
+        };
       }
     }
     Task(Task &&O) noexcept
@@ -127,7 +133,7 @@ public:
       Trivial = false;
       Polled = false;
     }
-    alignas(std::max_align_t) char Storage[160];
+    alignas(std::max_align_t) char Storage[InlineBytes];
     llvm::Error (*Call)(void *, Poll &) = nullptr;
     void (*Destroy)(void *) = nullptr;
     void (*Move)(void *, void *) = nullptr;

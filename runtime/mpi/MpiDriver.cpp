@@ -3,6 +3,7 @@
 #include "runtime/mpi/MpiDriver.h"
 
 #include "runtime/exec/Timeout.h"
+#include "runtime/mpi/ArrivalGate.h"
 #include "runtime/mpi/MpiSession.h"
 #include "runtime/mpi/MpiRequest.h"
 #include "runtime/mpi/MpiUserOps.h"
@@ -70,14 +71,17 @@ Error enqueue(const Comm &C, HostStream *S, F Body, bool PointToPoint = false) {
   // A plain pointer: the group's destructor waits for what was enqueued.
   MpiGroup *G = C.get();
   G->noteEnqueued(PointToPoint);
-  S->enqueue([G, PointToPoint, R = MpiRequest(), Body = std::move(Body)](Poll &Q) mutable -> Error {
+  auto Task = [G, PointToPoint, R = MpiRequest(), Body = std::move(Body)](Poll &Q) mutable -> Error {
     Error E = R.started() ? Error::success() : G->check();
     if (!E)
       E = Body(*G, R, Q);
     if (E || !Q.More)
       G->noteRetired(PointToPoint);
     return E;
-  });
+  };
+  // Stored in the stream's queue without an allocation per operation.
+  static_assert(sizeof(Task) <= HostStream::Task::InlineBytes);
+  S->enqueue(std::move(Task));
   return Error::success();
 }
 
@@ -100,14 +104,14 @@ template <typename StartF> Error collective(MpiGroup &G, StringRef What, StartF 
   return G.wait(Req, What, -1, Seq);
 }
 
-/// From this size an all_reduce passes a bounded gate (an MPI_Ibarrier,
-/// polled like any request: a timeout names who is missing) and then calls
-/// MPI's blocking collective: Open MPI 4.1's blocking all_reduce (coll/tuned)
-/// ran 1.1-1.6x faster than MPI_Iallreduce (libnbc) from 256 KiB on 2
-/// processes here, while below it libnbc was as fast or faster and the gate
-/// (about 0.5 us) would show. Past the gate the wait is MPI's own, without
-/// collc's deadline: a rank that dies inside the call ends the job under
-/// mpirun (docs/runtime.md), one that stalls inside MPI is not detected.
+/// From this size an all_reduce passes a bounded gate (ArrivalGate.h: on
+/// one host the arrival board, with no message; else an MPI_Ibarrier) and
+/// then calls MPI's blocking collective: Open MPI 4.1's blocking all_reduce
+/// (coll/tuned) ran 1.1-1.6x faster than MPI_Iallreduce (libnbc) from 256
+/// KiB on 2 processes here, while below it libnbc was as fast or faster.
+/// Past the gate the wait is MPI's own, without collc's deadline: a rank
+/// that dies inside the call ends the job under mpirun (docs/runtime.md),
+/// one that stalls inside MPI is not detected.
 constexpr uint64_t GatedFromBytes = 256 << 10;
 
 Scratch scratch(uint64_t Bytes) { return std::make_shared<std::vector<char>>(Bytes); }
@@ -169,12 +173,13 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   char *Out = Dst.Data;
   ElemType W = wireType(T, Op);
   bool Gated = Count * elemTypeBytes(W) >= GatedFromBytes;
-  return enqueue(C, S, [=, Buf = Scratch()](MpiGroup &G, MpiRequest &R, Poll &Q) mutable -> Error {
+  return enqueue(C, S, [=, Buf = Scratch(), Gate = ArrivalGate()](MpiGroup &G, MpiRequest &R,
+                                                                 Poll &Q) mutable -> Error {
     bool Narrow = W != T;
     const void *Send = In == Out ? MPI_IN_PLACE : In;
     char *Wire = Out;
     if (stagesInput(T, Op)) {
-      if (!R.started()) {
+      if (!R.started() && !Gate.started()) {
         if (deferFromIssuer(Q))
           return Error::success();
         Buf = scratch(Count * elemTypeBytes(W));
@@ -184,13 +189,14 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
       Wire = Narrow ? Buf->data() : Out;
     }
     MpiReduction M = mpiReduction(W, Op);
-    if (Error Err = R.run(
-            G, Q, "all_reduce", -1,
-            [&](MPI_Request *Req) {
-              return Gated ? MPI_Ibarrier(G.comm(), Req)
-                           : MPI_Iallreduce(Send, Wire, int(Count), M.Type, M.Op, G.comm(), Req);
-            },
-            Buf))
+    if (Error Err = Gated ? Gate.run(G, Q, "all_reduce", R)
+                          : R.run(
+                                G, Q, "all_reduce", -1,
+                                [&](MPI_Request *Req) {
+                                  return MPI_Iallreduce(Send, Wire, int(Count), M.Type, M.Op,
+                                                        G.comm(), Req);
+                                },
+                                Buf))
       return Err;
     if (Q.More || (Gated && deferFromIssuer(Q)))
       return Error::success();

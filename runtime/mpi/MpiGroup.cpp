@@ -5,6 +5,7 @@
 #include "runtime/exec/HostStream.h"
 #include "runtime/mpi/ArrivalBoard.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
 
@@ -30,8 +31,6 @@ Expected<std::shared_ptr<MpiGroup>> MpiGroup::adopt(MPI_Comm Comm, std::string N
   MPI_Comm_set_errhandler(Comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(Comm, &G->Rank);
   MPI_Comm_size(Comm, &G->Size);
-  // A stable hash (not a pointer): every member names the group alike.
-  G->Hash = xxHash64(G->Name) | 1;
   MPI_Group Mine = MPI_GROUP_NULL, World = MPI_GROUP_NULL;
   MPI_Comm_group(Comm, &Mine);
   MPI_Comm_group(MPI_COMM_WORLD, &World);
@@ -42,13 +41,53 @@ Expected<std::shared_ptr<MpiGroup>> MpiGroup::adopt(MPI_Comm Comm, std::string N
   MPI_Group_translate_ranks(Mine, G->Size, Local.data(), World, G->WorldRanks.data());
   MPI_Group_free(&Mine);
   MPI_Group_free(&World);
+  if (Error E = G->joinBoard())
+    return E;
   return G;
+}
+
+Error MpiGroup::joinBoard() {
+  // A stable key (not a pointer) when there is no board: diagnostics only.
+  Key = xxHash64(Name) | 1;
+  Board = arrivalBoard();
+  if (!Board)
+    return Error::success();
+  // What the members agree on: the highest ordinal any of them would give
+  // the name, and whether any lacks a free entry (1).
+  Entry = Board->reserve();
+  uint64_t Mine[2] = {Board->nextOrdinal(Name), Entry < 0 ? 1u : 0u};
+  uint64_t All[2] = {0, 0};
+  MPI_Request Req = MPI_REQUEST_NULL;
+  if (int Rc = MPI_Iallreduce(Mine, All, 2, MPI_UINT64_T, MPI_MAX, Comm, &Req);
+      Rc != MPI_SUCCESS) {
+    Board->release(Entry);
+    Entry = -1;
+    return breakWith(mpiError(Rc, "agreeing on the arrival board's key", Name));
+  }
+  if (Error E = wait(Req, "agreeing on the arrival board's key", -1, 0)) {
+    // MPI may still write All: the group keeps its broken communicator.
+    Board->release(Entry);
+    Entry = -1;
+    return E;
+  }
+  Key = Board->settle(Name, All[0]);
+  if (All[1]) {
+    Board->release(Entry);
+    Entry = -1;
+    return Error::success();
+  }
+  Board->assign(Entry, Key);
+  OnBoard = llvm::all_of(WorldRanks, [&](int W) { return Board->readsDirectly(W); });
+  return Error::success();
 }
 
 MpiGroup::~MpiGroup() {
   // Each enqueued operation ends by its timeout at the latest.
   while (pending())
     std::this_thread::sleep_for(std::chrono::microseconds(50));
+  // Only on the board it was taken from (a later session has another).
+  if (Board && Board == arrivalBoard())
+    Board->release(Entry);
   int Finalized = 0;
   MPI_Finalized(&Finalized);
   if (!Finalized && !Broken.load())
@@ -58,9 +97,43 @@ MpiGroup::~MpiGroup() {
 uint64_t MpiGroup::arrive() {
   uint64_t Next = Seq.load(std::memory_order_relaxed) + 1;
   Seq.store(Next, std::memory_order_relaxed);
-  if (ArrivalBoard *B = arrivalBoard())
-    B->publish(Hash, Next);
+  if (Board && Board == arrivalBoard())
+    Board->publish(Key, Entry, Next);
   return Next;
+}
+
+Error MpiGroup::testArrivals(StringRef What, uint64_t Want,
+                             std::chrono::steady_clock::time_point Deadline, bool &Done) {
+  int Root = WorldRanks[0];
+  std::optional<ArrivalBoard::Verdict> V = Board->verdict(Root, Key, Want);
+  if (!V) {
+    bool All = true;
+    for (int R = 0; R != Size && All; ++R)
+      if (R != Rank) {
+        std::optional<uint64_t> At = Board->directSeq(WorldRanks[size_t(R)], Key);
+        All = At && *At >= Want;
+      }
+    bool Late = !All && std::chrono::steady_clock::now() > Deadline;
+    if (All || Late)
+      V = Board->decide(Root, Key, Want, {All, Rank});
+    else if (!All) {
+      Done = false;
+      return Error::success();
+    }
+  }
+  Done = V && V->Passed;
+  if (Done)
+    return Error::success();
+  if (!V || V->By == Rank)
+    return timedOut(What, -1, Want);
+  int64_t FirstLate = -1;
+  std::string Who = lateRanks(Want, FirstLate);
+  return breakWith(makeError(
+      ErrorKind::Timeout,
+      formatv("rank {0}: {1} #{2} in group '{3}' was given up by rank {4}, which waited "
+              "{5} ms for the others; {6}",
+              Rank, What, Want, Name, V->By, timeout().count(), Who),
+      FirstLate >= 0 ? FirstLate : V->By));
 }
 
 std::string MpiGroup::lateRanks(uint64_t Want, int64_t &FirstLate) {
@@ -77,14 +150,20 @@ std::string MpiGroup::lateRanks(uint64_t Want, int64_t &FirstLate) {
       Unknown += formatv("{0}{1}", Unknown.empty() ? "" : ", ", R).str();
       continue;
     }
-    const ArrivalBoard::Slot &S = *Slots[R];
-    if (S.Group == Hash && S.Seq >= Want)
+    const ArrivalBoard::Record &Rec = *Slots[R];
+    // Its entry for this group if it has one; else its last collective.
+    std::optional<uint64_t> Here = Rec.seqOf(Key);
+    if (!Here && Rec.Last.Group == Key)
+      Here = Rec.Last.Seq;
+    if (Here && *Here >= Want)
       continue;
     if (FirstLate < 0)
       FirstLate = R;
-    std::string Where = S.Group == Hash ? formatv("at #{0}", S.Seq).str()
-                        : S.Group == 0  ? std::string("in no collective yet")
-                                        : formatv("last in #{0} of another group", S.Seq).str();
+    std::string Where = Here                  ? formatv("at #{0}", *Here).str()
+                        : Rec.Last.Group == 0 ? std::string("in no collective yet")
+                                              : formatv("last in #{0} of another group",
+                                                        Rec.Last.Seq)
+                                                    .str();
     Late += formatv("{0}rank {1} ({2})", Late.empty() ? "" : ", ", R, Where).str();
   }
   std::string Text = Late.empty() ? "every rank arrived; MPI did not complete it"

@@ -6,7 +6,10 @@
 // Who did not arrive: before each collective the rank publishes the group
 // and the collective's number on the process's ArrivalBoard; a rank whose
 // wait times out reads the board of the group's members and names those
-// not there yet. For point-to-point the peer is named directly.
+// not there yet. For point-to-point the peer is named directly. Before a
+// blocking MPI call (which has no deadline) the rank may wait on the board
+// for every member to announce the same collective (testArrivals), when
+// their records are in this host's shared memory (gatesOnBoard).
 //
 // A timed-out request cannot be cancelled (MPI has no cancel for
 // collectives), so the group is broken from then on: later operations are
@@ -33,6 +36,8 @@
 #include <vector>
 
 namespace collc::rt::mpi {
+
+class ArrivalBoard;
 
 /// An MPI return code as an error naming the call and the group.
 llvm::Error mpiError(int Code, llvm::StringRef What, llvm::StringRef Group);
@@ -69,6 +74,15 @@ public:
                    std::chrono::steady_clock::time_point Deadline, bool &Done,
                    MPI_Status *Status = MPI_STATUS_IGNORE);
 
+  /// Whether testArrivals can run: every member's record is read directly
+  /// (one host) and this group has its entry on the board.
+  bool gatesOnBoard() const { return OnBoard; }
+  /// One look at the board (gatesOnBoard): \p Done when every member has
+  /// announced collective \p Seq (or a later one) and none gave up on it
+  /// (ArrivalBoard::Verdict: all members pass, or none); not done past
+  /// \p Deadline, wait's timeout error, naming who is missing.
+  llvm::Error testArrivals(llvm::StringRef What, uint64_t Seq,
+                           std::chrono::steady_clock::time_point Deadline, bool &Done);
   /// The first failure, once broken; success otherwise.
   llvm::Error check() const;
   /// Breaks the group with \p E (returned as is).
@@ -103,11 +117,18 @@ public:
 
 private:
   MpiGroup(MPI_Comm Comm, std::string Name) : Comm(Comm), Name(std::move(Name)) {}
+  /// Takes an entry on the process's arrival board, with a key the members
+  /// agree on (collective over the new communicator, bounded by the
+  /// timeout); no entry unless every member has one.
+  llvm::Error joinBoard();
   std::string lateRanks(uint64_t Seq, int64_t &FirstLate);
   llvm::Error timedOut(llvm::StringRef What, int64_t Peer, uint64_t Seq);
 
   MPI_Comm Comm;
-  uint64_t Hash = 0;           ///< the group on the arrival board
+  ArrivalBoard *Board = nullptr; ///< the one the entry is on
+  uint64_t Key = 0;            ///< the group on the arrival board
+  int Entry = -1;              ///< its entry there (-1: none free)
+  bool OnBoard = false;        ///< gatesOnBoard()
   std::vector<int> WorldRanks; ///< of the members, for the board
   int Rank = 0, Size = 1;
   std::string Name;

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <sys/prctl.h>
 #include <thread>
@@ -37,6 +39,43 @@ TEST(HostStream, ItsWorkerRunsBlockingTasksWithAOneMicrosecondTimerSlack) {
   EXPECT_EQ(Slack, 1000) << "the worker's timer slack, in ns";
   llvm::Error E = S.synchronize();
   EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E));
+}
+
+/// A task too large to be stored inline lives on the heap; moving it
+/// (enqueue moves each task at least once) hands it over whole, and it is
+/// destroyed exactly once, after it ran.
+TEST(HostStream, ATaskLargerThanItsInlineStorageRunsAndIsDestroyedOnce) {
+  struct Counted {
+    std::shared_ptr<std::atomic<int>> Destroyed;
+    Counted(std::shared_ptr<std::atomic<int>> D) : Destroyed(std::move(D)) {}
+    Counted(Counted &&O) noexcept : Destroyed(std::move(O.Destroyed)) {}
+    ~Counted() {
+      if (Destroyed)
+        Destroyed->fetch_add(1);
+    }
+  };
+  auto Destroyed = std::make_shared<std::atomic<int>>(0);
+  std::array<uint64_t, 64> Payload{};
+  for (size_t I = 0; I != Payload.size(); ++I)
+    Payload[I] = I * 7;
+  uint64_t Sum = 0;
+  {
+    HostStream S("large");
+    auto Large = [C = Counted(Destroyed), Payload, &Sum]() mutable -> llvm::Error {
+      for (uint64_t V : Payload)
+        Sum += V;
+      return llvm::Error::success();
+    };
+    static_assert(sizeof(Large) > HostStream::Task::InlineBytes, "must not fit inline");
+    HostStream::Task T(std::move(Large));
+    HostStream::Task Moved(std::move(T));
+    T = std::move(Moved);
+    S.enqueue(std::move(T));
+    llvm::Error E = S.synchronize();
+    EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  }
+  EXPECT_EQ(Sum, 7u * 63 * 64 / 2);
+  EXPECT_EQ(Destroyed->load(), 1) << "the task's captures were destroyed that many times";
 }
 
 } // namespace

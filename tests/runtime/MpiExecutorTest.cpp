@@ -13,6 +13,7 @@
 
 #include "compiler/Compile.h"
 #include "ir/Parser.h"
+#include "runtime/mpi/ArrivalBoard.h"
 #include "runtime/mpi/MpiDriver.h"
 #include "runtime/mpi/MpiExecutor.h"
 #include "runtime/mpi/MpiSession.h"
@@ -237,6 +238,133 @@ TEST(MpiExecutorTest, ATimeoutNamesTheRankThatDidNotArrive) {
     EXPECT_EQ(H.Peer, 1);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// An all_reduce of 256 KiB or more is gated before MPI's blocking call
+/// (ArrivalGate.h). Rank 1 arrives late: the gate waits for it and every
+/// rank gets the sum; then rank 1 does not arrive in time: rank 0's gate
+/// times out naming it, instead of hanging in MPI_Allreduce. On the board
+/// (\p OnBoard: one host, entries for every member), rank 1 arriving after
+/// that is refused at once, naming rank 0, rather than entering the call
+/// alone; behind a barrier it would (ArrivalGate.h), so it stays away.
+void expectTheGateWaitsAndNamesWhoIsMissing(const D::Communicator &C, bool OnBoard) {
+  EXPECT_EQ(C->gatesOnBoard(), OnBoard);
+  D::setTimeout(C, std::chrono::milliseconds(1500));
+  D::StreamOwner S = D::createStream("test");
+  constexpr uint64_t Elems = 64 << 10; // 256 KiB of f32
+  std::vector<float> Data(Elems, float(worldRank() + 1));
+  auto Res = D::resource(Data.data(), Data.size() * 4);
+  if (worldRank() == 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_FALSE(bool(D::allReduce(C, Res, Res, {ElemType::F32, Elems}, ReduceOp::Sum,
+                                 D::streamOf(S))));
+  Error Late = D::synchronize(D::streamOf(S));
+  ASSERT_FALSE(bool(Late)) << llvm::toString(std::move(Late));
+  float Sum = float(worldSize() * (worldSize() + 1) / 2);
+  EXPECT_EQ(Data.front(), Sum);
+  EXPECT_EQ(Data.back(), Sum);
+  if (worldRank() == 0) {
+    auto Start = std::chrono::steady_clock::now();
+    ASSERT_FALSE(bool(D::allReduce(C, Res, Res, {ElemType::F32, Elems}, ReduceOp::Sum,
+                                   D::streamOf(S))));
+    test::ErrorFacts F = factsOf(D::synchronize(D::streamOf(S)));
+    auto Took = std::chrono::steady_clock::now() - Start;
+    EXPECT_EQ(F.Kind, ErrorKind::Timeout);
+    EXPECT_EQ(F.Peer, 1);
+    EXPECT_NE(F.Text.find("all_reduce #2"), std::string::npos) << F.Text;
+    EXPECT_NE(F.Text.find("rank 1 (at #1)"), std::string::npos) << F.Text;
+    EXPECT_LT(Took, std::chrono::milliseconds(6000));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (OnBoard && worldRank() == 1) {
+    auto Start = std::chrono::steady_clock::now();
+    ASSERT_FALSE(bool(D::allReduce(C, Res, Res, {ElemType::F32, Elems}, ReduceOp::Sum,
+                                   D::streamOf(S))));
+    test::ErrorFacts F = factsOf(D::synchronize(D::streamOf(S)));
+    auto Took = std::chrono::steady_clock::now() - Start;
+    EXPECT_EQ(F.Kind, ErrorKind::Timeout);
+    EXPECT_NE(F.Text.find("all_reduce #2 in group '" + C->name() + "' was given up by rank 0"),
+              std::string::npos)
+        << F.Text;
+    EXPECT_LT(Took, std::chrono::milliseconds(1000)) << "refused at once, not at its own deadline";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(MpiExecutorTest, ALargeAllReduceWaitsOnTheBoardAndNamesWhoIsMissing) {
+  Expected<D::Communicator> C = D::join("gate", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  expectTheGateWaitsAndNamesWhoIsMissing(*C, /*OnBoard=*/true);
+}
+
+/// With every board entry of the process taken, a group is gated by a
+/// barrier instead, which waits and names alike.
+TEST(MpiExecutorTest, WithoutABoardEntryTheGateIsABarrier) {
+  std::vector<D::Communicator> Held;
+  for (unsigned I = 0; I != mpi::ArrivalBoard::GroupEntries; ++I) {
+    Expected<D::Communicator> C =
+        D::join("held" + std::to_string(I), size_t(worldSize()), size_t(worldRank()));
+    ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+    Held.push_back(std::move(*C));
+  }
+  Expected<D::Communicator> C = D::join("gate-barrier", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  expectTheGateWaitsAndNamesWhoIsMissing(*C, /*OnBoard=*/false);
+}
+
+/// Only rank 0's entries run out: the members agree that none gates on the
+/// board (a rank on the board and one behind a barrier would each wait for
+/// the other), and the gated all_reduce still sums.
+TEST(MpiExecutorTest, MembersAgreeWhetherTheyGateOnTheBoard) {
+  if (worldSize() != 2)
+    GTEST_SKIP() << "written for 2 processes (mpi-executor-np2)";
+  Expected<D::Communicator> World = D::join("asym", 2, size_t(worldRank()));
+  ASSERT_TRUE(bool(World)) << llvm::toString(World.takeError());
+  std::vector<D::Communicator> RankZeroOnly;
+  for (unsigned I = 0; I != mpi::ArrivalBoard::GroupEntries; ++I) {
+    Expected<D::Communicator> C = D::split(*World, worldRank() == 0 ? 0 : -1, 0);
+    ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+    RankZeroOnly.push_back(std::move(*C));
+  }
+  Expected<D::Communicator> C = D::join("asym-gate", 2, size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  EXPECT_FALSE((*C)->gatesOnBoard());
+  D::StreamOwner S = D::createStream("test");
+  std::vector<float> Data(64 << 10, float(worldRank() + 1));
+  auto Res = D::resource(Data.data(), Data.size() * 4);
+  ASSERT_FALSE(bool(D::allReduce(*C, Res, Res, {ElemType::F32, Data.size()}, ReduceOp::Sum,
+                                 D::streamOf(S))));
+  Error E = D::synchronize(D::streamOf(S));
+  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  EXPECT_EQ(Data.back(), 3.0f);
+}
+
+/// Two parents of one name, split alike: rank 0 made a group of the
+/// child's name before (alone), rank 1 did not. The members still agree on
+/// the child's key, so the board gate finds every member.
+TEST(MpiExecutorTest, MembersAgreeOnTheBoardKeyOfAGroupNamedLikeAnEarlierOne) {
+  if (worldSize() != 2)
+    GTEST_SKIP() << "written for 2 processes (mpi-executor-np2)";
+  Expected<D::Communicator> A = D::join("twin", 2, size_t(worldRank()));
+  ASSERT_TRUE(bool(A)) << llvm::toString(A.takeError());
+  Expected<D::Communicator> B = D::join("twin", 2, size_t(worldRank()));
+  ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
+  Expected<D::Communicator> Alone = D::split(*A, worldRank() == 0 ? 0 : -1, 0);
+  ASSERT_TRUE(bool(Alone)) << llvm::toString(Alone.takeError());
+  Expected<D::Communicator> Both = D::split(*B, 0, 0);
+  ASSERT_TRUE(bool(Both)) << llvm::toString(Both.takeError());
+  if (worldRank() == 0)
+    ASSERT_EQ((*Alone)->name(), (*Both)->name());
+  EXPECT_TRUE((*Both)->gatesOnBoard());
+  D::setTimeout(*Both, std::chrono::milliseconds(20000));
+  D::StreamOwner S = D::createStream("test");
+  std::vector<float> Data(64 << 10, float(worldRank() + 1));
+  auto Res = D::resource(Data.data(), Data.size() * 4);
+  ASSERT_FALSE(bool(D::allReduce(*Both, Res, Res, {ElemType::F32, Data.size()}, ReduceOp::Sum,
+                                 D::streamOf(S))));
+  Error E = D::synchronize(D::streamOf(S));
+  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  EXPECT_EQ(Data.back(), 3.0f);
 }
 
 TEST(MpiExecutorTest, ARecvTimeoutNamesThePeer) {
