@@ -135,6 +135,27 @@ public:
 
   int64_t rank() const override { return Rank; }
   const plan::Plan &plan() const override { return P; }
+  llvm::StringRef backend() const override { return D::name(); }
+  /// LLVM-style RTTI: an executor on D's backend is this class (each
+  /// backend has one driver, and every executor is a DriverExecutor).
+  static bool classof(const Executor *X) { return X->backend() == D::name(); }
+
+  /// The communicator on which this rank runs comm #\p Comm of the plan
+  /// (its group's, or the world's). For a backend's own accessors, which
+  /// tests and `collc bench` use (runtime/gloo/GlooCommContext.h); the
+  /// replay itself resolves each launch's at capture.
+  llvm::Expected<typename D::Communicator> communicatorOf(uint32_t Comm) const {
+    if (Comm >= P.Comms.size())
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("comm #{0} is not in 0..{1} of plan @{2}", Comm,
+                                     int64_t(P.Comms.size()) - 1, P.Program));
+    const plan::Comm &C = P.Comms[Comm];
+    if (C.Group >= 0 && !GroupComms[C.Group])
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("rank {0} takes no part in comm #{1} {2} in @{3}", Rank,
+                                     Comm, commKindName(C.Kind), P.Groups[C.Group].Name));
+    return commFor(C);
+  }
 
   llvm::Error bind(llvm::StringRef Name, void *Data, uint64_t Bytes) override {
     if (llvm::Error E = Bindings.bind(Name, Data, Bytes))
@@ -328,6 +349,12 @@ private:
 
   typename D::Resource res(char *Data, uint64_t Bytes) const { return D::resource(Data, Bytes); }
 
+  /// The communicator \p C runs on: its group's (none where this rank is
+  /// not in the group), or the world's.
+  typename D::Communicator commFor(const plan::Comm &C) const {
+    return C.Group >= 0 ? GroupComms[C.Group] : World;
+  }
+
   /// The copies between a bucket buffer and its \p Mode slots' tensors,
   /// segment by segment: into the buffer before a launch (Pack), out of it
   /// after a wait (Unpack).
@@ -357,7 +384,7 @@ private:
   llvm::Error resolveLaunch(Instr &I) {
     const plan::Comm &C = P.Comms[I.Index];
     addCopies(I, C.InBuffer, plan::SlotMode::Pack);
-    typename D::Communicator Comm = C.Group >= 0 ? GroupComms[C.Group] : World;
+    typename D::Communicator Comm = commFor(C);
     auto S = I.On;
     unsigned ES = elemTypeBytes(C.Elem);
     int64_t N = P.groupSize(C, Rank);

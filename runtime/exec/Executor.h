@@ -69,6 +69,10 @@ public:
   virtual ~Executor();
   virtual int64_t rank() const = 0;
   virtual const plan::Plan &plan() const = 0;
+  /// The backend it runs on, its driver's name ("local", "gloo", "mpi"):
+  /// what a backend's own accessors check before they look inside
+  /// (llvm::dyn_cast, DriverExecutor::classof).
+  virtual llvm::StringRef backend() const = 0;
 
   /// Binds tensor \p Name (without '%') to \p Bytes of caller memory.
   virtual llvm::Error bind(llvm::StringRef Name, void *Data, uint64_t Bytes) = 0;

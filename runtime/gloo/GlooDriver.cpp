@@ -597,6 +597,10 @@ void GlooDriver::setTimeout(const Communicator &C, std::chrono::milliseconds T) 
     C->Ctx->setTimeout(T);
 }
 
+std::shared_ptr<::gloo::Context> GlooDriver::context(const Communicator &C) {
+  return C ? C->Ctx : nullptr;
+}
+
 static_assert(CollectiveDriver<GlooDriver>, "the gloo driver implements the seed interface");
 
 } // namespace collc::rt::gloo

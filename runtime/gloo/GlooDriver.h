@@ -27,6 +27,10 @@
 
 #include <memory>
 
+namespace gloo {
+class Context;
+} // namespace gloo
+
 namespace collc::rt::gloo {
 
 /// One process's membership of one Gloo group (GlooDriver.cpp).
@@ -95,6 +99,9 @@ struct GlooDriver : HostDriverBase {
   static llvm::Error health(const Communicator &C);
   /// Gloo's context timeout (connect and every operation).
   static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
+  /// The connected Gloo context under \p C (null for none), for
+  /// runtime/gloo/GlooCommContext.h only.
+  static std::shared_ptr<::gloo::Context> context(const Communicator &C);
 };
 
 static_assert(ExecutorDriver<GlooDriver>);

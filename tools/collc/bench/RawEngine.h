@@ -2,10 +2,13 @@
 //
 // What `collc bench --backend mpi|gloo` sets beside a plan replay: the
 // engine under the backend, called the way a program that does not use
-// collc would (MPI_Allreduce; Gloo's ring allreduce on a context of its
-// own), on the same bytes. The engine also carries the bench's own traffic
-// (iteration counts, measured times), so the figures never depend on the
-// executor they measure.
+// collc would, on the same bytes: MPI_Allreduce on a communicator of its
+// own; Gloo's ring allreduce on the replay's own Gloo context (the same TCP
+// pairs: two contexts' connections differ in speed for a whole row, which
+// the comparison would charge to collc; docs/runtime.md). The engine also
+// carries the bench's own traffic (iteration counts, measured times) on
+// connections of its own, so the figures never depend on the executor they
+// measure.
 //
 // Each engine lives in its own file, built only when the backend is
 // (tools/collc/CMakeLists.txt); ProcessBackends.h picks one by name.
@@ -26,13 +29,26 @@
 #include <memory>
 #include <vector>
 
+namespace collc::rt {
+class Executor;
+} // namespace collc::rt
+
 namespace collc::tool {
 
 class RawEngine {
 public:
   virtual ~RawEngine();
-  /// How the table names it ("MPI_Allreduce", "gloo ring allreduce").
+  /// How the table names it, with where it runs ("MPI_Allreduce", "gloo
+  /// ring allreduce on the replay's Gloo context").
   virtual llvm::StringRef name() const = 0;
+  /// Where the engine can, the allReduce calls that follow run on the
+  /// connections on which \p Replay runs comm #\p Comm (gloo: that comm's
+  /// Gloo context, runtime/gloo/GlooCommContext.h, whose rules the caller
+  /// keeps: calls between replays, in one order on every rank), until
+  /// detach(), which comes before \p Replay goes. An engine that cannot
+  /// (mpi) keeps its own, as name() says.
+  virtual llvm::Error runBeside(const rt::Executor &Replay, uint32_t Comm);
+  virtual void detach();
   /// f32 sum of \p Count elements of \p Src on every process into \p Dst
   /// (out of place), returning when this process's result is there.
   virtual llvm::Error allReduce(const float *Src, float *Dst, uint64_t Count) = 0;
@@ -53,8 +69,10 @@ llvm::Expected<std::unique_ptr<RawEngine>> createRawMpiEngine(const rt::ProcessP
                                                               std::chrono::milliseconds Timeout);
 #endif
 #if COLLC_HAVE_GLOO
-/// gloo::allreduce with the ring algorithm on a context of its own, met
-/// through the gloo backend's store at \p Where.
+/// gloo::allreduce with the ring algorithm on the Gloo context of the
+/// replay it runs beside (runBeside: allReduce refuses to run without one);
+/// the bench's own traffic on a context of its own, met through the gloo
+/// backend's store at \p Where.
 llvm::Expected<std::unique_ptr<RawEngine>> createRawGlooEngine(const rt::ProcessPlace &Place,
                                                                const rt::RendezvousAddress &Where,
                                                                std::chrono::milliseconds Timeout);

@@ -1,15 +1,21 @@
 //===- tools/collc/bench/RawGloo.cpp - Gloo's ring allreduce, for collc bench ===//
 //
-// gloo::allreduce with the ring algorithm, on a context of its own (a
-// full mesh over the gloo backend's store and TCP device, under a prefix no
-// collc group uses), as a program that calls Gloo itself would. Gloo's
-// exceptions stop here and become errors.
+// gloo::allreduce with the ring algorithm, as a program that calls Gloo
+// itself would, on the Gloo context of the replay it is set beside
+// (runtime/gloo/GlooCommContext.h): the same TCP pairs, so that the two
+// sides of a row differ only by collc's replay, not by two sets of
+// connections (whose speed differs for a whole row on a loaded host:
+// docs/runtime.md). The bench's own traffic (allGatherWords) runs on a
+// context of its own (a full mesh over the gloo backend's store and TCP
+// device, under a prefix no collc group uses), never on the one measured.
+// Gloo's exceptions stop here and become errors.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/collc/bench/RawEngine.h"
 
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/gloo/GlooCommContext.h"
 #include "runtime/gloo/GlooStore.h"
 
 #include <gloo/allgather.h>
@@ -35,11 +41,24 @@ public:
   explicit RawGloo(std::shared_ptr<::gloo::rendezvous::Context> Context)
       : Context(std::move(Context)) {}
 
-  StringRef name() const override { return "gloo ring allreduce"; }
+  StringRef name() const override { return "gloo ring allreduce on the replay's Gloo context"; }
+
+  Error runBeside(const rt::Executor &Replay, uint32_t Comm) override {
+    Expected<std::shared_ptr<::gloo::Context>> C = rt::gloo::commContext(Replay, Comm);
+    if (!C)
+      return C.takeError();
+    Beside = std::move(*C);
+    return Error::success();
+  }
+  void detach() override { Beside.reset(); }
 
   Error allReduce(const float *Src, float *Dst, uint64_t Count) override {
+    if (!Beside)
+      return rt::makeError(rt::ErrorKind::InvalidArgument,
+                           "raw gloo::allreduce with no replay beside it: its Gloo context is "
+                           "the replay's (runBeside first)");
     try {
-      ::gloo::AllreduceOptions O(Context);
+      ::gloo::AllreduceOptions O(Beside);
       // Gloo reads the input through a non-const pointer; it never writes it.
       O.setInput(const_cast<float *>(Src), Count);
       O.setOutput(Dst, Count);
@@ -70,8 +89,12 @@ public:
 private:
   /// Gloo's default tag for every operation, as the gloo backend does: the
   /// processes issue them in one order, and a new tag per call measured
-  /// slower here (Gloo's pairs keep state per slot).
-  std::shared_ptr<::gloo::rendezvous::Context> Context;
+  /// slower here (Gloo's pairs keep state per slot). On the replay's
+  /// context the allreduce shares its slot with the replay's own; Gloo
+  /// matches them in posting order, so no barrier is needed between the
+  /// sides (GlooCommContext.h).
+  std::shared_ptr<::gloo::rendezvous::Context> Context; ///< the bench's traffic
+  std::shared_ptr<::gloo::Context> Beside;              ///< the measured allreduce
 };
 
 } // namespace
