@@ -353,8 +353,9 @@ TEST(MpiExecutorTest, MembersAgreeOnTheBoardKeyOfAGroupNamedLikeAnEarlierOne) {
   ASSERT_TRUE(bool(Alone)) << llvm::toString(Alone.takeError());
   Expected<D::Communicator> Both = D::split(*B, 0, 0);
   ASSERT_TRUE(bool(Both)) << llvm::toString(Both.takeError());
-  if (worldRank() == 0)
+  if (worldRank() == 0) {
     ASSERT_EQ((*Alone)->name(), (*Both)->name());
+  }
   EXPECT_TRUE((*Both)->gatesOnBoard());
   D::setTimeout(*Both, std::chrono::milliseconds(20000));
   D::StreamOwner S = D::createStream("test");
