@@ -113,13 +113,12 @@ Error MpiGroup::testArrivals(StringRef What, uint64_t Want,
         std::optional<uint64_t> At = Board->directSeq(WorldRanks[size_t(R)], Key);
         All = At && *At >= Want;
       }
-    bool Late = !All && std::chrono::steady_clock::now() > Deadline;
-    if (All || Late)
-      V = Board->decide(Root, Key, Want, {All, Rank});
-    else if (!All) {
+    if (!All && std::chrono::steady_clock::now() <= Deadline) {
       Done = false;
       return Error::success();
     }
+    // Every member here, or this one gives up: unless another decided first.
+    V = Board->decide(Root, Key, Want, {All, Rank});
   }
   Done = V && V->Passed;
   if (Done)
