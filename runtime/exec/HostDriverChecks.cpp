@@ -33,11 +33,13 @@ Error checkSameType(StringRef What, ElemType Elements, ElemType T) {
 }
 
 /// \p What's source and destination hold \p SrcBytes and \p DstBytes.
+/// Their names are built only for an error (a string per check would be
+/// two allocations on every collective's issue).
 Error checkSpans(StringRef What, const HostResource &Src, uint64_t SrcBytes,
                  const HostResource &Dst, uint64_t DstBytes) {
-  if (Error Err = checkSpan((What + " source").str(), Src, SrcBytes))
+  if (Error Err = checkSpan(What + " source", Src, SrcBytes))
     return Err;
-  return checkSpan((What + " destination").str(), Dst, DstBytes);
+  return checkSpan(What + " destination", Dst, DstBytes);
 }
 
 /// The sum of \p Counts, refused on overflow.
@@ -93,12 +95,12 @@ Expected<HostElements> hostElements(ElemType T, uint64_t Bytes) {
   return HostElements{T, Bytes / Size};
 }
 
-Error checkSpan(StringRef What, const HostResource &R, uint64_t Need) {
+Error checkSpan(const Twine &What, const HostResource &R, uint64_t Need) {
   if (Need && !R.Data)
-    return invalidArgument(formatv("{0} is null but must hold {1} bytes", What, Need));
+    return invalidArgument(formatv("{0} is null but must hold {1} bytes", What.str(), Need));
   if (R.Bytes < Need)
     return invalidArgument(
-        formatv("{0} holds {1} bytes; the operation needs {2}", What, R.Bytes, Need));
+        formatv("{0} holds {1} bytes; the operation needs {2}", What.str(), R.Bytes, Need));
   return Error::success();
 }
 
