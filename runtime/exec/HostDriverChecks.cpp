@@ -12,15 +12,15 @@ namespace collc::rt {
 namespace {
 
 /// \p Count elements of \p Size bytes, \p Times over, for \p What; an
-/// overflow is refused rather than wrapped into a small span.
+/// overflow is refused rather than wrapped into a small span. With the
+/// compiler's overflow check, not llvm::checkedMulUnsigned: that goes
+/// through APInt, out of line, on every collective's issue.
 Expected<uint64_t> spanBytes(StringRef What, uint64_t Count, uint64_t Size, uint64_t Times = 1) {
-  Optional<uint64_t> Bytes = checkedMulUnsigned(Count, Size);
-  if (Bytes)
-    Bytes = checkedMulUnsigned(*Bytes, Times);
-  if (!Bytes)
+  uint64_t Bytes;
+  if (__builtin_mul_overflow(Count, Size, &Bytes) || __builtin_mul_overflow(Bytes, Times, &Bytes))
     return invalidArgument(formatv("{0}: {1} elements of {2} bytes, {3} times, overflow 64 bits",
                                    What, Count, Size, Times));
-  return *Bytes;
+  return Bytes;
 }
 
 /// The executor names the element type twice (NCCL's drivers need it); the

@@ -29,6 +29,10 @@ TEST(HostDriverChecks, ACountThatOverflowsIsRefusedNotWrapped) {
             std::string::npos);
   EXPECT_NE(failure(checkPointToPoint({2, 0}, true, Small, E, 1)).find("overflow 64 bits"),
             std::string::npos);
+  // The bytes fit; the bytes times the ranks do not (2^63 x 2).
+  HostElements Half{ElemType::U8, uint64_t(1) << 63};
+  EXPECT_EQ(failure(checkAllGather({2, 0}, Small, Small, Half)),
+            "all_gather: 9223372036854775808 elements of 1 bytes, 2 times, overflow 64 bits");
   uint64_t Counts[2] = {~uint64_t(0), 1};
   llvm::Expected<AllToAllVTotals> V = checkAllToAllV({2, 0}, Small, Small, ElemType::U8, Counts,
                                                      Counts);
