@@ -12,15 +12,15 @@ namespace collc::rt {
 namespace {
 
 /// \p Count elements of \p Size bytes, \p Times over, for \p What; an
-/// overflow is refused rather than wrapped into a small span.
+/// overflow is refused rather than wrapped into a small span. With the
+/// compiler's overflow check, not llvm::checkedMulUnsigned: that goes
+/// through APInt, out of line, on every collective's issue.
 Expected<uint64_t> spanBytes(StringRef What, uint64_t Count, uint64_t Size, uint64_t Times = 1) {
-  Optional<uint64_t> Bytes = checkedMulUnsigned(Count, Size);
-  if (Bytes)
-    Bytes = checkedMulUnsigned(*Bytes, Times);
-  if (!Bytes)
+  uint64_t Bytes;
+  if (__builtin_mul_overflow(Count, Size, &Bytes) || __builtin_mul_overflow(Bytes, Times, &Bytes))
     return invalidArgument(formatv("{0}: {1} elements of {2} bytes, {3} times, overflow 64 bits",
                                    What, Count, Size, Times));
-  return *Bytes;
+  return Bytes;
 }
 
 /// The executor names the element type twice (NCCL's drivers need it); the
@@ -33,11 +33,13 @@ Error checkSameType(StringRef What, ElemType Elements, ElemType T) {
 }
 
 /// \p What's source and destination hold \p SrcBytes and \p DstBytes.
+/// Their names are built only for an error (a string per check would be
+/// two allocations on every collective's issue).
 Error checkSpans(StringRef What, const HostResource &Src, uint64_t SrcBytes,
                  const HostResource &Dst, uint64_t DstBytes) {
-  if (Error Err = checkSpan((What + " source").str(), Src, SrcBytes))
+  if (Error Err = checkSpan(What + " source", Src, SrcBytes))
     return Err;
-  return checkSpan((What + " destination").str(), Dst, DstBytes);
+  return checkSpan(What + " destination", Dst, DstBytes);
 }
 
 /// The sum of \p Counts, refused on overflow.
@@ -93,12 +95,12 @@ Expected<HostElements> hostElements(ElemType T, uint64_t Bytes) {
   return HostElements{T, Bytes / Size};
 }
 
-Error checkSpan(StringRef What, const HostResource &R, uint64_t Need) {
+Error checkSpan(const Twine &What, const HostResource &R, uint64_t Need) {
   if (Need && !R.Data)
-    return invalidArgument(formatv("{0} is null but must hold {1} bytes", What, Need));
+    return invalidArgument(formatv("{0} is null but must hold {1} bytes", What.str(), Need));
   if (R.Bytes < Need)
     return invalidArgument(
-        formatv("{0} holds {1} bytes; the operation needs {2}", What, R.Bytes, Need));
+        formatv("{0} holds {1} bytes; the operation needs {2}", What.str(), R.Bytes, Need));
   return Error::success();
 }
 

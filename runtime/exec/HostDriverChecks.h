@@ -58,8 +58,9 @@ llvm::Error checkJoin(llvm::StringRef Backend, size_t MaxRanks, size_t Ranks, si
 /// element InvalidArgument.
 llvm::Expected<HostElements> hostElements(ElemType T, uint64_t Bytes);
 
-/// \p What must point at \p Need bytes or more.
-llvm::Error checkSpan(llvm::StringRef What, const HostResource &R, uint64_t Need);
+/// \p What must point at \p Need bytes or more. \p What is rendered only
+/// for an error: this runs on every collective's issue.
+llvm::Error checkSpan(const llvm::Twine &What, const HostResource &R, uint64_t Need);
 
 /// all_reduce (\p Scatter false) or reduce_scatter (true): \p T must be
 /// E.Type; the source holds one chunk (reduce_scatter: one per rank), the

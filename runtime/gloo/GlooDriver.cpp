@@ -216,20 +216,26 @@ void glooAllreduce(Membership &M, const char *In, char *Data, uint64_t Count, El
     O.setOutput(reinterpret_cast<W *>(Data), Count);
   });
   PairReduce Fn = wireReducer(Wire, Op);
+  // Two ranks: put the operands in rank order, as the reference does (Gloo
+  // passes this rank's partial, inside Data, and the peer's, in scratch),
+  // so even min/max ties of -0 and +0 come out bit for bit. The reduce
+  // function reaches this by address, which std::function stores inline
+  // (a capture of it all would be allocated on every call); it outlives
+  // the call to Gloo below.
+  struct RankOrder {
+    const char *Lo, *Hi;
+    bool PeerFirst;
+    PairReduce Fn;
+  } Order{Data, Data + Count * elemTypeBytes(Wire), M.Rank == 1, Fn};
   if (M.Size != 2) {
     O.setReduceFunction(Fn);
   } else {
-    // Two ranks: put the operands in rank order, as the reference does (Gloo
-    // passes this rank's partial, inside Data, and the peer's, in scratch),
-    // so even min/max ties of -0 and +0 come out bit for bit.
-    const char *Lo = Data, *Hi = Data + Count * elemTypeBytes(Wire);
-    bool PeerFirst = M.Rank == 1;
-    O.setReduceFunction([=](void *Out, const void *A, const void *B, size_t N) {
-      bool AMine = A >= Lo && A < Hi;
-      if (AMine == PeerFirst)
-        Fn(Out, B, A, N);
+    O.setReduceFunction([R = &Order](void *Out, const void *A, const void *B, size_t N) {
+      bool AMine = A >= R->Lo && A < R->Hi;
+      if (AMine == R->PeerFirst)
+        R->Fn(Out, B, A, N);
       else
-        Fn(Out, A, B, N);
+        R->Fn(Out, A, B, N);
     });
   }
   ::gloo::allreduce(O);
