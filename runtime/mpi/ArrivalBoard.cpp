@@ -155,9 +155,9 @@ uint64_t ArrivalBoard::settle(StringRef Name, uint64_t Ordinal) {
   return xxHash64(formatv("{0}#{1}", Name, Ordinal).str()) | 1;
 }
 
-void ArrivalBoard::store(unsigned Word, uint64_t Value, int Order) {
-  __atomic_store_n(&Mine[Word], Value, Order);
-  __atomic_store_n(&MineShared[Word], Value, Order);
+void ArrivalBoard::store(unsigned Word, uint64_t Value) {
+  __atomic_store_n(&Mine[Word], Value, __ATOMIC_RELEASE);
+  __atomic_store_n(&MineShared[Word], Value, __ATOMIC_RELEASE);
 }
 
 int ArrivalBoard::reserve() {

@@ -7,8 +7,8 @@
 // the latency path).
 //
 // Two readers. A rank whose wait timed out reads its group's records
-// (MPI_Rget on a window over MPI_COMM_WORLD, bounded) and names the ranks
-// that are not there yet. And a rank about to enter a blocking MPI call,
+// (directly on this host, else MPI_Rget on a window over MPI_COMM_WORLD,
+// bounded) and names the ranks that are not there yet. And a rank about to enter a blocking MPI call,
 // which has no deadline of its own, first waits for every member to have
 // announced the same collective: when the members share this host, it
 // reads their records directly in shared memory (a window of
@@ -16,7 +16,7 @@
 // message round, unlike a barrier.
 //
 // A group's entry carries a key its members agree on when they make the
-// group (MpiGroup::adopt, one small all_reduce): its name and an ordinal
+// group (MpiGroup::joinBoard, one small all_reduce): its name and an ordinal
 // above every ordinal any member gave that name before, so two live groups
 // of one name, or a group made again under an old name, never read as one.
 // They agree the same way whether every member has an entry free, so all
@@ -131,8 +131,8 @@ private:
 
   ArrivalBoard() = default;
   /// Stores \p Value at word \p Word of this process's record, in both
-  /// windows (\p Order: the memory order).
-  void store(unsigned Word, uint64_t Value, int Order = __ATOMIC_RELEASE);
+  /// windows.
+  void store(unsigned Word, uint64_t Value);
   llvm::Error allocate();
 
   MPI_Comm World = MPI_COMM_NULL, Host = MPI_COMM_NULL;
