@@ -3,7 +3,6 @@
 #include "runtime/exec/HostDriverChecks.h"
 
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace llvm;
 
@@ -45,12 +44,9 @@ Error checkSpans(StringRef What, const HostResource &Src, uint64_t SrcBytes,
 /// The sum of \p Counts, refused on overflow.
 Expected<uint64_t> total(StringRef What, ArrayRef<uint64_t> Counts) {
   uint64_t Sum = 0;
-  for (uint64_t X : Counts) {
-    Optional<uint64_t> Next = checkedAddUnsigned(Sum, X);
-    if (!Next)
+  for (uint64_t X : Counts)
+    if (__builtin_add_overflow(Sum, X, &Sum))
       return invalidArgument(formatv("all_to_all_v: the {0} counts overflow 64 bits", What));
-    Sum = *Next;
-  }
   return Sum;
 }
 

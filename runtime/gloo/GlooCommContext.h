@@ -10,7 +10,8 @@
 //  - keep the executor alive while it holds the context (the executor's
 //    other state, its streams and the group's failure, goes with it);
 //  - call Gloo on it only between replays, on this rank: nothing of the
-//    executor in flight here (a replay returns with its work done);
+//    executor in flight here (a replay that succeeded returns with its
+//    work done; after a failed one, not at all);
 //  - have every member call the same Gloo operations in the same order, as
 //    the replays' own collectives are: Gloo's TCP pairs match a send with a
 //    recv per (pair, slot) in the order each side posted them. So no barrier
