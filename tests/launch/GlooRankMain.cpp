@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tests/launch/LaunchedRank.h"
+
 #include "compiler/Compile.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/exec/Timeout.h"
@@ -66,31 +68,26 @@ int main(int Argc, char **Argv) {
     return fail("usage: collc_gloo_rank executor STEPS | kill VICTIM");
   std::string Mode = Argv[1];
   int Arg = atoi(Argv[2]);
-  Expected<ProcessPlace> Place = placeFromLauncher();
-  if (!Place)
-    return fail(llvm::toString(Place.takeError()));
-  std::optional<std::string> WhereText = processEnvironment("COLLC_RENDEZVOUS");
-  if (!WhereText)
-    return fail("COLLC_RENDEZVOUS is not set");
-  Expected<RendezvousAddress> Where = parseRendezvous(*WhereText);
-  if (!Where)
-    return fail(llvm::toString(Where.takeError()));
+  Expected<collc::test::LaunchedRank> Me = collc::test::launchedRank();
+  if (!Me)
+    return fail(llvm::toString(Me.takeError()));
+  const ProcessPlace &Place = Me->Place;
   Expected<std::chrono::milliseconds> Timeout = timeoutFromEnvironment();
   if (!Timeout)
     return fail(llvm::toString(Timeout.takeError()));
 
   std::string Text = TestProgram;
-  Text.replace(Text.find("WORLD"), 5, std::to_string(Place->World));
+  Text.replace(Text.find("WORLD"), 5, std::to_string(Place.World));
   Expected<plan::Plan> P = compileProgramText(Text, "", "gloo_rank_test.coll");
   if (!P)
     return fail(llvm::toString(P.takeError()));
   ExecutorOptions Opts;
   Opts.Timeout = *Timeout;
-  Expected<std::unique_ptr<Executor>> X = createGlooExecutor(*P, *Place, *Where, Opts);
+  Expected<std::unique_ptr<Executor>> X = createGlooExecutor(*P, Place, Me->Where, Opts);
   if (!X)
     return fail(llvm::toString(X.takeError()));
   Executor &E = **X;
-  int64_t Rank = Place->Rank;
+  int64_t Rank = Place.Rank;
 
   std::vector<std::vector<char>> Storage;
   for (const std::string &Name : E.unboundTensors()) {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tests/launch/LaunchedRank.h"
 #include "tests/runtime/ProcessAdaptersSuite.h"
 
 #include "runtime/gloo/GlooAdapters.h"
@@ -38,23 +39,14 @@ COLLC_PROCESS_ADAPTER_TESTS(GlooSeeds, GlooAdapters)
 } // namespace
 
 int main(int Argc, char **Argv) {
-  using namespace collc::rt;
-  llvm::Expected<ProcessPlace> P = placeFromLauncher();
-  std::optional<std::string> WhereText = processEnvironment("COLLC_RENDEZVOUS");
-  llvm::Error E = P ? llvm::Error::success() : P.takeError();
-  if (!E && !WhereText)
-    E = makeError(ErrorKind::InvalidArgument,
-                  "COLLC_RENDEZVOUS is not set (file:DIR or redis://HOST:PORT)");
-  if (!E) {
-    llvm::Expected<RendezvousAddress> Where = parseRendezvous(*WhereText);
-    E = Where ? collc::rt::gloo::configureRendezvous(*Where) : Where.takeError();
-  }
+  llvm::Expected<collc::test::LaunchedRank> Me = collc::test::launchedRank();
+  llvm::Error E = Me ? collc::rt::gloo::configureRendezvous(Me->Where) : Me.takeError();
   if (E) {
     fprintf(stderr, "start under tests/launch/spawn_ranks.py: %s\n",
             llvm::toString(std::move(E)).c_str());
     return 1;
   }
-  Place = *P;
+  Place = Me->Place;
   ::testing::InitGoogleTest(&Argc, Argv);
   return RUN_ALL_TESTS();
 }

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tests/launch/LaunchedRank.h"
+
 #include "compiler/Compile.h"
 #include "runtime/gloo/GlooCommContext.h"
 #include "runtime/gloo/GlooExecutor.h"
@@ -349,25 +351,14 @@ TEST(GlooCommContext, RefusesACommThisRankIsNotIn) {
 } // namespace
 
 int main(int Argc, char **Argv) {
-  Expected<ProcessPlace> P = placeFromLauncher();
-  std::optional<std::string> WhereText = processEnvironment("COLLC_RENDEZVOUS");
-  Error E = P ? Error::success() : P.takeError();
-  if (!E && !WhereText)
-    E = makeError(ErrorKind::InvalidArgument,
-                  "COLLC_RENDEZVOUS is not set (file:DIR or redis://HOST:PORT)");
-  if (!E) {
-    Expected<RendezvousAddress> W = parseRendezvous(*WhereText);
-    if (W)
-      Where = *W;
-    else
-      E = W.takeError();
-  }
-  if (E) {
+  Expected<collc::test::LaunchedRank> Me = collc::test::launchedRank();
+  if (!Me) {
     fprintf(stderr, "start under tests/launch/spawn_ranks.py: %s\n",
-            llvm::toString(std::move(E)).c_str());
+            llvm::toString(Me.takeError()).c_str());
     return 1;
   }
-  Place = *P;
+  Place = Me->Place;
+  Where = Me->Where;
   ::testing::InitGoogleTest(&Argc, Argv);
   return RUN_ALL_TESTS();
 }
