@@ -2,6 +2,8 @@
 
 #include "runtime/mpi/ArrivalBoard.h"
 
+#include "runtime/mpi/AbandonedMemory.h"
+
 #include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -277,10 +279,9 @@ ArrivalBoard::read(ArrayRef<int> WorldRanks, std::chrono::milliseconds Bound) {
     if (Waiting)
       sched_yield();
   }
-  if (llvm::any_of(Reqs, [](MPI_Request R) { return R != MPI_REQUEST_NULL; })) {
-    std::lock_guard<std::mutex> L(M);
-    Late.push_back(std::move(Values));
-  }
+  // Reads that did not finish in time write there later.
+  if (llvm::any_of(Reqs, [](MPI_Request R) { return R != MPI_REQUEST_NULL; }))
+    keepForAbandonedRequest(std::shared_ptr<std::vector<uint64_t>>(std::move(Values)));
   return Out;
 }
 

@@ -145,9 +145,6 @@ private:
   std::mutex M; ///< guards the fields below
   llvm::StringMap<uint64_t> Adopted;
   std::array<bool, GroupEntries> Taken{};
-  /// Reads that did not finish in time write here later: never freed
-  /// before the window.
-  std::vector<std::unique_ptr<std::vector<uint64_t>>> Late;
 };
 
 /// The board of this process, or null without an MpiSession.

@@ -3,6 +3,7 @@
 #include "runtime/mpi/MpiDriver.h"
 
 #include "runtime/exec/Timeout.h"
+#include "runtime/mpi/AbandonedMemory.h"
 #include "runtime/mpi/ArrivalGate.h"
 #include "runtime/mpi/MpiSession.h"
 #include "runtime/mpi/MpiRequest.h"
@@ -95,13 +96,18 @@ bool deferFromIssuer(Poll &Q) {
 }
 
 /// Issues one collective (\p Start returns MPI's code) and waits for it on
-/// the caller's thread.
-template <typename StartF> Error collective(MpiGroup &G, StringRef What, StartF Start) {
+/// the caller's thread. \p Buffers, all it reads and writes, live on if
+/// the wait gives up (AbandonedMemory.h).
+template <typename StartF>
+Error collective(MpiGroup &G, StringRef What, StartF Start, std::shared_ptr<void> Buffers) {
   uint64_t Seq = G.arrive();
   MPI_Request Req = MPI_REQUEST_NULL;
   if (int Rc = Start(&Req); Rc != MPI_SUCCESS)
     return G.breakWith(mpiError(Rc, What, G.name()));
-  return G.wait(Req, What, -1, Seq);
+  Error E = G.wait(Req, What, -1, Seq);
+  if (E)
+    keepForAbandonedRequest(std::move(Buffers));
+  return E;
 }
 
 /// From this size an all_reduce passes a bounded gate (ArrivalGate.h: on
@@ -140,24 +146,27 @@ Expected<MpiDriver::Communicator> MpiDriver::join(UniqueId Id, size_t Ranks, siz
                                    "world come from split)",
                                    Id, Rank, Ranks, WorldRank, WorldSize));
   std::chrono::milliseconds Limit = defaultTimeout();
-  MPI_Comm New = MPI_COMM_NULL;
+  // On the heap: a duplication given up may still write it.
+  auto New = std::make_shared<MPI_Comm>(MPI_COMM_NULL);
   MPI_Request Req = MPI_REQUEST_NULL;
-  if (int Rc = MPI_Comm_idup(MPI_COMM_WORLD, &New, &Req); Rc != MPI_SUCCESS)
+  if (int Rc = MPI_Comm_idup(MPI_COMM_WORLD, New.get(), &Req); Rc != MPI_SUCCESS)
     return mpiError(Rc, "MPI_Comm_idup of MPI_COMM_WORLD", Id);
   auto Deadline = std::chrono::steady_clock::now() + Limit;
   for (int Done = 0; !Done;) {
     if (int Rc = MPI_Test(&Req, &Done, MPI_STATUS_IGNORE); Rc != MPI_SUCCESS)
       return mpiError(Rc, "MPI_Comm_idup of MPI_COMM_WORLD", Id);
-    if (!Done && std::chrono::steady_clock::now() > Deadline)
-      // No board exists yet to say who is missing.
+    if (!Done && std::chrono::steady_clock::now() > Deadline) {
+      keepForAbandonedRequest(std::move(New));
+      // No board entry exists yet to say who is missing.
       return makeError(ErrorKind::Timeout,
                        formatv("rank {0}: not every rank of MPI_COMM_WORLD joined group '{1}' "
                                "within {2} ms",
                                WorldRank, Id, Limit.count()));
+    }
     if (!Done)
       sched_yield();
   }
-  return MpiGroup::adopt(New, Id, Limit);
+  return MpiGroup::adopt(*New, Id, Limit);
 }
 
 Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
@@ -440,15 +449,22 @@ Expected<std::vector<uint32_t>> MpiDriver::allGatherWords(const Communicator &C,
     return Err;
   if (Error Err = checkNothingPending(C->pendingCollectives()))
     return Err;
-  std::vector<uint32_t> Out(Local.size() * size_t(C->size()));
   if (Error Err = checkCount("all_gather_words", Local.size()))
     return Err;
-  if (Error Err = collective(*C, "all_gather_words", [&](MPI_Request *R) {
-        return MPI_Iallgather(Local.data(), int(Local.size()), MPI_UINT32_T, Out.data(),
-                              int(Local.size()), MPI_UINT32_T, C->comm(), R);
-      }))
+  // This rank's words, then everyone's.
+  using Words = std::pair<std::vector<uint32_t>, std::vector<uint32_t>>;
+  auto Bufs = std::make_shared<Words>(std::vector<uint32_t>(Local.begin(), Local.end()),
+                                      std::vector<uint32_t>(Local.size() * size_t(C->size())));
+  if (Error Err = collective(
+          *C, "all_gather_words",
+          [&](MPI_Request *R) {
+            return MPI_Iallgather(Bufs->first.data(), int(Local.size()), MPI_UINT32_T,
+                                  Bufs->second.data(), int(Local.size()), MPI_UINT32_T,
+                                  C->comm(), R);
+          },
+          Bufs))
     return Err;
-  return Out;
+  return std::move(Bufs->second);
 }
 
 Expected<MpiDriver::Communicator> MpiDriver::split(const Communicator &C, int Color, int Key) {

@@ -3,12 +3,14 @@
 #include "runtime/mpi/MpiGroup.h"
 
 #include "runtime/exec/HostStream.h"
+#include "runtime/mpi/AbandonedMemory.h"
 #include "runtime/mpi/ArrivalBoard.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
 
+#include <array>
 #include <thread>
 
 using namespace llvm;
@@ -55,25 +57,29 @@ Error MpiGroup::joinBoard() {
   // What the members agree on: the highest ordinal any of them would give
   // the name, and whether any lacks a free entry (1).
   Entry = Board->reserve();
-  uint64_t Mine[2] = {Board->nextOrdinal(Name), Entry < 0 ? 1u : 0u};
-  uint64_t All[2] = {0, 0};
+  auto DropEntry = [&] {
+    Board->release(Entry);
+    Entry = -1;
+  };
+  // Mine, then All; on the heap: a request given up may still use them.
+  auto Words = std::make_shared<std::array<uint64_t, 4>>();
+  uint64_t *Mine = Words->data(), *All = Words->data() + 2;
+  Mine[0] = Board->nextOrdinal(Name);
+  Mine[1] = Entry < 0 ? 1u : 0u;
   MPI_Request Req = MPI_REQUEST_NULL;
   if (int Rc = MPI_Iallreduce(Mine, All, 2, MPI_UINT64_T, MPI_MAX, Comm, &Req);
       Rc != MPI_SUCCESS) {
-    Board->release(Entry);
-    Entry = -1;
+    DropEntry();
     return breakWith(mpiError(Rc, "agreeing on the arrival board's key", Name));
   }
   if (Error E = wait(Req, "agreeing on the arrival board's key", -1, 0)) {
-    // MPI may still write All: the group keeps its broken communicator.
-    Board->release(Entry);
-    Entry = -1;
+    keepForAbandonedRequest(std::move(Words));
+    DropEntry();
     return E;
   }
   Key = Board->settle(Name, All[0]);
   if (All[1]) {
-    Board->release(Entry);
-    Entry = -1;
+    DropEntry();
     return Error::success();
   }
   Board->assign(Entry, Key);
@@ -237,11 +243,6 @@ Error MpiGroup::breakWith(Error E) {
       [&](const ErrorInfoBase &B) { FailText = B.message(); });
   Broken.store(true, std::memory_order_release);
   return makeError(FailKind, FailText, FailPeer);
-}
-
-void MpiGroup::keep(std::shared_ptr<void> Scratch) {
-  std::lock_guard<std::mutex> L(M);
-  Kept.push_back(std::move(Scratch));
 }
 
 } // namespace collc::rt::mpi

@@ -14,7 +14,7 @@
 // A timed-out request cannot be cancelled (MPI has no cancel for
 // collectives), so the group is broken from then on: later operations are
 // refused at once with the first error, scratch memory the request may
-// still write is kept, and the destructor leaves the communicator to
+// still write is kept until the process ends (AbandonedMemory.h), and the destructor leaves the communicator to
 // MPI_Finalize.
 //
 //===----------------------------------------------------------------------===//
@@ -87,9 +87,6 @@ public:
   llvm::Error check() const;
   /// Breaks the group with \p E (returned as is).
   llvm::Error breakWith(llvm::Error E);
-  /// Keeps \p Scratch alive for as long as the group: an abandoned request
-  /// may still write it.
-  void keep(std::shared_ptr<void> Scratch);
 
   /// \p PointToPoint: a send or recv, which may stay in flight on a peer's
   /// stream while a collective runs on the caller's thread (MPI allows it).
@@ -140,7 +137,6 @@ private:
   ErrorKind FailKind = ErrorKind::Broken;
   std::string FailText;
   int64_t FailPeer = -1;
-  std::vector<std::shared_ptr<void>> Kept;
 };
 
 } // namespace collc::rt::mpi

@@ -12,6 +12,7 @@
 #define COLLC_RUNTIME_MPI_MPIREQUEST_H
 
 #include "runtime/exec/HostStream.h"
+#include "runtime/mpi/AbandonedMemory.h"
 #include "runtime/mpi/MpiGroup.h"
 
 namespace collc::rt::mpi {
@@ -23,7 +24,8 @@ public:
   /// Starts the operation with \p Start (returns MPI's code; a collective,
   /// \p Peer < 0, is first announced on the arrival board) unless started,
   /// then tests it once: \p Q.More while it has not completed. On an error
-  /// \p Keep (scratch the request may still write) lives on in the group.
+  /// \p Keep (scratch the request may still write) lives on
+  /// (AbandonedMemory.h).
   template <typename StartF, typename KeepT = std::nullptr_t>
   llvm::Error run(MpiGroup &G, HostStream::Poll &Q, llvm::StringRef Op, int64_t With,
                   StartF Start, const KeepT &Keep = nullptr,
@@ -41,7 +43,7 @@ public:
     if (llvm::Error E = G.test(Req, What, Peer, Seq, Deadline, Done, Status)) {
       if constexpr (!std::is_same_v<KeepT, std::nullptr_t>)
         if (Keep)
-          G.keep(Keep);
+          keepForAbandonedRequest(Keep);
       return E;
     }
     Q.More = !Done;
