@@ -110,15 +110,21 @@ Error collective(MpiGroup &G, StringRef What, StartF Start, std::shared_ptr<void
   return E;
 }
 
-/// From this size an all_reduce passes a bounded gate (ArrivalGate.h: on
-/// one host the arrival board, with no message; else an MPI_Ibarrier) and
-/// then calls MPI's blocking collective: Open MPI 4.1's blocking all_reduce
-/// (coll/tuned) ran 1.1-1.6x faster than MPI_Iallreduce (libnbc) from 256
-/// KiB on 2 processes here, while below it libnbc was as fast or faster.
-/// Past the gate the wait is MPI's own, without collc's deadline: a rank
-/// that dies inside the call ends the job under mpirun (docs/runtime.md),
-/// one that stalls inside MPI is not detected.
+/// Which all_reduces call MPI's blocking collective behind a gate
+/// (ArrivalGate.h) instead of MPI_Iallreduce: those of 256 KiB or more in
+/// a group of 2 or 3. There libnbc (Open MPI 4.1's nonblocking
+/// collectives) reduces along a binomial tree, which ran 1.1-1.6x slower
+/// than the blocking all_reduce (coll/tuned) here. From 4 members it
+/// switches to Rabenseifner's reduce-scatter and all-gather (out of place),
+/// which measured 0.84-1.0x the blocking call's time at 256 KiB-16 MiB on
+/// 4 processes, while any gate there cost 5-20% (a rank stops at it instead
+/// of starting its share of the exchange). Past a gate the wait is MPI's
+/// own, without collc's deadline: a rank that dies inside the call ends the
+/// job under mpirun (docs/runtime.md), one that stalls inside MPI is not
+/// detected. The inputs are the same on every member, which must all make
+/// the same kind of call (MPI matches no blocking call with a nonblocking one).
 constexpr uint64_t GatedFromBytes = 256 << 10;
+constexpr size_t GatedBelowRanks = 4;
 
 Scratch scratch(uint64_t Bytes) { return std::make_shared<std::vector<char>>(Bytes); }
 
@@ -127,6 +133,10 @@ bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
 }
 
 } // namespace
+
+bool MpiDriver::gatesAllReduce(size_t Ranks, uint64_t WireBytes) {
+  return Ranks < GatedBelowRanks && WireBytes >= GatedFromBytes;
+}
 
 Expected<MpiDriver::UniqueId> MpiDriver::groupId(const CommunicationId &Id) {
   if (Error E = checkGroupName(Id))
@@ -181,7 +191,7 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   const char *In = Src.Data;
   char *Out = Dst.Data;
   ElemType W = wireType(T, Op);
-  bool Gated = Count * elemTypeBytes(W) >= GatedFromBytes;
+  bool Gated = MpiDriver::gatesAllReduce(size_t(C->size()), Count * elemTypeBytes(W));
   return enqueue(C, S, [=, Buf = Scratch(), Gate = ArrivalGate()](MpiGroup &G, MpiRequest &R,
                                                                  Poll &Q) mutable -> Error {
     bool Narrow = W != T;

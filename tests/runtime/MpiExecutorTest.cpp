@@ -404,6 +404,56 @@ TEST(MpiExecutorTest, AGivenUpGatherMayStillCompleteAfterItsGroupIsGone) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/// The blocking call behind a gate is kept for groups of 2 or 3, from
+/// 256 KiB on the wire; every other all_reduce is MPI_Iallreduce.
+TEST(MpiExecutorTest, OnlyGroupsOfTwoOrThreeGateALargeAllReduce) {
+  EXPECT_TRUE(D::gatesAllReduce(2, 256 << 10));
+  EXPECT_TRUE(D::gatesAllReduce(3, 64 << 20));
+  EXPECT_FALSE(D::gatesAllReduce(2, (256 << 10) - 1));
+  EXPECT_FALSE(D::gatesAllReduce(4, 256 << 10));
+  EXPECT_FALSE(D::gatesAllReduce(8, 64 << 20));
+}
+
+/// From 4 members a 1 MiB all_reduce is MPI_Iallreduce, polled against the
+/// deadline like a small one: a late rank is waited for and every rank
+/// gets the sum; a rank that stays away is named by each of the others
+/// within the timeout (no gate, so no verdict: none is in a blocking call).
+TEST(MpiExecutorTest, FromFourRanksALargeAllReduceIsNonblockingAndNamesWhoIsMissing) {
+  if (worldSize() < 4)
+    GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
+  int Last = worldSize() - 1;
+  Expected<D::Communicator> C = D::join("large4", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  // Generous while the ranks should meet (a loaded host), short once one
+  // stays away.
+  D::setTimeout(*C, std::chrono::milliseconds(30000));
+  D::StreamOwner S = D::createStream("test");
+  constexpr uint64_t Elems = 256 << 10; // 1 MiB of f32
+  ASSERT_FALSE(D::gatesAllReduce(size_t(worldSize()), Elems * 4));
+  std::vector<float> Data(Elems, float(worldRank() + 1));
+  auto Res = D::resource(Data.data(), Data.size() * 4);
+  if (worldRank() == Last)
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Ended First = sumAndWait(*C, D::streamOf(S), Res, Elems);
+  ASSERT_FALSE(First.F.Failed) << First.F.Text;
+  float Sum = float(worldSize() * (worldSize() + 1) / 2);
+  EXPECT_EQ(Data.front(), Sum);
+  EXPECT_EQ(Data.back(), Sum);
+  D::setTimeout(*C, std::chrono::milliseconds(1500));
+  if (worldRank() != Last) {
+    Ended R = sumAndWait(*C, D::streamOf(S), Res, Elems);
+    EXPECT_EQ(R.F.Kind, ErrorKind::Timeout);
+    EXPECT_EQ(R.F.Peer, Last);
+    EXPECT_NE(R.F.Text.find("all_reduce #2"), std::string::npos) << R.F.Text;
+    EXPECT_NE(R.F.Text.find("not arrived: rank " + std::to_string(Last) + " (at #1)"),
+              std::string::npos)
+        << R.F.Text;
+    EXPECT_EQ(R.F.Text.find("given up"), std::string::npos) << R.F.Text;
+    EXPECT_LT(R.Took, std::chrono::milliseconds(6000));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(MpiExecutorTest, ARecvTimeoutNamesThePeer) {
   Expected<D::Communicator> C = D::join("p2p", size_t(worldSize()), size_t(worldRank()));
   ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
