@@ -110,15 +110,23 @@ Error collective(MpiGroup &G, StringRef What, StartF Start, std::shared_ptr<void
   return E;
 }
 
-/// From this size an all_reduce passes a bounded gate (ArrivalGate.h: on
-/// one host the arrival board, with no message; else an MPI_Ibarrier) and
-/// then calls MPI's blocking collective: Open MPI 4.1's blocking all_reduce
-/// (coll/tuned) ran 1.1-1.6x faster than MPI_Iallreduce (libnbc) from 256
-/// KiB on 2 processes here, while below it libnbc was as fast or faster.
-/// Past the gate the wait is MPI's own, without collc's deadline: a rank
-/// that dies inside the call ends the job under mpirun (docs/runtime.md),
-/// one that stalls inside MPI is not detected.
+/// Which all_reduces call MPI's blocking collective behind a gate
+/// (ArrivalGate.h) instead of MPI_Iallreduce: those of 256 KiB or more that
+/// libnbc (Open MPI 4.1's nonblocking collectives) would reduce along a
+/// binomial tree, which ran 1.1-1.6x slower than the blocking all_reduce
+/// (coll/tuned) here: in a group of 2 or 3, in place, or with an operation
+/// that does not commute. Otherwise libnbc takes Rabenseifner's
+/// reduce-scatter and all-gather, which measured 0.93-1.0x the blocking
+/// call's time at 256 KiB-16 MiB on 4 processes, while any gate there cost
+/// 5-20% (a rank stops at it instead of starting its share of the
+/// exchange). Past a gate the wait is MPI's own, without collc's deadline:
+/// a rank that dies inside the call ends the job under mpirun
+/// (docs/runtime.md), one that stalls inside MPI is not detected. Every
+/// input is the same on every member (MPI asks in place of all or none),
+/// which must all make the same kind of call: MPI matches no blocking call
+/// with a nonblocking one.
 constexpr uint64_t GatedFromBytes = 256 << 10;
+constexpr size_t GatedBelowRanks = 4;
 
 Scratch scratch(uint64_t Bytes) { return std::make_shared<std::vector<char>>(Bytes); }
 
@@ -127,6 +135,10 @@ bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
 }
 
 } // namespace
+
+bool MpiDriver::gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, bool Commutes) {
+  return WireBytes >= GatedFromBytes && (Ranks < GatedBelowRanks || InPlace || !Commutes);
+}
 
 Expected<MpiDriver::UniqueId> MpiDriver::groupId(const CommunicationId &Id) {
   if (Error E = checkGroupName(Id))
@@ -181,7 +193,13 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   const char *In = Src.Data;
   char *Out = Dst.Data;
   ElemType W = wireType(T, Op);
-  bool Gated = Count * elemTypeBytes(W) >= GatedFromBytes;
+  // MPI's in place, as the task below passes it: a narrow type is widened
+  // into scratch and reduced there.
+  bool WireInPlace = stagesInput(T, Op) ? W != T : In == Out;
+  int Commutes = 1;
+  MPI_Op_commutative(mpiReduction(W, Op).Op, &Commutes);
+  bool Gated = MpiDriver::gatesAllReduce(size_t(C->size()), Count * elemTypeBytes(W), WireInPlace,
+                                         Commutes != 0);
   return enqueue(C, S, [=, Buf = Scratch(), Gate = ArrivalGate()](MpiGroup &G, MpiRequest &R,
                                                                  Poll &Q) mutable -> Error {
     bool Narrow = W != T;

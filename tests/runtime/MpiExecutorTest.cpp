@@ -404,6 +404,74 @@ TEST(MpiExecutorTest, AGivenUpGatherMayStillCompleteAfterItsGroupIsGone) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/// The blocking call behind a gate is kept from 256 KiB on the wire where
+/// libnbc would reduce along a binomial tree: groups of 2 or 3, in place,
+/// an operation that does not commute. Every other all_reduce is
+/// MPI_Iallreduce.
+TEST(MpiExecutorTest, ALargeAllReduceIsGatedWhereLibnbcWouldUseItsBinomialTree) {
+  constexpr uint64_t Large = 256 << 10;
+  EXPECT_TRUE(D::gatesAllReduce(2, Large, /*InPlace=*/false, /*Commutes=*/true));
+  EXPECT_TRUE(D::gatesAllReduce(3, 64 << 20, false, true));
+  EXPECT_TRUE(D::gatesAllReduce(4, Large, /*InPlace=*/true, true));
+  EXPECT_TRUE(D::gatesAllReduce(8, Large, false, /*Commutes=*/false));
+  EXPECT_FALSE(D::gatesAllReduce(2, Large - 1, false, true));
+  EXPECT_FALSE(D::gatesAllReduce(4, Large - 1, true, false));
+  EXPECT_FALSE(D::gatesAllReduce(4, Large, false, true));
+  EXPECT_FALSE(D::gatesAllReduce(8, 64 << 20, false, true));
+}
+
+/// From 4 members a 1 MiB all_reduce out of place is MPI_Iallreduce,
+/// polled against the deadline like a small one: a late rank is waited for
+/// and every rank gets the sum; a rank that stays away is named by each of
+/// the others within the timeout (no gate, so no verdict: none is in a
+/// blocking call).
+TEST(MpiExecutorTest, FromFourRanksALargeAllReduceIsNonblockingAndNamesWhoIsMissing) {
+  if (worldSize() < 4)
+    GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
+  int Last = worldSize() - 1;
+  Expected<D::Communicator> C = D::join("large4", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  // Generous while the ranks should meet (a loaded host), short once one
+  // stays away.
+  D::setTimeout(*C, std::chrono::milliseconds(30000));
+  D::StreamOwner S = D::createStream("test");
+  constexpr uint64_t Elems = 256 << 10; // 1 MiB of f32
+  ASSERT_FALSE(D::gatesAllReduce(size_t(worldSize()), Elems * 4, /*InPlace=*/false, true));
+  std::vector<float> In(Elems, float(worldRank() + 1)), Out(Elems, 0.0f);
+  auto Src = D::resource(In.data(), In.size() * 4), Dst = D::resource(Out.data(), Out.size() * 4);
+  auto SumAndWait = [&] {
+    auto Start = std::chrono::steady_clock::now();
+    Ended R;
+    if (Error E = D::allReduce(*C, Src, Dst, {ElemType::F32, Elems}, ReduceOp::Sum,
+                               D::streamOf(S)))
+      ADD_FAILURE() << "refused at issue: " << llvm::toString(std::move(E));
+    else
+      R.F = factsOf(D::synchronize(D::streamOf(S)));
+    R.Took = std::chrono::steady_clock::now() - Start;
+    return R;
+  };
+  if (worldRank() == Last)
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Ended First = SumAndWait();
+  ASSERT_FALSE(First.F.Failed) << First.F.Text;
+  float Sum = float(worldSize() * (worldSize() + 1) / 2);
+  EXPECT_EQ(Out.front(), Sum);
+  EXPECT_EQ(Out.back(), Sum);
+  D::setTimeout(*C, std::chrono::milliseconds(1500));
+  if (worldRank() != Last) {
+    Ended R = SumAndWait();
+    EXPECT_EQ(R.F.Kind, ErrorKind::Timeout);
+    EXPECT_EQ(R.F.Peer, Last);
+    EXPECT_NE(R.F.Text.find("all_reduce #2"), std::string::npos) << R.F.Text;
+    EXPECT_NE(R.F.Text.find("not arrived: rank " + std::to_string(Last) + " (at #1)"),
+              std::string::npos)
+        << R.F.Text;
+    EXPECT_EQ(R.F.Text.find("given up"), std::string::npos) << R.F.Text;
+    EXPECT_LT(R.Took, std::chrono::milliseconds(6000));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(MpiExecutorTest, ARecvTimeoutNamesThePeer) {
   Expected<D::Communicator> C = D::join("p2p", size_t(worldSize()), size_t(worldRank()));
   ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
