@@ -136,8 +136,12 @@ bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
 
 } // namespace
 
-bool MpiDriver::gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, bool Commutes) {
-  return WireBytes >= GatedFromBytes && (Ranks < GatedBelowRanks || InPlace || !Commutes);
+bool MpiDriver::gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, MPI_Op Op) {
+  if (WireBytes < GatedFromBytes)
+    return false; // no MPI call on the small all_reduce's path
+  int Commutes = 1;
+  MPI_Op_commutative(Op, &Commutes);
+  return Ranks < GatedBelowRanks || InPlace || !Commutes;
 }
 
 Expected<MpiDriver::UniqueId> MpiDriver::groupId(const CommunicationId &Id) {
@@ -196,10 +200,8 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   // MPI's in place, as the task below passes it: a narrow type is widened
   // into scratch and reduced there.
   bool WireInPlace = stagesInput(T, Op) ? W != T : In == Out;
-  int Commutes = 1;
-  MPI_Op_commutative(mpiReduction(W, Op).Op, &Commutes);
   bool Gated = MpiDriver::gatesAllReduce(size_t(C->size()), Count * elemTypeBytes(W), WireInPlace,
-                                         Commutes != 0);
+                                         mpiReduction(W, Op).Op);
   return enqueue(C, S, [=, Buf = Scratch(), Gate = ArrivalGate()](MpiGroup &G, MpiRequest &R,
                                                                  Poll &Q) mutable -> Error {
     bool Narrow = W != T;

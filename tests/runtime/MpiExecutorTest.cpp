@@ -410,14 +410,17 @@ TEST(MpiExecutorTest, AGivenUpGatherMayStillCompleteAfterItsGroupIsGone) {
 /// MPI_Iallreduce.
 TEST(MpiExecutorTest, ALargeAllReduceIsGatedWhereLibnbcWouldUseItsBinomialTree) {
   constexpr uint64_t Large = 256 << 10;
-  EXPECT_TRUE(D::gatesAllReduce(2, Large, /*InPlace=*/false, /*Commutes=*/true));
-  EXPECT_TRUE(D::gatesAllReduce(3, 64 << 20, false, true));
-  EXPECT_TRUE(D::gatesAllReduce(4, Large, /*InPlace=*/true, true));
-  EXPECT_TRUE(D::gatesAllReduce(8, Large, false, /*Commutes=*/false));
-  EXPECT_FALSE(D::gatesAllReduce(2, Large - 1, false, true));
-  EXPECT_FALSE(D::gatesAllReduce(4, Large - 1, true, false));
-  EXPECT_FALSE(D::gatesAllReduce(4, Large, false, true));
-  EXPECT_FALSE(D::gatesAllReduce(8, 64 << 20, false, true));
+  MPI_Op Ordered = MPI_OP_NULL;
+  MPI_Op_create([](void *, void *, int *, MPI_Datatype *) {}, /*commute=*/0, &Ordered);
+  EXPECT_TRUE(D::gatesAllReduce(2, Large, /*InPlace=*/false, MPI_SUM));
+  EXPECT_TRUE(D::gatesAllReduce(3, 64 << 20, false, MPI_SUM));
+  EXPECT_TRUE(D::gatesAllReduce(4, Large, /*InPlace=*/true, MPI_SUM));
+  EXPECT_TRUE(D::gatesAllReduce(8, Large, false, Ordered));
+  EXPECT_FALSE(D::gatesAllReduce(2, Large - 1, false, MPI_SUM));
+  EXPECT_FALSE(D::gatesAllReduce(4, Large - 1, true, Ordered));
+  EXPECT_FALSE(D::gatesAllReduce(4, Large, false, MPI_SUM));
+  EXPECT_FALSE(D::gatesAllReduce(8, 64 << 20, false, MPI_MAX));
+  MPI_Op_free(&Ordered);
 }
 
 /// From 4 members a 1 MiB all_reduce out of place is MPI_Iallreduce,
@@ -436,7 +439,7 @@ TEST(MpiExecutorTest, FromFourRanksALargeAllReduceIsNonblockingAndNamesWhoIsMiss
   D::setTimeout(*C, std::chrono::milliseconds(30000));
   D::StreamOwner S = D::createStream("test");
   constexpr uint64_t Elems = 256 << 10; // 1 MiB of f32
-  ASSERT_FALSE(D::gatesAllReduce(size_t(worldSize()), Elems * 4, /*InPlace=*/false, true));
+  ASSERT_FALSE(D::gatesAllReduce(size_t(worldSize()), Elems * 4, /*InPlace=*/false, MPI_SUM));
   std::vector<float> In(Elems, float(worldRank() + 1)), Out(Elems, 0.0f);
   auto Src = D::resource(In.data(), In.size() * 4), Dst = D::resource(Out.data(), Out.size() * 4);
   auto SumAndWait = [&] {
