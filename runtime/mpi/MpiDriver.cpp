@@ -118,13 +118,15 @@ Error collective(MpiGroup &G, StringRef What, StartF Start, std::shared_ptr<void
 /// that does not commute. Otherwise libnbc takes Rabenseifner's
 /// reduce-scatter and all-gather, which measured 0.93-1.0x the blocking
 /// call's time at 256 KiB-16 MiB on 4 processes, while any gate there cost
-/// 5-20% (a rank stops at it instead of starting its share of the
+/// 3-22% (a rank stops at it instead of starting its share of the
 /// exchange). Past a gate the wait is MPI's own, without collc's deadline:
 /// a rank that dies inside the call ends the job under mpirun
-/// (docs/runtime.md), one that stalls inside MPI is not detected. Every
-/// input is the same on every member (MPI asks in place of all or none),
-/// which must all make the same kind of call: MPI matches no blocking call
-/// with a nonblocking one.
+/// (docs/runtime.md), one that stalls inside MPI is not detected. The
+/// members must all make the same kind of call (MPI matches no blocking
+/// call with a nonblocking one). Every input is the same on every member
+/// but in place, which MPI asks of all members or none: where one rank's
+/// buffers alias and another's do not, the gate on the board refuses the
+/// call, naming a member that went on without it (MpiGroup::testArrivals).
 constexpr uint64_t GatedFromBytes = 256 << 10;
 constexpr size_t GatedBelowRanks = 4;
 
@@ -136,12 +138,15 @@ bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
 
 } // namespace
 
-bool MpiDriver::gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, MPI_Op Op) {
+bool MpiDriver::gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, ElemType Wire,
+                               ReduceOp Op) {
   if (WireBytes < GatedFromBytes)
     return false; // no MPI call on the small all_reduce's path
+  if (Ranks < GatedBelowRanks || InPlace)
+    return true;
   int Commutes = 1;
-  MPI_Op_commutative(Op, &Commutes);
-  return Ranks < GatedBelowRanks || InPlace || !Commutes;
+  MPI_Op_commutative(mpiReduction(Wire, Op).Op, &Commutes);
+  return !Commutes;
 }
 
 Expected<MpiDriver::UniqueId> MpiDriver::groupId(const CommunicationId &Id) {
@@ -201,7 +206,7 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   // into scratch and reduced there.
   bool WireInPlace = stagesInput(T, Op) ? W != T : In == Out;
   bool Gated = MpiDriver::gatesAllReduce(size_t(C->size()), Count * elemTypeBytes(W), WireInPlace,
-                                         mpiReduction(W, Op).Op);
+                                         W, Op);
   return enqueue(C, S, [=, Buf = Scratch(), Gate = ArrivalGate()](MpiGroup &G, MpiRequest &R,
                                                                  Poll &Q) mutable -> Error {
     bool Narrow = W != T;
