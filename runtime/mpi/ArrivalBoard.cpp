@@ -25,11 +25,12 @@ uint64_t load(const uint64_t *Word) { return __atomic_load_n(Word, __ATOMIC_ACQU
 
 /// Word offsets in a record.
 constexpr unsigned LastGroup = 0, LastSeq = 1;
-constexpr unsigned entryKey(unsigned E) { return 2 + 3 * E; }
-constexpr unsigned entrySeq(unsigned E) { return 3 + 3 * E; }
-constexpr unsigned entryVerdict(unsigned E) { return 4 + 3 * E; }
+constexpr unsigned entryKey(unsigned E) { return 2 + 4 * E; }
+constexpr unsigned entrySeq(unsigned E) { return 3 + 4 * E; }
+constexpr unsigned entryVerdict(unsigned E) { return 4 + 4 * E; }
+constexpr unsigned entryGated(unsigned E) { return 5 + 4 * E; }
 /// Of an entry's words, from its key.
-constexpr unsigned SeqOffset = 1, VerdictOffset = 2;
+constexpr unsigned SeqOffset = 1, VerdictOffset = 2, GatedOffset = 3;
 
 /// A verdict word: the collective's number, whether it passed, by whom
 /// (0: none yet).
@@ -176,6 +177,7 @@ void ArrivalBoard::assign(int Entry, uint64_t Key) {
   // The number first: a reader that finds the key finds this group's.
   store(entrySeq(unsigned(Entry)), 0);
   store(entryVerdict(unsigned(Entry)), 0);
+  store(entryGated(unsigned(Entry)), 0);
   store(entryKey(unsigned(Entry)), Key);
 }
 
@@ -187,7 +189,10 @@ void ArrivalBoard::release(int Entry) {
   Taken[unsigned(Entry)] = false;
 }
 
-void ArrivalBoard::publish(uint64_t Key, int Entry, uint64_t Seq) {
+void ArrivalBoard::publish(uint64_t Key, int Entry, uint64_t Seq, bool Gated) {
+  // Gated before the number: a reader that finds the number finds it.
+  if (Entry >= 0 && Gated)
+    store(entryGated(unsigned(Entry)), Seq);
   if (Entry >= 0)
     store(entrySeq(unsigned(Entry)), Seq);
   store(LastGroup, Key);
@@ -206,15 +211,18 @@ uint64_t *ArrivalBoard::directEntry(int WorldRank, uint64_t Key) const {
   return nullptr;
 }
 
-std::optional<uint64_t> ArrivalBoard::directSeq(int WorldRank, uint64_t Key) const {
+std::optional<ArrivalBoard::Arrival> ArrivalBoard::directArrival(int WorldRank,
+                                                                 uint64_t Key) const {
   uint64_t *E = directEntry(WorldRank, Key);
   if (!E)
     return std::nullopt;
-  uint64_t Seq = load(&E[SeqOffset]);
+  Arrival A;
+  A.Seq = load(&E[SeqOffset]);
+  A.Gated = load(&E[GatedOffset]);
   // Still the key: the entry was not given to another group meanwhile.
   if (load(&E[0]) != Key)
     return std::nullopt;
-  return Seq;
+  return A;
 }
 
 std::optional<ArrivalBoard::Verdict> ArrivalBoard::verdict(int RootWorldRank, uint64_t Key,

@@ -93,8 +93,9 @@ public:
   /// Gives back an entry from reserve (or -1: nothing).
   void release(int Entry);
   /// This process entered collective \p Seq of group \p Key (its entry:
-  /// \p Entry, or -1 without one).
-  void publish(uint64_t Key, int Entry, uint64_t Seq);
+  /// \p Entry, or -1 without one), through a gate before a blocking call
+  /// or not (\p Gated).
+  void publish(uint64_t Key, int Entry, uint64_t Seq, bool Gated);
 
   /// A gate's outcome for one collective: every member passes, or none
   /// does (member \p By gave up at its deadline). The first member to
@@ -114,9 +115,15 @@ public:
 
   /// Whether \p WorldRank's record is in this host's shared memory.
   bool readsDirectly(int WorldRank) const;
-  /// Group \p Key's number at \p WorldRank, read directly (readsDirectly);
+  /// Where a process is in one group: its last collective's number, and the
+  /// number of the last it entered through a gate (a member that shows
+  /// Seq but not Gated at Seq went on without one).
+  struct Arrival {
+    uint64_t Seq = 0, Gated = 0;
+  };
+  /// Group \p Key's arrival at \p WorldRank, read directly (readsDirectly);
   /// nullopt while that process shows no entry for the key.
-  std::optional<uint64_t> directSeq(int WorldRank, uint64_t Key) const;
+  std::optional<Arrival> directArrival(int WorldRank, uint64_t Key) const;
   /// The records of \p WorldRanks (directly where possible, else through
   /// MPI within \p Bound); nullopt for one that could not be read in time.
   std::vector<std::optional<Record>> read(llvm::ArrayRef<int> WorldRanks,
@@ -124,8 +131,9 @@ public:
 
 private:
   /// Words of a record: the last slot, then per group entry its key, its
-  /// number and the verdict word (used in the group's first member).
-  static constexpr unsigned Words = 2 + 3 * GroupEntries;
+  /// number, the verdict word (used in the group's first member) and the
+  /// number of its last gated collective.
+  static constexpr unsigned Words = 2 + 4 * GroupEntries;
   /// The entry of \p Key in \p WorldRank's record on this host, or null.
   uint64_t *directEntry(int WorldRank, uint64_t Key) const;
 

@@ -40,7 +40,7 @@ public:
         return MPI_Ibarrier(G.comm(), Req);
       });
     if (!Started) {
-      Seq = G.arrive();
+      Seq = G.arrive(/*Gated=*/true);
       Deadline = std::chrono::steady_clock::now() + G.timeout();
       Started = true;
     }

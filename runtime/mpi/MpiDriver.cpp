@@ -118,13 +118,15 @@ Error collective(MpiGroup &G, StringRef What, StartF Start, std::shared_ptr<void
 /// that does not commute. Otherwise libnbc takes Rabenseifner's
 /// reduce-scatter and all-gather, which measured 0.93-1.0x the blocking
 /// call's time at 256 KiB-16 MiB on 4 processes, while any gate there cost
-/// 5-20% (a rank stops at it instead of starting its share of the
+/// 3-22% (a rank stops at it instead of starting its share of the
 /// exchange). Past a gate the wait is MPI's own, without collc's deadline:
 /// a rank that dies inside the call ends the job under mpirun
-/// (docs/runtime.md), one that stalls inside MPI is not detected. Every
-/// input is the same on every member (MPI asks in place of all or none),
-/// which must all make the same kind of call: MPI matches no blocking call
-/// with a nonblocking one.
+/// (docs/runtime.md), one that stalls inside MPI is not detected. The
+/// members must all make the same kind of call (MPI matches no blocking
+/// call with a nonblocking one). Every input is the same on every member
+/// but in place, which MPI asks of all members or none: where one rank's
+/// buffers alias and another's do not, the gate on the board refuses the
+/// call, naming a member that went on without it (MpiGroup::testArrivals).
 constexpr uint64_t GatedFromBytes = 256 << 10;
 constexpr size_t GatedBelowRanks = 4;
 
@@ -134,14 +136,66 @@ bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
   return ABytes && BBytes && A < B + BBytes && B < A + ABytes;
 }
 
+/// Point-to-point messages of the two-member all_reduce (pairAllReduce),
+/// apart from a plan's sends and recvs (tag 0) on the same communicator.
+constexpr int PairAllReduceTag = 1;
+
+/// One poll of a two-member all_reduce of \p Count wire elements (\p Bytes
+/// in all; below the gate's size, so an int): the first
+/// call (the collective's announcement and deadline are \p R's) receives the
+/// peer's operand into \p PeerData and sends \p Mine; once both are done,
+/// \p Wire gets rank 0's operand op rank 1's (MPI_Reduce_local, MPI's
+/// arithmetic, in rank order as MPI_Allreduce reduces) and \p Finish runs.
+/// \p Keep (scratch holding PeerData, maybe Mine) outlives a given-up wait.
+template <typename FinishF>
+Error pairAllReduce(MpiGroup &G, MpiRequest &R, Poll &Q, const char *Mine, char *Wire,
+                    char *PeerData, uint64_t Count, int Bytes, MpiReduction M,
+                    MPI_Request &Sent, const Scratch &Keep, FinishF Finish) {
+  int Peer = 1 - G.rank();
+  if (Error E = R.run(
+          G, Q, "all_reduce", -1,
+          [&](MPI_Request *Req) {
+            if (int Rc = MPI_Irecv(PeerData, Bytes, MPI_BYTE, Peer, PairAllReduceTag, G.comm(),
+                                   Req);
+                Rc != MPI_SUCCESS)
+              return Rc;
+            return MPI_Isend(Mine, Bytes, MPI_BYTE, Peer, PairAllReduceTag, G.comm(), &Sent);
+          },
+          Keep))
+    return E;
+  if (Q.More)
+    return Error::success();
+  // The peer's operand came, so its receive is posted: ours ends at once.
+  if (Error E = G.wait(Sent, "all_reduce", Peer, 0)) {
+    keepForAbandonedRequest(Keep);
+    return E;
+  }
+  int Rc = MPI_SUCCESS;
+  if (G.rank() == 0) {
+    Rc = MPI_Reduce_local(Mine, PeerData, int(Count), M.Type, M.Op);
+    std::memcpy(Wire, PeerData, size_t(Bytes));
+  } else {
+    if (Mine != Wire)
+      std::memcpy(Wire, Mine, size_t(Bytes));
+    Rc = MPI_Reduce_local(PeerData, Wire, int(Count), M.Type, M.Op);
+  }
+  if (Rc != MPI_SUCCESS)
+    return G.breakWith(mpiError(Rc, "all_reduce (MPI_Reduce_local)", G.name()));
+  Finish();
+  return Error::success();
+}
+
 } // namespace
 
-bool MpiDriver::gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, MPI_Op Op) {
+bool MpiDriver::gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, ElemType Wire,
+                               ReduceOp Op) {
   if (WireBytes < GatedFromBytes)
     return false; // no MPI call on the small all_reduce's path
+  if (Ranks < GatedBelowRanks || InPlace)
+    return true;
   int Commutes = 1;
-  MPI_Op_commutative(Op, &Commutes);
-  return Ranks < GatedBelowRanks || InPlace || !Commutes;
+  MPI_Op_commutative(mpiReduction(Wire, Op).Op, &Commutes);
+  return !Commutes;
 }
 
 Expected<MpiDriver::UniqueId> MpiDriver::groupId(const CommunicationId &Id) {
@@ -201,23 +255,40 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   // into scratch and reduced there.
   bool WireInPlace = stagesInput(T, Op) ? W != T : In == Out;
   bool Gated = MpiDriver::gatesAllReduce(size_t(C->size()), Count * elemTypeBytes(W), WireInPlace,
-                                         mpiReduction(W, Op).Op);
-  return enqueue(C, S, [=, Buf = Scratch(), Gate = ArrivalGate()](MpiGroup &G, MpiRequest &R,
-                                                                 Poll &Q) mutable -> Error {
-    bool Narrow = W != T;
+                                         W, Op);
+  // Two members, below the gate's size: each sends its operand to the other
+  // and reduces the two itself, one message each way where libnbc's tree
+  // takes two in a row (8 B on 2 processes: +0.45 us over MPI_Allreduce,
+  // the exchange -0.07 us, in a paired prototype).
+  bool Pair = !Gated && C->size() == 2;
+  return enqueue(C, S, [=, Buf = Scratch(), Gate = ArrivalGate(),
+                        Sent = MPI_Request(MPI_REQUEST_NULL)](MpiGroup &G, MpiRequest &R,
+                                                               Poll &Q) mutable -> Error {
+    bool Narrow = W != T, Stages = stagesInput(T, Op);
+    uint64_t Bytes = Count * elemTypeBytes(W);
     const void *Send = In == Out ? MPI_IN_PLACE : In;
     char *Wire = Out;
-    if (stagesInput(T, Op)) {
-      if (!R.started() && !Gate.started()) {
-        if (deferFromIssuer(Q))
-          return Error::success();
-        Buf = scratch(Count * elemTypeBytes(W));
+    if ((Stages || Pair) && !R.started() && !Gate.started()) {
+      if (Stages && deferFromIssuer(Q))
+        return Error::success();
+      // The staged input, then the peer's operand.
+      Buf = scratch((Stages ? Bytes : 0) + (Pair ? Bytes : 0));
+      if (Stages)
         stageInput(T, Op, Scale, In, Count, Buf->data());
-      }
+    }
+    if (Stages) {
       Send = Narrow ? MPI_IN_PLACE : Buf->data();
       Wire = Narrow ? Buf->data() : Out;
     }
     MpiReduction M = mpiReduction(W, Op);
+    if (Pair)
+      return pairAllReduce(G, R, Q, Send == MPI_IN_PLACE ? Wire : static_cast<const char *>(Send),
+                           Wire, Buf->data() + (Stages ? Bytes : 0), Count, int(Bytes), M,
+                           Sent, Buf,
+                           [&] {
+                             if (stagesOutput(T, Op))
+                               finishOutput(T, Op, 2, Wire, Count, Out);
+                           });
     if (Error Err = Gated ? Gate.run(G, Q, "all_reduce", R)
                           : R.run(
                                 G, Q, "all_reduce", -1,

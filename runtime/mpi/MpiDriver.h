@@ -84,11 +84,13 @@ struct MpiDriver : HostDriverBase {
   static llvm::Error health(const Communicator &C);
   static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
 
-  /// Whether an all_reduce of \p WireBytes by \p Op in a group of \p Ranks
-  /// (MPI's in place or not) passes a gate with a deadline and then calls
-  /// MPI's blocking collective, rather than MPI_Iallreduce (whichever was
-  /// faster here: MpiDriver.cpp).
-  static bool gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, MPI_Op Op);
+  /// Whether an all_reduce of \p WireBytes of \p Wire elements (the type
+  /// MPI reduces) by \p Op in a group of \p Ranks, passing MPI's in place
+  /// or not (\p InPlace), passes a gate with a deadline and then calls MPI's
+  /// blocking collective, rather than MPI_Iallreduce (whichever was faster
+  /// here: MpiDriver.cpp).
+  static bool gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, ElemType Wire,
+                             ReduceOp Op);
 
   // Streams: HostDriverBase's (the host comm stream every host backend uses).
 };

@@ -100,11 +100,11 @@ MpiGroup::~MpiGroup() {
     MPI_Comm_free(&Comm);
 }
 
-uint64_t MpiGroup::arrive() {
+uint64_t MpiGroup::arrive(bool Gated) {
   uint64_t Next = Seq.load(std::memory_order_relaxed) + 1;
   Seq.store(Next, std::memory_order_relaxed);
   if (Board && Board == arrivalBoard())
-    Board->publish(Key, Entry, Next);
+    Board->publish(Key, Entry, Next, Gated);
   return Next;
 }
 
@@ -116,8 +116,10 @@ Error MpiGroup::testArrivals(StringRef What, uint64_t Want,
     bool All = true;
     for (int R = 0; R != Size && All; ++R)
       if (R != Rank) {
-        std::optional<uint64_t> At = Board->directSeq(WorldRanks[size_t(R)], Key);
-        All = At && *At >= Want;
+        std::optional<ArrivalBoard::Arrival> At = Board->directArrival(WorldRanks[size_t(R)], Key);
+        All = At && At->Seq >= Want;
+        if (At && At->Seq == Want && At->Gated != Want)
+          return ungatedMember(What, Want, R, Root);
       }
     if (!All && std::chrono::steady_clock::now() <= Deadline) {
       Done = false;
@@ -139,6 +141,21 @@ Error MpiGroup::testArrivals(StringRef What, uint64_t Want,
               "{5} ms for the others; {6}",
               Rank, What, Want, Name, V->By, timeout().count(), Who),
       FirstLate >= 0 ? FirstLate : V->By));
+}
+
+Error MpiGroup::ungatedMember(StringRef What, uint64_t Want, int Member, int Root) {
+  // The gated members that have not passed yet give up too: none enters
+  // the blocking call.
+  Board->decide(Root, Key, Want, {false, Rank});
+  return breakWith(makeError(
+      ErrorKind::InvalidArgument,
+      formatv("rank {0}: {1} #{2} in group '{3}': rank {4} called it without the gate before "
+              "MPI's blocking call, so their calls cannot match (MPI matches no blocking "
+              "collective with a nonblocking one); the ranks differ in passing MPI's in place "
+              "(one's input and output are the same memory, the other's are not), which MPI asks "
+              "of all members or none",
+              Rank, What, Want, Name, Member),
+      Member));
 }
 
 std::string MpiGroup::lateRanks(uint64_t Want, int64_t &FirstLate) {

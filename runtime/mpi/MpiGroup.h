@@ -60,8 +60,9 @@ public:
   void setTimeout(std::chrono::milliseconds T) { TimeoutMs.store(T.count()); }
   std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(TimeoutMs.load()); }
 
-  /// Announces this rank's next collective on the board; returns its number.
-  uint64_t arrive();
+  /// Announces this rank's next collective on the board, through a gate
+  /// before a blocking call or not (\p Gated); returns its number.
+  uint64_t arrive(bool Gated = false);
   /// Polls \p Req with MPI_Test until it completes or the timeout passes.
   /// \p Peer >= 0: a point-to-point operation with that rank; otherwise
   /// collective number \p Seq. A timeout breaks the group and names the
@@ -80,7 +81,9 @@ public:
   /// One look at the board (gatesOnBoard): \p Done when every member has
   /// announced collective \p Seq (or a later one) and none gave up on it
   /// (ArrivalBoard::Verdict: all members pass, or none); not done past
-  /// \p Deadline, wait's timeout error, naming who is missing.
+  /// \p Deadline, wait's timeout error, naming who is missing. A member
+  /// that announced \p Seq without a gate (its call is nonblocking, which no
+  /// blocking call matches) fails it at once, naming that member.
   llvm::Error testArrivals(llvm::StringRef What, uint64_t Seq,
                            std::chrono::steady_clock::time_point Deadline, bool &Done);
   /// The first failure, once broken; success otherwise.
@@ -119,6 +122,10 @@ private:
   /// timeout); no entry unless every member has one.
   llvm::Error joinBoard();
   std::string lateRanks(uint64_t Seq, int64_t &FirstLate);
+  /// testArrivals' refusal: member \p Member entered collective \p Seq
+  /// without a gate. Gives it up for the gated members (\p Root: the
+  /// group's first member's world rank, where the verdict is).
+  llvm::Error ungatedMember(llvm::StringRef What, uint64_t Seq, int Member, int Root);
   llvm::Error timedOut(llvm::StringRef What, int64_t Peer, uint64_t Seq);
 
   MPI_Comm Comm;

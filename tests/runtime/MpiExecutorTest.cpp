@@ -1,6 +1,7 @@
 //===- tests/runtime/MpiExecutorTest.cpp - The executor and deadlines on `mpi` -===//
 //
-// Run by ctest under `mpirun -np 2` (one process per rank, label mpi): a
+// Run by ctest under `mpirun -np 2` (one process per rank, label mpi), and
+// its tests written for 4 processes under `-np 4`: a
 // real example plan (gpt2_ddp, compiled here for MPI_COMM_WORLD's size)
 // replayed by createMpiExecutor, each process checking its own rank's
 // results against runtime/verify's reference; the factory's refusals; and
@@ -262,8 +263,8 @@ TEST(MpiExecutorTest, ATimeoutNamesTheRankThatDidNotArrive) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/// An all_reduce of 256 KiB or more is gated before MPI's blocking call
-/// (ArrivalGate.h). Rank 1 arrives late: the gate waits for it and every
+/// An all_reduce of 256 KiB or more in a group of 2 is gated before MPI's
+/// blocking call (ArrivalGate.h). Rank 1 arrives late: the gate waits for it and every
 /// rank gets the sum; then rank 1 does not arrive in time: rank 0's gate
 /// times out naming it, instead of hanging in MPI_Allreduce. On the board
 /// (\p OnBoard: one host, entries for every member), rank 1 arriving after
@@ -405,22 +406,22 @@ TEST(MpiExecutorTest, AGivenUpGatherMayStillCompleteAfterItsGroupIsGone) {
 }
 
 /// The blocking call behind a gate is kept from 256 KiB on the wire where
-/// libnbc would reduce along a binomial tree: groups of 2 or 3, in place,
-/// an operation that does not commute. Every other all_reduce is
+/// libnbc would reduce along a binomial tree: in groups of 2 or 3, in
+/// place, or by an operation that does not commute (bf16 min is one, to
+/// keep the lower rank's value on ties). Every other all_reduce is
 /// MPI_Iallreduce.
 TEST(MpiExecutorTest, ALargeAllReduceIsGatedWhereLibnbcWouldUseItsBinomialTree) {
   constexpr uint64_t Large = 256 << 10;
-  MPI_Op Ordered = MPI_OP_NULL;
-  MPI_Op_create([](void *, void *, int *, MPI_Datatype *) {}, /*commute=*/0, &Ordered);
-  EXPECT_TRUE(D::gatesAllReduce(2, Large, /*InPlace=*/false, MPI_SUM));
-  EXPECT_TRUE(D::gatesAllReduce(3, 64 << 20, false, MPI_SUM));
-  EXPECT_TRUE(D::gatesAllReduce(4, Large, /*InPlace=*/true, MPI_SUM));
-  EXPECT_TRUE(D::gatesAllReduce(8, Large, false, Ordered));
-  EXPECT_FALSE(D::gatesAllReduce(2, Large - 1, false, MPI_SUM));
-  EXPECT_FALSE(D::gatesAllReduce(4, Large - 1, true, Ordered));
-  EXPECT_FALSE(D::gatesAllReduce(4, Large, false, MPI_SUM));
-  EXPECT_FALSE(D::gatesAllReduce(8, 64 << 20, false, MPI_MAX));
-  MPI_Op_free(&Ordered);
+  auto F32 = ElemType::F32;
+  auto Sum = ReduceOp::Sum;
+  EXPECT_TRUE(D::gatesAllReduce(2, Large, /*InPlace=*/false, F32, Sum));
+  EXPECT_TRUE(D::gatesAllReduce(3, 64 << 20, false, F32, Sum));
+  EXPECT_TRUE(D::gatesAllReduce(4, Large, /*InPlace=*/true, F32, Sum));
+  EXPECT_TRUE(D::gatesAllReduce(8, Large, false, ElemType::BF16, ReduceOp::Min));
+  EXPECT_FALSE(D::gatesAllReduce(2, Large - 1, false, F32, Sum));
+  EXPECT_FALSE(D::gatesAllReduce(4, Large - 1, true, ElemType::BF16, ReduceOp::Min));
+  EXPECT_FALSE(D::gatesAllReduce(4, Large, false, F32, Sum));
+  EXPECT_FALSE(D::gatesAllReduce(8, 64 << 20, false, ElemType::F64, ReduceOp::Max));
 }
 
 /// From 4 members a 1 MiB all_reduce out of place is MPI_Iallreduce,
@@ -439,7 +440,9 @@ TEST(MpiExecutorTest, FromFourRanksALargeAllReduceIsNonblockingAndNamesWhoIsMiss
   D::setTimeout(*C, std::chrono::milliseconds(30000));
   D::StreamOwner S = D::createStream("test");
   constexpr uint64_t Elems = 256 << 10; // 1 MiB of f32
-  ASSERT_FALSE(D::gatesAllReduce(size_t(worldSize()), Elems * 4, /*InPlace=*/false, MPI_SUM));
+  ASSERT_FALSE(
+      D::gatesAllReduce(size_t(worldSize()), Elems * 4, /*InPlace=*/false, ElemType::F32,
+                        ReduceOp::Sum));
   std::vector<float> In(Elems, float(worldRank() + 1)), Out(Elems, 0.0f);
   auto Src = D::resource(In.data(), In.size() * 4), Dst = D::resource(Out.data(), Out.size() * 4);
   auto SumAndWait = [&] {
@@ -471,6 +474,43 @@ TEST(MpiExecutorTest, FromFourRanksALargeAllReduceIsNonblockingAndNamesWhoIsMiss
         << R.F.Text;
     EXPECT_EQ(R.F.Text.find("given up"), std::string::npos) << R.F.Text;
     EXPECT_LT(R.Took, std::chrono::milliseconds(6000));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// At 4 members a 1 MiB all_reduce is gated in place and not out of place,
+/// and MPI asks in place of every member or none. Rank 0 passes it and the
+/// others do not: rank 0's gate sees them announce the all_reduce without
+/// a gate and refuses at once, naming one (entering MPI's blocking call, it
+/// would wait forever for calls that cannot match); the others time out.
+TEST(MpiExecutorTest, FromFourRanksAMemberAloneInPlaceIsRefusedInsteadOfHanging) {
+  if (worldSize() < 4)
+    GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
+  Expected<D::Communicator> C = D::join("mixed4", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  ASSERT_TRUE((*C)->gatesOnBoard());
+  constexpr auto Limit = std::chrono::milliseconds(4000);
+  D::setTimeout(*C, Limit);
+  D::StreamOwner S = D::createStream("test");
+  constexpr uint64_t Elems = 256 << 10; // 1 MiB of f32
+  std::vector<float> In(Elems, 1.0f), Out(Elems, 0.0f);
+  auto Src = D::resource(In.data(), In.size() * 4), Dst = D::resource(Out.data(), Out.size() * 4);
+  auto Start = std::chrono::steady_clock::now();
+  Error E = D::allReduce(*C, Src, worldRank() == 0 ? Src : Dst, {ElemType::F32, Elems},
+                         ReduceOp::Sum, D::streamOf(S));
+  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  test::ErrorFacts F = factsOf(D::synchronize(D::streamOf(S)));
+  auto Took = std::chrono::steady_clock::now() - Start;
+  if (worldRank() == 0) {
+    EXPECT_EQ(F.Kind, ErrorKind::InvalidArgument) << F.Text;
+    EXPECT_GE(F.Peer, 1);
+    EXPECT_NE(F.Text.find("called it without the gate before MPI's blocking call"),
+              std::string::npos)
+        << F.Text;
+    EXPECT_LT(Took, Limit) << "refused when it saw the others, not at its deadline";
+  } else {
+    EXPECT_EQ(F.Kind, ErrorKind::Timeout) << F.Text;
+    EXPECT_LT(Took, 2 * Limit);
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
