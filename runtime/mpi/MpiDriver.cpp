@@ -8,6 +8,7 @@
 #include "runtime/mpi/MpiSession.h"
 #include "runtime/mpi/MpiRequest.h"
 #include "runtime/mpi/MpiUserOps.h"
+#include "runtime/mpi/PairAllReduce.h"
 #include "runtime/mpi/ReduceStaging.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <sched.h>
 #include <thread>
+#include <variant>
 
 using namespace llvm;
 
@@ -110,11 +112,12 @@ Error collective(MpiGroup &G, StringRef What, StartF Start, std::shared_ptr<void
   return E;
 }
 
-/// Which all_reduces call MPI's blocking collective behind a gate
+/// Which all_reduces of more than two members (two exchange:
+/// PairAllReduce.h) call MPI's blocking collective behind a gate
 /// (ArrivalGate.h) instead of MPI_Iallreduce: those of 256 KiB or more that
 /// libnbc (Open MPI 4.1's nonblocking collectives) would reduce along a
 /// binomial tree, which ran 1.1-1.6x slower than the blocking all_reduce
-/// (coll/tuned) here: in a group of 2 or 3, in place, or with an operation
+/// (coll/tuned) here: in a group of 3, in place, or with an operation
 /// that does not commute. Otherwise libnbc takes Rabenseifner's
 /// reduce-scatter and all-gather, which measured 0.93-1.0x the blocking
 /// call's time at 256 KiB-16 MiB on 4 processes, while any gate there cost
@@ -136,61 +139,13 @@ bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
   return ABytes && BBytes && A < B + BBytes && B < A + ABytes;
 }
 
-/// Point-to-point messages of the two-member all_reduce (pairAllReduce),
-/// apart from a plan's sends and recvs (tag 0) on the same communicator.
-constexpr int PairAllReduceTag = 1;
-
-/// One poll of a two-member all_reduce of \p Count wire elements (\p Bytes
-/// in all; below the gate's size, so an int): the first
-/// call (the collective's announcement and deadline are \p R's) receives the
-/// peer's operand into \p PeerData and sends \p Mine; once both are done,
-/// \p Wire gets rank 0's operand op rank 1's (MPI_Reduce_local, MPI's
-/// arithmetic, in rank order as MPI_Allreduce reduces) and \p Finish runs.
-/// \p Keep (scratch holding PeerData, maybe Mine) outlives a given-up wait.
-template <typename FinishF>
-Error pairAllReduce(MpiGroup &G, MpiRequest &R, Poll &Q, const char *Mine, char *Wire,
-                    char *PeerData, uint64_t Count, int Bytes, MpiReduction M,
-                    MPI_Request &Sent, const Scratch &Keep, FinishF Finish) {
-  int Peer = 1 - G.rank();
-  if (Error E = R.run(
-          G, Q, "all_reduce", -1,
-          [&](MPI_Request *Req) {
-            if (int Rc = MPI_Irecv(PeerData, Bytes, MPI_BYTE, Peer, PairAllReduceTag, G.comm(),
-                                   Req);
-                Rc != MPI_SUCCESS)
-              return Rc;
-            return MPI_Isend(Mine, Bytes, MPI_BYTE, Peer, PairAllReduceTag, G.comm(), &Sent);
-          },
-          Keep))
-    return E;
-  if (Q.More)
-    return Error::success();
-  // The peer's operand came, so its receive is posted: ours ends at once.
-  if (Error E = G.wait(Sent, "all_reduce", Peer, 0)) {
-    keepForAbandonedRequest(Keep);
-    return E;
-  }
-  int Rc = MPI_SUCCESS;
-  if (G.rank() == 0) {
-    Rc = MPI_Reduce_local(Mine, PeerData, int(Count), M.Type, M.Op);
-    std::memcpy(Wire, PeerData, size_t(Bytes));
-  } else {
-    if (Mine != Wire)
-      std::memcpy(Wire, Mine, size_t(Bytes));
-    Rc = MPI_Reduce_local(PeerData, Wire, int(Count), M.Type, M.Op);
-  }
-  if (Rc != MPI_SUCCESS)
-    return G.breakWith(mpiError(Rc, "all_reduce (MPI_Reduce_local)", G.name()));
-  Finish();
-  return Error::success();
-}
-
 } // namespace
 
 bool MpiDriver::gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, ElemType Wire,
                                ReduceOp Op) {
-  if (WireBytes < GatedFromBytes)
-    return false; // no MPI call on the small all_reduce's path
+  // Two members exchange (PairAllReduce.h); one waits for nobody.
+  if (WireBytes < GatedFromBytes || Ranks <= 2)
+    return false; // and no MPI call on the small all_reduce's path
   if (Ranks < GatedBelowRanks || InPlace)
     return true;
   int Commutes = 1;
@@ -256,23 +211,24 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   bool WireInPlace = stagesInput(T, Op) ? W != T : In == Out;
   bool Gated = MpiDriver::gatesAllReduce(size_t(C->size()), Count * elemTypeBytes(W), WireInPlace,
                                          W, Op);
-  // Two members, below the gate's size: each sends its operand to the other
-  // and reduces the two itself, one message each way where libnbc's tree
-  // takes two in a row (8 B on 2 processes: +0.45 us over MPI_Allreduce,
-  // the exchange -0.07 us, in a paired prototype).
-  bool Pair = !Gated && C->size() == 2;
-  return enqueue(C, S, [=, Buf = Scratch(), Gate = ArrivalGate(),
-                        Sent = MPI_Request(MPI_REQUEST_NULL)](MpiGroup &G, MpiRequest &R,
-                                                               Poll &Q) mutable -> Error {
+  // Two members exchange the operands instead (PairAllReduce.h).
+  bool Pair = C->size() == 2;
+  // The state of a gated call or of the pair's exchange (never both).
+  using Way = std::variant<ArrivalGate, PairAllReduce>;
+  return enqueue(C, S, [=, Buf = Scratch(), How = Pair ? Way(PairAllReduce()) : Way(ArrivalGate())](
+                           MpiGroup &G, MpiRequest &R, Poll &Q) mutable -> Error {
+    bool Begun = R.started() || std::visit([](const auto &X) { return X.started(); }, How);
     bool Narrow = W != T, Stages = stagesInput(T, Op);
-    uint64_t Bytes = Count * elemTypeBytes(W);
+    unsigned WireSize = elemTypeBytes(W);
+    uint64_t Bytes = Count * WireSize;
+    uint64_t PeerBytes = Pair ? PairAllReduce::peerElements(Count, WireSize) * WireSize : 0;
     const void *Send = In == Out ? MPI_IN_PLACE : In;
     char *Wire = Out;
-    if ((Stages || Pair) && !R.started() && !Gate.started()) {
-      if (Stages && deferFromIssuer(Q))
+    if ((Stages || Pair) && !Begun) {
+      if ((Stages || Bytes >= GatedFromBytes) && deferFromIssuer(Q))
         return Error::success();
-      // The staged input, then the peer's operand.
-      Buf = scratch((Stages ? Bytes : 0) + (Pair ? Bytes : 0));
+      // The staged input, then the peer's part.
+      Buf = scratch((Stages ? Bytes : 0) + PeerBytes);
       if (Stages)
         stageInput(T, Op, Scale, In, Count, Buf->data());
     }
@@ -281,15 +237,16 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
       Wire = Narrow ? Buf->data() : Out;
     }
     MpiReduction M = mpiReduction(W, Op);
-    if (Pair)
-      return pairAllReduce(G, R, Q, Send == MPI_IN_PLACE ? Wire : static_cast<const char *>(Send),
-                           Wire, Buf->data() + (Stages ? Bytes : 0), Count, int(Bytes), M,
-                           Sent, Buf,
-                           [&] {
-                             if (stagesOutput(T, Op))
-                               finishOutput(T, Op, 2, Wire, Count, Out);
-                           });
-    if (Error Err = Gated ? Gate.run(G, Q, "all_reduce", R)
+    if (Pair) {
+      PairAllReduce::Buffers B{Send == MPI_IN_PLACE ? Wire : static_cast<const char *>(Send), Wire,
+                               Buf->data() + (Stages ? Bytes : 0), Count, WireSize};
+      if (Error Err = std::get<PairAllReduce>(How).run(G, Q, B, M, Buf))
+        return Err;
+      if (!Q.More && stagesOutput(T, Op))
+        finishOutput(T, Op, 2, Wire, Count, Out);
+      return Error::success();
+    }
+    if (Error Err = Gated ? std::get<ArrivalGate>(How).run(G, Q, "all_reduce", R)
                           : R.run(
                                 G, Q, "all_reduce", -1,
                                 [&](MPI_Request *Req) {

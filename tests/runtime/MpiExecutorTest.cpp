@@ -1,7 +1,8 @@
 //===- tests/runtime/MpiExecutorTest.cpp - The executor and deadlines on `mpi` -===//
 //
-// Run by ctest under `mpirun -np 2` (one process per rank, label mpi), and
-// its tests written for 4 processes under `-np 4`: a
+// Run by ctest under `mpirun -np 2` (one process per rank, label mpi), the
+// gate's tests (MpiGateTest) under `-np 3` and the tests written for 4
+// processes under `-np 4`: a
 // real example plan (gpt2_ddp, compiled here for MPI_COMM_WORLD's size)
 // replayed by createMpiExecutor, each process checking its own rank's
 // results against runtime/verify's reference; the factory's refusals; and
@@ -140,8 +141,8 @@ TEST(MpiExecutorTest, Gpt2DdpMatchesTheReferenceOnEveryRank) {
 /// rank 0 launches it and then computes for a second before it waits; rank
 /// 1 (which waits at once) must be done long before that. A stream that
 /// only progressed its work when someone waited would hold rank 1 for the
-/// whole second. Both of the driver's paths: MPI_Iallreduce (64 KiB) and
-/// the gated blocking call (1 MiB).
+/// whole second. Both of the two-member exchange's paths
+/// (PairAllReduce.h): whole operands (64 KiB) and halves (1 MiB).
 TEST(MpiExecutorTest, AnAsyncAllReduceProgressesWhileItsIssuerComputes) {
   if (worldSize() != 2)
     GTEST_SKIP() << "written for 2 processes (mpi-executor-np2)";
@@ -263,7 +264,17 @@ TEST(MpiExecutorTest, ATimeoutNamesTheRankThatDidNotArrive) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/// An all_reduce of 256 KiB or more in a group of 2 is gated before MPI's
+/// Whether a 256 KiB f32 sum in place over the world is gated: the gate's
+/// tests need it (mpi-executor-np3 runs them; two members exchange).
+bool worldGatesALargeSum() {
+  return D::gatesAllReduce(size_t(worldSize()), 256 << 10, /*InPlace=*/true, ElemType::F32,
+                           ReduceOp::Sum);
+}
+#define SKIP_UNLESS_GATED()                                                                        \
+  if (!worldGatesALargeSum())                                                                      \
+  GTEST_SKIP() << "no gate at " << worldSize() << " processes (mpi-executor-np3 runs this)"
+
+/// An all_reduce of 256 KiB or more in a group of 3 is gated before MPI's
 /// blocking call (ArrivalGate.h). Rank 1 arrives late: the gate waits for it and every
 /// rank gets the sum; then rank 1 does not arrive in time: rank 0's gate
 /// times out naming it, instead of hanging in MPI_Allreduce. On the board
@@ -303,7 +314,8 @@ void expectTheGateWaitsAndNamesWhoIsMissing(const D::Communicator &C, bool OnBoa
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-TEST(MpiExecutorTest, ALargeAllReduceWaitsOnTheBoardAndNamesWhoIsMissing) {
+TEST(MpiGateTest, ALargeAllReduceWaitsOnTheBoardAndNamesWhoIsMissing) {
+  SKIP_UNLESS_GATED();
   Expected<D::Communicator> C = D::join("gate", size_t(worldSize()), size_t(worldRank()));
   ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
   expectTheGateWaitsAndNamesWhoIsMissing(*C, /*OnBoard=*/true);
@@ -311,7 +323,8 @@ TEST(MpiExecutorTest, ALargeAllReduceWaitsOnTheBoardAndNamesWhoIsMissing) {
 
 /// With every board entry of the process taken, a group is gated by a
 /// barrier instead, which waits and names alike.
-TEST(MpiExecutorTest, WithoutABoardEntryTheGateIsABarrier) {
+TEST(MpiGateTest, WithoutABoardEntryTheGateIsABarrier) {
+  SKIP_UNLESS_GATED();
   std::vector<D::Communicator> Held;
   for (unsigned I = 0; I != mpi::ArrivalBoard::GroupEntries; ++I) {
     Expected<D::Communicator> C =
@@ -324,8 +337,8 @@ TEST(MpiExecutorTest, WithoutABoardEntryTheGateIsABarrier) {
   expectTheGateWaitsAndNamesWhoIsMissing(*C, /*OnBoard=*/false);
 }
 
-/// A 256 KiB f32 sum (gated: ArrivalGate.h) of rank + 1 over the two
-/// ranks of \p C.
+/// A 256 KiB f32 sum (gated: ArrivalGate.h) of rank + 1 over the ranks of
+/// \p C, the world's.
 void expectAGatedAllReduceSums(const D::Communicator &C) {
   D::StreamOwner S = D::createStream("test");
   std::vector<float> Data(64 << 10, float(worldRank() + 1));
@@ -334,17 +347,17 @@ void expectAGatedAllReduceSums(const D::Communicator &C) {
                                  D::streamOf(S))));
   Error E = D::synchronize(D::streamOf(S));
   ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
-  EXPECT_EQ(Data.front(), 3.0f);
-  EXPECT_EQ(Data.back(), 3.0f);
+  float Sum = float(worldSize() * (worldSize() + 1) / 2);
+  EXPECT_EQ(Data.front(), Sum);
+  EXPECT_EQ(Data.back(), Sum);
 }
 
 /// Only rank 0's entries run out: the members agree that none gates on the
 /// board (a rank on the board and one behind a barrier would each wait for
 /// the other), and the gated all_reduce still sums.
-TEST(MpiExecutorTest, MembersAgreeWhetherTheyGateOnTheBoard) {
-  if (worldSize() != 2)
-    GTEST_SKIP() << "written for 2 processes (mpi-executor-np2)";
-  Expected<D::Communicator> World = D::join("asym", 2, size_t(worldRank()));
+TEST(MpiGateTest, MembersAgreeWhetherTheyGateOnTheBoard) {
+  SKIP_UNLESS_GATED();
+  Expected<D::Communicator> World = D::join("asym", size_t(worldSize()), size_t(worldRank()));
   ASSERT_TRUE(bool(World)) << llvm::toString(World.takeError());
   std::vector<D::Communicator> RankZeroOnly;
   for (unsigned I = 0; I != mpi::ArrivalBoard::GroupEntries; ++I) {
@@ -352,7 +365,7 @@ TEST(MpiExecutorTest, MembersAgreeWhetherTheyGateOnTheBoard) {
     ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
     RankZeroOnly.push_back(std::move(*C));
   }
-  Expected<D::Communicator> C = D::join("asym-gate", 2, size_t(worldRank()));
+  Expected<D::Communicator> C = D::join("asym-gate", size_t(worldSize()), size_t(worldRank()));
   ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
   EXPECT_FALSE((*C)->gatesOnBoard());
   expectAGatedAllReduceSums(*C);
@@ -361,12 +374,11 @@ TEST(MpiExecutorTest, MembersAgreeWhetherTheyGateOnTheBoard) {
 /// Two parents of one name, split alike: rank 0 made a group of the
 /// child's name before (alone), rank 1 did not. The members still agree on
 /// the child's key, so the board gate finds every member.
-TEST(MpiExecutorTest, MembersAgreeOnTheBoardKeyOfAGroupNamedLikeAnEarlierOne) {
-  if (worldSize() != 2)
-    GTEST_SKIP() << "written for 2 processes (mpi-executor-np2)";
-  Expected<D::Communicator> A = D::join("twin", 2, size_t(worldRank()));
+TEST(MpiGateTest, MembersAgreeOnTheBoardKeyOfAGroupNamedLikeAnEarlierOne) {
+  SKIP_UNLESS_GATED();
+  Expected<D::Communicator> A = D::join("twin", size_t(worldSize()), size_t(worldRank()));
   ASSERT_TRUE(bool(A)) << llvm::toString(A.takeError());
-  Expected<D::Communicator> B = D::join("twin", 2, size_t(worldRank()));
+  Expected<D::Communicator> B = D::join("twin", size_t(worldSize()), size_t(worldRank()));
   ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
   Expected<D::Communicator> Alone = D::split(*A, worldRank() == 0 ? 0 : -1, 0);
   ASSERT_TRUE(bool(Alone)) << llvm::toString(Alone.takeError());
@@ -406,19 +418,21 @@ TEST(MpiExecutorTest, AGivenUpGatherMayStillCompleteAfterItsGroupIsGone) {
 }
 
 /// The blocking call behind a gate is kept from 256 KiB on the wire where
-/// libnbc would reduce along a binomial tree: in groups of 2 or 3, in
-/// place, or by an operation that does not commute (bf16 min is one, to
-/// keep the lower rank's value on ties). Every other all_reduce is
-/// MPI_Iallreduce.
+/// libnbc would reduce along a binomial tree: in groups of 3, in place, or
+/// by an operation that does not commute (bf16 min is one, to keep the
+/// lower rank's value on ties). Two members exchange (PairAllReduce.h),
+/// one waits for nobody; every other all_reduce is MPI_Iallreduce.
 TEST(MpiExecutorTest, ALargeAllReduceIsGatedWhereLibnbcWouldUseItsBinomialTree) {
   constexpr uint64_t Large = 256 << 10;
   auto F32 = ElemType::F32;
   auto Sum = ReduceOp::Sum;
-  EXPECT_TRUE(D::gatesAllReduce(2, Large, /*InPlace=*/false, F32, Sum));
+  EXPECT_TRUE(D::gatesAllReduce(3, Large, /*InPlace=*/false, F32, Sum));
   EXPECT_TRUE(D::gatesAllReduce(3, 64 << 20, false, F32, Sum));
+  EXPECT_FALSE(D::gatesAllReduce(2, 64 << 20, /*InPlace=*/true, ElemType::BF16, ReduceOp::Min));
+  EXPECT_FALSE(D::gatesAllReduce(1, 64 << 20, true, F32, Sum));
   EXPECT_TRUE(D::gatesAllReduce(4, Large, /*InPlace=*/true, F32, Sum));
   EXPECT_TRUE(D::gatesAllReduce(8, Large, false, ElemType::BF16, ReduceOp::Min));
-  EXPECT_FALSE(D::gatesAllReduce(2, Large - 1, false, F32, Sum));
+  EXPECT_FALSE(D::gatesAllReduce(3, Large - 1, false, F32, Sum));
   EXPECT_FALSE(D::gatesAllReduce(4, Large - 1, true, ElemType::BF16, ReduceOp::Min));
   EXPECT_FALSE(D::gatesAllReduce(4, Large, false, F32, Sum));
   EXPECT_FALSE(D::gatesAllReduce(8, 64 << 20, false, ElemType::F64, ReduceOp::Max));

@@ -1,0 +1,76 @@
+//===- runtime/mpi/PairAllReduce.h - The all_reduce of two members -*- C++ -*-===//
+//
+// Between two members an all_reduce needs no collective: each rank sends
+// the other what it needs and reduces itself, on MPI_Isend and MPI_Irecv
+// polled like any request (so with collc's deadline, and no gate before a
+// blocking call). Below Halves' size each sends its whole operand and
+// reduces the whole vector: one message each way, where libnbc's
+// MPI_Iallreduce on two sends two in a row. From it each reduces its half
+// of the vector (rank 0 the first) and the two then swap the reduced
+// halves: half the bytes each way twice, as MPI's blocking all_reduce
+// does, but with a deadline. The reduction is MPI_Reduce_local (MPI's
+// arithmetic) with rank 0's operand first, the order MPI_Allreduce keeps.
+//
+// Plain data, like MpiRequest: a task that holds one moves by copying.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_RUNTIME_MPI_PAIRALLREDUCE_H
+#define COLLC_RUNTIME_MPI_PAIRALLREDUCE_H
+
+#include "runtime/exec/HostStream.h"
+#include "runtime/mpi/MpiGroup.h"
+#include "runtime/mpi/MpiUserOps.h"
+
+#include <memory>
+
+namespace collc::rt::mpi {
+
+class PairAllReduce {
+public:
+  /// From this size (on the wire) the halves are reduced apart.
+  static constexpr uint64_t HalvesFromBytes = 256 << 10;
+  /// Apart from a plan's sends and recvs (tag 0) on the same communicator.
+  static constexpr int Tag = 1;
+
+  /// Where the operands are: this rank's (\p Mine, may be \p Wire), the
+  /// result (\p Wire), scratch for the peer's part (\p Peer: Count
+  /// elements, or Count / 2 + 1 for halves).
+  struct Buffers {
+    const char *Mine;
+    char *Wire;
+    char *Peer;
+    uint64_t Count;
+    unsigned ElemBytes;
+  };
+  /// Elements of scratch \p Count wire elements of \p ElemBytes need.
+  static uint64_t peerElements(uint64_t Count, unsigned ElemBytes) {
+    return Count * ElemBytes >= HalvesFromBytes ? Count / 2 + 1 : Count;
+  }
+
+  bool started() const { return Phase != 0; }
+
+  /// One poll of group \p G's all_reduce with \p M: the first call
+  /// announces it and starts the first exchange; \p Q.More until the result
+  /// is in B.Wire. A timeout breaks the group, naming who did not arrive;
+  /// \p Keep (the scratch) then lives on (AbandonedMemory.h).
+  llvm::Error run(MpiGroup &G, HostStream::Poll &Q, const Buffers &B, MpiReduction M,
+                  const std::shared_ptr<void> &Keep);
+
+private:
+  /// This rank's range of the vector (all of it, or its half).
+  uint64_t ownFirst(const MpiGroup &G, const Buffers &B) const;
+  uint64_t ownCount(const MpiGroup &G, const Buffers &B) const;
+  llvm::Error start(MpiGroup &G, const Buffers &B, MpiReduction M);
+  llvm::Error reduceOwn(MpiGroup &G, const Buffers &B, MpiReduction M);
+
+  MPI_Request Reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  uint64_t Seq = 0;
+  std::chrono::steady_clock::time_point Deadline;
+  /// 0: not started; 1: the operands travel; 2: the reduced halves do.
+  uint8_t Phase = 0;
+  bool Halves = false;
+};
+
+} // namespace collc::rt::mpi
+
+#endif
