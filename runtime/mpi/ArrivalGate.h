@@ -40,6 +40,8 @@ public:
         return MPI_Ibarrier(G.comm(), Req);
       });
     if (!Started) {
+      if (llvm::Error E = G.check())
+        return E;
       Seq = G.arrive(/*Gated=*/true);
       Deadline = std::chrono::steady_clock::now() + G.timeout();
       Started = true;

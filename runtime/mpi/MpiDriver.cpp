@@ -64,8 +64,10 @@ MPI_Datatype moveType(ElemType T) {
 using Poll = HostStream::Poll;
 
 /// Queues \p Body on \p S as a polled task: Body(G, R, Q) starts its
-/// request R on its first call (MpiRequest::run) and tests it on later
-/// ones. It starts unless the group broke before it. A send or recv
+/// request R (MpiRequest::run), or a gate or a pair's exchange, and polls
+/// it on later calls. Each of those starts unless the group broke before it
+/// and, once started, runs to its end whatever breaks the group meanwhile:
+/// its peers are in the same call, and its memory in use. A send or recv
 /// (\p PointToPoint) runs on a peer stream and is not a pending collective.
 template <typename F>
 Error enqueue(const Comm &C, HostStream *S, F Body, bool PointToPoint = false) {
@@ -75,9 +77,7 @@ Error enqueue(const Comm &C, HostStream *S, F Body, bool PointToPoint = false) {
   MpiGroup *G = C.get();
   G->noteEnqueued(PointToPoint);
   auto Task = [G, PointToPoint, R = MpiRequest(), Body = std::move(Body)](Poll &Q) mutable -> Error {
-    Error E = R.started() ? Error::success() : G->check();
-    if (!E)
-      E = Body(*G, R, Q);
+    Error E = Body(*G, R, Q);
     if (E || !Q.More)
       G->noteRetired(PointToPoint);
     return E;
@@ -225,7 +225,7 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
     const void *Send = In == Out ? MPI_IN_PLACE : In;
     char *Wire = Out;
     if ((Stages || Pair) && !Begun) {
-      if ((Stages || Bytes >= GatedFromBytes) && deferFromIssuer(Q))
+      if ((Stages || Bytes >= PairAllReduce::HalvesFromBytes) && deferFromIssuer(Q))
         return Error::success();
       // The staged input, then the peer's part.
       Buf = scratch((Stages ? Bytes : 0) + PeerBytes);

@@ -5,9 +5,12 @@
 // enqueued on the HostStream as a polled task: it issues MPI's nonblocking
 // call (MPI_Iallreduce, Iallgather, Ireduce_scatter_block, Ibcast,
 // Ialltoall, Ialltoallv, Isend/Irecv, Ibarrier; on the caller's thread when
-// nothing is queued before it), then is called for one MPI_Test at a time
-// until it completes or the group's timeout passes (MpiRequest.h; the
-// timeout names who did not arrive).
+// nothing is queued before it and no copy or large exchange comes first),
+// then is called for one MPI_Test at a time until it completes or the
+// group's timeout passes (MpiRequest.h; the timeout names who did not
+// arrive). An all_reduce of two members is an exchange of Isend/Irecv
+// (PairAllReduce.h); a large one of more that MPI's nonblocking call does
+// slowly passes a gate before MPI's blocking call (ArrivalGate.h).
 // Reductions collc has and MPI lacks are staged on the host
 // (ReduceStaging.h); data movement goes as unsigned integers of the
 // element's size, so every element type moves.

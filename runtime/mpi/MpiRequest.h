@@ -22,7 +22,8 @@ public:
   bool started() const { return Started; }
 
   /// Starts the operation with \p Start (returns MPI's code; a collective,
-  /// \p Peer < 0, is first announced on the arrival board) unless started,
+  /// \p Peer < 0, is first announced on the arrival board) unless started
+  /// (or the group is broken: its first failure),
   /// then tests it once: \p Q.More while it has not completed. On an error
   /// \p Keep (scratch the request may still write) lives on
   /// (AbandonedMemory.h).
@@ -31,6 +32,8 @@ public:
                   StartF Start, const KeepT &Keep = nullptr,
                   MPI_Status *Status = MPI_STATUS_IGNORE) {
     if (!Started) {
+      if (llvm::Error E = G.check())
+        return E;
       What = Op;
       Peer = With;
       Seq = Peer < 0 ? G.arrive() : 0;

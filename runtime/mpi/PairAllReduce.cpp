@@ -68,6 +68,8 @@ Error PairAllReduce::run(MpiGroup &G, HostStream::Poll &Q, const Buffers &B, Mpi
     return E;
   };
   if (Phase == 0) {
+    if (Error E = G.check())
+      return E;
     Halves = B.Count * B.ElemBytes >= HalvesFromBytes;
     Seq = G.arrive();
     Deadline = std::chrono::steady_clock::now() + G.timeout();
@@ -76,10 +78,12 @@ Error PairAllReduce::run(MpiGroup &G, HostStream::Poll &Q, const Buffers &B, Mpi
       return GiveUp(std::move(E));
   }
   // MPI_Test leaves a completed request MPI_REQUEST_NULL.
+  // Once the peer's operand came, only the peer can be late: named as such.
+  int64_t Late = Phase == 2 ? 1 - G.rank() : -1;
   for (MPI_Request &Req : Reqs) {
     bool Done = false;
     if (Req != MPI_REQUEST_NULL)
-      if (Error E = G.test(Req, "all_reduce", -1, Seq, Deadline, Done))
+      if (Error E = G.test(Req, "all_reduce", Late, Seq, Deadline, Done))
         return GiveUp(std::move(E));
   }
   // Not done, or a half to reduce, which the issuing thread leaves to

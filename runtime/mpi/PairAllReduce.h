@@ -51,8 +51,10 @@ public:
 
   /// One poll of group \p G's all_reduce with \p M: the first call
   /// announces it and starts the first exchange; \p Q.More until the result
-  /// is in B.Wire. A timeout breaks the group, naming who did not arrive;
-  /// \p Keep (the scratch) then lives on (AbandonedMemory.h).
+  /// is in B.Wire. Refused on a broken group before it starts; once
+  /// started, it runs to its end. A timeout breaks the group, naming who
+  /// did not arrive; \p Keep (the scratch) then lives on (AbandonedMemory.h),
+  /// and MPI may still write B.Wire, the caller's.
   llvm::Error run(MpiGroup &G, HostStream::Poll &Q, const Buffers &B, MpiReduction M,
                   const std::shared_ptr<void> &Keep);
 
