@@ -290,6 +290,46 @@ TEST(MpiExecutorTest, TwoMembersExchangeALargeAllReduceAndNameWhoIsMissing) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/// An exchange that has started runs to its end when its group breaks
+/// meanwhile (here by a recv that times out on another stream): rank 1 is
+/// in the same all_reduce, and the exchange's scratch is in use. Rank 0's
+/// 1 MiB sum starts, its recv from rank 1 times out, then rank 1 joins the
+/// sum: both get it (refusing it half way would leave MPI writing freed
+/// scratch, and rank 1 waiting for a half that never comes).
+TEST(MpiExecutorTest, AStartedExchangeRunsToItsEndWhenItsGroupBreaks) {
+  if (worldSize() != 2)
+    GTEST_SKIP() << "written for 2 processes (mpi-executor-np2)";
+  Expected<D::Communicator> C = D::join("break-mid", 2, size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  D::setTimeout(*C, std::chrono::milliseconds(30000));
+  D::StreamOwner Sum = D::createStream("sum"), Recv = D::createStream("recv");
+  constexpr uint64_t Elems = 256 << 10; // 1 MiB of f32: the halves
+  std::vector<float> Data(Elems, float(worldRank() + 1)), Got(4);
+  auto Res = D::resource(Data.data(), Data.size() * 4);
+  if (worldRank() == 0) {
+    ASSERT_FALSE(bool(D::allReduce(*C, Res, Res, {ElemType::F32, Elems}, ReduceOp::Sum,
+                                   D::streamOf(Sum))));
+    D::flush(D::streamOf(Sum)); // the worker starts it
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    D::setTimeout(*C, std::chrono::milliseconds(500));
+    ASSERT_FALSE(bool(D::recv(*C, D::resource(Got.data(), 16), {ElemType::F32, 4}, 1,
+                              D::streamOf(Recv))));
+    test::ErrorFacts F = factsOf(D::synchronize(D::streamOf(Recv)));
+    ASSERT_EQ(F.Kind, ErrorKind::Timeout) << F.Text;
+    ASSERT_TRUE(factsOf(D::health(*C)).Failed) << "the group is broken";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (worldRank() == 1) {
+    ASSERT_FALSE(bool(D::allReduce(*C, Res, Res, {ElemType::F32, Elems}, ReduceOp::Sum,
+                                   D::streamOf(Sum))));
+  }
+  Error E = D::synchronize(D::streamOf(Sum));
+  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  EXPECT_EQ(Data.front(), 3.0f);
+  EXPECT_EQ(Data.back(), 3.0f);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /// Whether a 256 KiB f32 sum in place over the world is gated: the gate's
 /// tests need it (mpi-executor-np3 runs them; two members exchange).
 bool worldGatesALargeSum() {
