@@ -225,7 +225,7 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
     const void *Send = In == Out ? MPI_IN_PLACE : In;
     char *Wire = Out;
     if ((Stages || Pair) && !Begun) {
-      if ((Stages || Bytes >= PairAllReduce::HalvesFromBytes) && deferFromIssuer(Q))
+      if ((Stages || (Pair && PairAllReduce::halves(Count, WireSize))) && deferFromIssuer(Q))
         return Error::success();
       // The staged input, then the peer's part.
       Buf = scratch((Stages ? Bytes : 0) + PeerBytes);

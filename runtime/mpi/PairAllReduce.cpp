@@ -70,7 +70,7 @@ Error PairAllReduce::run(MpiGroup &G, HostStream::Poll &Q, const Buffers &B, Mpi
   if (Phase == 0) {
     if (Error E = G.check())
       return E;
-    Halves = B.Count * B.ElemBytes >= HalvesFromBytes;
+    Halves = halves(B.Count, B.ElemBytes);
     Seq = G.arrive();
     Deadline = std::chrono::steady_clock::now() + G.timeout();
     Phase = 1;

@@ -42,9 +42,13 @@ public:
     uint64_t Count;
     unsigned ElemBytes;
   };
+  /// Whether \p Count wire elements of \p ElemBytes go as halves.
+  static bool halves(uint64_t Count, unsigned ElemBytes) {
+    return Count * ElemBytes >= HalvesFromBytes;
+  }
   /// Elements of scratch \p Count wire elements of \p ElemBytes need.
   static uint64_t peerElements(uint64_t Count, unsigned ElemBytes) {
-    return Count * ElemBytes >= HalvesFromBytes ? Count / 2 + 1 : Count;
+    return halves(Count, ElemBytes) ? Count / 2 + 1 : Count;
   }
 
   bool started() const { return Phase != 0; }

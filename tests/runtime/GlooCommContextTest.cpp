@@ -55,6 +55,15 @@ plan::Plan compile(std::string Text, llvm::StringRef Pipeline = "verify") {
   return P ? std::move(*P) : plan::Plan();
 }
 
+/// One f32 sum of \p Elems elements over the world: %a in, %ra out.
+std::string oneSumProgram(uint64_t Elems) {
+  return llvm::formatv("program @one_sum world(WORLD) {\n  group @dp = world\n"
+                       "  %a = compute @a : f32[{0}]\n  %ra = all_reduce sum %a in @dp\n"
+                       "  compute @use(%ra)\n}\n",
+                       Elems)
+      .str();
+}
+
 /// A gloo executor of \p P on this rank, every tensor it leaves unbound in
 /// \p Storage, captured.
 std::unique_ptr<Executor> start(const plan::Plan &P, std::vector<std::vector<char>> &Storage) {
@@ -153,13 +162,7 @@ TEST(GlooCommContext, IsTheContextOfTheCommsGroup) {
 // every other rank replays the plan: the two pair up only if the context is
 // the one the replay runs the comm on (on another, both sides time out).
 TEST(GlooCommContext, RawCallPairsWithThePeersReplay) {
-  plan::Plan P = compile(R"(program @pair_up world(WORLD) {
-  group @dp = world
-  %a = compute @a : f32[1000]
-  %ra = all_reduce sum %a in @dp
-  compute @use(%ra)
-}
-)");
+  plan::Plan P = compile(oneSumProgram(1000));
   std::vector<std::vector<char>> Storage;
   std::unique_ptr<Executor> X = start(P, Storage);
   ASSERT_TRUE(X);
@@ -206,16 +209,7 @@ TEST(GlooCommContext, RawCallPairsWithThePeersReplay) {
 // at a size of one segment and one of many; every result exact.
 TEST(GlooCommContext, InterleavedWithReplaysOutOfStep) {
   for (uint64_t Elems : {2ull, 3ull << 18}) { // 8 B; 3 MiB, many ring segments
-    plan::Plan P = compile(llvm::formatv(R"(program @interleave world(WORLD) {
-  group @dp = world
-  %a = compute @a : f32[{0}]
-  %ra = all_reduce sum %a in @dp
-  compute @use(%ra)
-}
-)",
-                                         Elems)
-                               .str(),
-                           "");
+    plan::Plan P = compile(oneSumProgram(Elems), "");
     std::vector<std::vector<char>> Storage;
     std::unique_ptr<Executor> X = start(P, Storage);
     ASSERT_TRUE(X);

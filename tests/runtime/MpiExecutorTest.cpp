@@ -219,18 +219,25 @@ struct Ended {
   std::chrono::steady_clock::duration Took;
 };
 
-/// An in-place f32 sum of \p Elems elements on \p Res over \p C, waited for.
-Ended sumAndWait(const D::Communicator &C, D::CommStream S, const D::Resource &Res,
-                 uint64_t Elems) {
+/// An f32 sum of \p Elems elements from \p Src into \p Dst over \p C,
+/// waited for.
+Ended sumAndWait(const D::Communicator &C, D::CommStream S, const D::Resource &Src,
+                 uint64_t Elems, const D::Resource &Dst) {
   auto Start = std::chrono::steady_clock::now();
   Ended R;
-  if (Error E = D::allReduce(C, Res, Res, {ElemType::F32, Elems}, ReduceOp::Sum, S)) {
+  if (Error E = D::allReduce(C, Src, Dst, {ElemType::F32, Elems}, ReduceOp::Sum, S)) {
     ADD_FAILURE() << "refused at issue: " << llvm::toString(std::move(E));
     return R;
   }
   R.F = factsOf(D::synchronize(S));
   R.Took = std::chrono::steady_clock::now() - Start;
   return R;
+}
+
+/// The same, in place on \p Res.
+Ended sumAndWait(const D::Communicator &C, D::CommStream S, const D::Resource &Res,
+                 uint64_t Elems) {
+  return sumAndWait(C, S, Res, Elems, Res);
 }
 
 /// Rank 0's all_reduce #2, which rank 1 never joined (the board shows it
@@ -241,6 +248,29 @@ void expectTimedOutNamingRankOne(const Ended &R) {
   EXPECT_NE(R.F.Text.find("all_reduce #2"), std::string::npos) << R.F.Text;
   EXPECT_NE(R.F.Text.find("rank 1 (at #1)"), std::string::npos) << R.F.Text;
   EXPECT_LT(R.Took, std::chrono::milliseconds(6000));
+}
+
+/// Rank 1 arrives 300 ms late at a sum over \p C of \p Data (rank + 1 on
+/// each rank, in place): it is waited for and every rank gets the sum.
+/// Then rank 0 sums again with a 1500 ms timeout and rank 1 stays away:
+/// rank 0's error names it.
+void expectALateRankWaitedForThenAMissingOneNamed(const D::Communicator &C, D::CommStream S,
+                                                 std::vector<float> &Data) {
+  // Generous while the ranks should meet (a loaded host), short once one
+  // stays away.
+  D::setTimeout(C, std::chrono::milliseconds(30000));
+  auto Res = D::resource(Data.data(), Data.size() * 4);
+  if (worldRank() == 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Ended First = sumAndWait(C, S, Res, Data.size());
+  ASSERT_FALSE(First.F.Failed) << First.F.Text;
+  float Sum = float(worldSize() * (worldSize() + 1) / 2);
+  EXPECT_EQ(Data.front(), Sum);
+  EXPECT_EQ(Data[Data.size() / 2], Sum);
+  EXPECT_EQ(Data.back(), Sum);
+  D::setTimeout(C, std::chrono::milliseconds(1500));
+  if (worldRank() == 0)
+    expectTimedOutNamingRankOne(sumAndWait(C, S, Res, Data.size()));
 }
 
 /// Rank 1 never arrives at a collective (or a send) that rank 0 waits
@@ -272,21 +302,10 @@ TEST(MpiExecutorTest, TwoMembersExchangeALargeAllReduceAndNameWhoIsMissing) {
     GTEST_SKIP() << "written for 2 processes (mpi-executor-np2)";
   Expected<D::Communicator> C = D::join("pair", 2, size_t(worldRank()));
   ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
-  D::setTimeout(*C, std::chrono::milliseconds(30000));
   D::StreamOwner S = D::createStream("test");
-  constexpr uint64_t Elems = (256 << 10) + 1; // 1 MiB of f32 and one, halved unevenly
-  std::vector<float> Data(Elems, float(worldRank() + 1));
-  auto Res = D::resource(Data.data(), Data.size() * 4);
-  if (worldRank() == 1)
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  Ended First = sumAndWait(*C, D::streamOf(S), Res, Elems);
-  ASSERT_FALSE(First.F.Failed) << First.F.Text;
-  EXPECT_EQ(Data.front(), 3.0f);
-  EXPECT_EQ(Data[Elems / 2], 3.0f);
-  EXPECT_EQ(Data.back(), 3.0f);
-  D::setTimeout(*C, std::chrono::milliseconds(1500));
-  if (worldRank() == 0)
-    expectTimedOutNamingRankOne(sumAndWait(*C, D::streamOf(S), Res, Elems));
+  // 1 MiB of f32 and one, halved unevenly.
+  std::vector<float> Data((256 << 10) + 1, float(worldRank() + 1));
+  expectALateRankWaitedForThenAMissingOneNamed(*C, D::streamOf(S), Data);
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -350,25 +369,11 @@ bool worldGatesALargeSum() {
 /// alone; behind a barrier it would (ArrivalGate.h), so it stays away.
 void expectTheGateWaitsAndNamesWhoIsMissing(const D::Communicator &C, bool OnBoard) {
   EXPECT_EQ(C->gatesOnBoard(), OnBoard);
-  // Generous while the ranks should meet (a loaded host), short once one
-  // stays away.
-  D::setTimeout(C, std::chrono::milliseconds(30000));
   D::StreamOwner S = D::createStream("test");
   constexpr uint64_t Elems = 64 << 10; // 256 KiB of f32
   std::vector<float> Data(Elems, float(worldRank() + 1));
   auto Res = D::resource(Data.data(), Data.size() * 4);
-  if (worldRank() == 1)
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  ASSERT_FALSE(bool(D::allReduce(C, Res, Res, {ElemType::F32, Elems}, ReduceOp::Sum,
-                                 D::streamOf(S))));
-  Error Late = D::synchronize(D::streamOf(S));
-  ASSERT_FALSE(bool(Late)) << llvm::toString(std::move(Late));
-  float Sum = float(worldSize() * (worldSize() + 1) / 2);
-  EXPECT_EQ(Data.front(), Sum);
-  EXPECT_EQ(Data.back(), Sum);
-  D::setTimeout(C, std::chrono::milliseconds(1500));
-  if (worldRank() == 0)
-    expectTimedOutNamingRankOne(sumAndWait(C, D::streamOf(S), Res, Elems));
+  expectALateRankWaitedForThenAMissingOneNamed(C, D::streamOf(S), Data);
   MPI_Barrier(MPI_COMM_WORLD);
   if (OnBoard && worldRank() == 1) {
     Ended R = sumAndWait(C, D::streamOf(S), Res, Elems);
@@ -410,10 +415,8 @@ void expectAGatedAllReduceSums(const D::Communicator &C) {
   D::StreamOwner S = D::createStream("test");
   std::vector<float> Data(64 << 10, float(worldRank() + 1));
   auto Res = D::resource(Data.data(), Data.size() * 4);
-  ASSERT_FALSE(bool(D::allReduce(C, Res, Res, {ElemType::F32, Data.size()}, ReduceOp::Sum,
-                                 D::streamOf(S))));
-  Error E = D::synchronize(D::streamOf(S));
-  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  Ended R = sumAndWait(C, D::streamOf(S), Res, Data.size());
+  ASSERT_FALSE(R.F.Failed) << R.F.Text;
   float Sum = float(worldSize() * (worldSize() + 1) / 2);
   EXPECT_EQ(Data.front(), Sum);
   EXPECT_EQ(Data.back(), Sum);
@@ -526,17 +529,7 @@ TEST(MpiExecutorTest, FromFourRanksALargeAllReduceIsNonblockingAndNamesWhoIsMiss
                         ReduceOp::Sum));
   std::vector<float> In(Elems, float(worldRank() + 1)), Out(Elems, 0.0f);
   auto Src = D::resource(In.data(), In.size() * 4), Dst = D::resource(Out.data(), Out.size() * 4);
-  auto SumAndWait = [&] {
-    auto Start = std::chrono::steady_clock::now();
-    Ended R;
-    if (Error E = D::allReduce(*C, Src, Dst, {ElemType::F32, Elems}, ReduceOp::Sum,
-                               D::streamOf(S)))
-      ADD_FAILURE() << "refused at issue: " << llvm::toString(std::move(E));
-    else
-      R.F = factsOf(D::synchronize(D::streamOf(S)));
-    R.Took = std::chrono::steady_clock::now() - Start;
-    return R;
-  };
+  auto SumAndWait = [&] { return sumAndWait(*C, D::streamOf(S), Src, Elems, Dst); };
   if (worldRank() == Last)
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   Ended First = SumAndWait();
@@ -576,12 +569,10 @@ TEST(MpiExecutorTest, FromFourRanksAMemberAloneInPlaceIsRefusedInsteadOfHanging)
   constexpr uint64_t Elems = 256 << 10; // 1 MiB of f32
   std::vector<float> In(Elems, 1.0f), Out(Elems, 0.0f);
   auto Src = D::resource(In.data(), In.size() * 4), Dst = D::resource(Out.data(), Out.size() * 4);
-  auto Start = std::chrono::steady_clock::now();
-  Error E = D::allReduce(*C, Src, worldRank() == 0 ? Src : Dst, {ElemType::F32, Elems},
-                         ReduceOp::Sum, D::streamOf(S));
-  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
-  test::ErrorFacts F = factsOf(D::synchronize(D::streamOf(S)));
-  auto Took = std::chrono::steady_clock::now() - Start;
+  // Rank 0 in place, the others not.
+  Ended R = sumAndWait(*C, D::streamOf(S), Src, Elems, worldRank() == 0 ? Src : Dst);
+  const test::ErrorFacts &F = R.F;
+  auto Took = R.Took;
   if (worldRank() == 0) {
     EXPECT_EQ(F.Kind, ErrorKind::InvalidArgument) << F.Text;
     EXPECT_GE(F.Peer, 1);
