@@ -133,6 +133,13 @@ Error collective(MpiGroup &G, StringRef What, StartF Start, std::shared_ptr<void
 constexpr uint64_t GatedFromBytes = 256 << 10;
 constexpr size_t GatedBelowRanks = 4;
 
+/// Whether an all_reduce of \p T by \p Op passes MPI's in place: the one
+/// source for the gate's decision and the call. A narrow type is widened
+/// into scratch and reduced there.
+bool wireInPlace(ElemType T, ReduceOp Op, const char *In, const char *Out) {
+  return stagesInput(T, Op) ? wireType(T, Op) != T : In == Out;
+}
+
 Scratch scratch(uint64_t Bytes) { return std::make_shared<std::vector<char>>(Bytes); }
 
 bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
@@ -206,11 +213,8 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   const char *In = Src.Data;
   char *Out = Dst.Data;
   ElemType W = wireType(T, Op);
-  // MPI's in place, as the task below passes it: a narrow type is widened
-  // into scratch and reduced there.
-  bool WireInPlace = stagesInput(T, Op) ? W != T : In == Out;
-  bool Gated = MpiDriver::gatesAllReduce(size_t(C->size()), Count * elemTypeBytes(W), WireInPlace,
-                                         W, Op);
+  bool Gated = MpiDriver::gatesAllReduce(size_t(C->size()), Count * elemTypeBytes(W),
+                                         wireInPlace(T, Op, In, Out), W, Op);
   // Two members exchange the operands instead (PairAllReduce.h).
   bool Pair = C->size() == 2;
   // The state of a gated call or of the pair's exchange (never both).
@@ -222,8 +226,6 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
     unsigned WireSize = elemTypeBytes(W);
     uint64_t Bytes = Count * WireSize;
     uint64_t PeerBytes = Pair ? PairAllReduce::peerElements(Count, WireSize) * WireSize : 0;
-    const void *Send = In == Out ? MPI_IN_PLACE : In;
-    char *Wire = Out;
     if ((Stages || Pair) && !Begun) {
       if ((Stages || (Pair && PairAllReduce::halves(Count, WireSize))) && deferFromIssuer(Q))
         return Error::success();
@@ -232,10 +234,8 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
       if (Stages)
         stageInput(T, Op, Scale, In, Count, Buf->data());
     }
-    if (Stages) {
-      Send = Narrow ? MPI_IN_PLACE : Buf->data();
-      Wire = Narrow ? Buf->data() : Out;
-    }
+    const void *Send = wireInPlace(T, Op, In, Out) ? MPI_IN_PLACE : Stages ? Buf->data() : In;
+    char *Wire = Stages && Narrow ? Buf->data() : Out;
     MpiReduction M = mpiReduction(W, Op);
     if (Pair) {
       PairAllReduce::Buffers B{Send == MPI_IN_PLACE ? Wire : static_cast<const char *>(Send), Wire,
