@@ -5,6 +5,7 @@
 #include "runtime/exec/Timeout.h"
 #include "runtime/gloo/GlooFailure.h"
 #include "runtime/gloo/GlooReduction.h"
+#include "runtime/gloo/GlooSmallAllReduce.h"
 #include "runtime/gloo/GlooStore.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -48,6 +49,10 @@ public:
   /// Splits of this group so far (each is collective, so every member
   /// counts alike and the children's names agree).
   uint64_t Splits = 0;
+  /// The small all_reduce's receive buffer and the peer it waits for
+  /// (GlooSmallAllReduce.h); used under the group's lock.
+  std::vector<char> SmallScratch;
+  int Awaited = -1;
 
   std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(TimeoutMs.load()); }
 
@@ -75,6 +80,7 @@ public:
     GlooFailure F = classifyFailure(Text, Addresses);
     if (F.Peer < 0)
       F.Peer = probeLostPeer();
+    Awaited = -1;
     std::string Msg;
     if (F.Peer >= 0 && F.Kind == ErrorKind::Timeout)
       Msg = formatv("{0} in group '{1}' on rank {2}: rank {3} did not arrive within {4} ms "
@@ -113,8 +119,9 @@ private:
   /// gone holds its error ("connection closed by peer"), and a send on it
   /// rethrows it at once. A pair can also hold the error of our own timed
   /// out wait, which blames nobody; so a peer whose pair says it is lost
-  /// wins, and only then one whose pair fails at all. The group is broken
-  /// anyway, so a probe's stray message harms no one.
+  /// wins, then the peer the failed wait was for (where known), and only
+  /// then one whose pair fails at all. The group is broken anyway, so a
+  /// probe's stray message harms no one.
   int64_t probeLostPeer() {
     if (!Ctx)
       return -1;
@@ -133,7 +140,7 @@ private:
           Failing = R;
       }
     }
-    return Failing;
+    return Awaited >= 0 ? Awaited : Failing;
   }
   struct Failure {
     ErrorKind Kind;
@@ -148,6 +155,7 @@ public:
   /// (whose prefixes are 0x01..0x08).
   static inline const uint64_t PointToPointSlot = ::gloo::Slot::build(0x60, 0);
   static inline const uint64_t ProbeSlot = ::gloo::Slot::build(0x61, 0);
+  static inline const uint64_t SmallAllReduceSlot = ::gloo::Slot::build(0x62, 0);
 };
 
 namespace {
@@ -203,10 +211,19 @@ template <typename Set> void withWord(unsigned Size, Set &&Fn) {
   }
 }
 
-/// Gloo's ring allreduce of \p Count wire elements of \p Wire, in place on
-/// \p Data or from \p In.
+/// The allreduce of \p Count wire elements of \p Wire, in place on \p Data
+/// or from \p In: by recursive doubling when small (GlooSmallAllReduce.h),
+/// else Gloo's ring.
 void glooAllreduce(Membership &M, const char *In, char *Data, uint64_t Count, ElemType Wire,
                    ReduceOp Op) {
+  if (Count * elemTypeBytes(Wire) < SmallAllReduceBytes) {
+    if (In && In != Data)
+      std::memcpy(Data, In, Count * elemTypeBytes(Wire));
+    recursiveDoublingAllReduce(
+        {*M.Ctx, M.Rank, M.Size, M.timeout(), Membership::SmallAllReduceSlot}, Data, Count,
+        elemTypeBytes(Wire), wireReducer(Wire, Op), M.SmallScratch, M.Awaited);
+    return;
+  }
   ::gloo::AllreduceOptions O(M.Ctx);
   O.setTimeout(M.timeout());
   withWord(elemTypeBytes(Wire), [&](auto Word) {

@@ -3,10 +3,11 @@
 // The gloo backend: one rank per process (on one host or many), collectives
 // by Gloo's own algorithms over its TCP transport (gloo::allreduce,
 // allgather, broadcast, alltoall(v), barrier; send/recv through unbound
-// buffers). Processes meet through a Gloo store built from the run's
-// rendezvous address (runtime/gloo/GlooStore.h): a group joins by name, as
-// a PrefixStore of that name over the process's store, and connects a full
-// mesh.
+// buffers), except a small all_reduce, which goes by recursive doubling
+// over the same pairs (GlooSmallAllReduce.h). Processes meet through a
+// Gloo store built from the run's rendezvous address
+// (runtime/gloo/GlooStore.h): a group joins by name, as a PrefixStore of
+// that name over the process's store, and connects a full mesh.
 //
 // Gloo throws C++ exceptions; every one is caught inside this backend and
 // returned as a RuntimeError naming the peer when the message allows (see

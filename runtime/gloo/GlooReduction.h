@@ -11,7 +11,8 @@
 //             premul_sum reduce as sums; integers wrap like two's complement);
 //   fromWire  the sum divided (avg) and narrowed back, rounding once.
 // With two ranks every result is bit for bit the rank-ordered reference;
-// with more, Gloo's ring adds floats in another order (the last bits differ).
+// with more, the small all_reduce's doubling (GlooSmallAllReduce.h) and
+// Gloo's ring add floats in another order (the last bits differ).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_GLOO_GLOOREDUCTION_H

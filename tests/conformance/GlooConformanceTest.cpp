@@ -16,7 +16,9 @@
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 namespace collc::test {
 
@@ -73,24 +75,23 @@ template <> struct DriverHarness<rt::gloo::GlooDriver> {
   }
 };
 
-/// With two ranks the driver hands Gloo's reduce function the operands in
-/// rank order (GlooDriver.cpp), so min and max ties keep rank 0's value as
-/// the reference does: +0 against -0 shows which one was kept. The suite's
-/// data has no such ties and accepts any order, so this is the check.
-TEST(GlooTwoRanks, MinAndMaxTiesKeepTheLowerRanksValue) {
+/// A small all_reduce combines partials lower rank first on every rank
+/// (GlooSmallAllReduce.h), so min and max ties keep rank 0's value as the
+/// reference does, in any world: +0 against -0 shows which one was kept.
+/// The suite's data has no such ties and accepts any order, so this is the
+/// check (at 3 processes, of the ranks folded in first too).
+TEST(GlooSmallAllReduce, MinAndMaxTiesKeepTheLowerRanksValue) {
   using D = rt::gloo::GlooDriver;
   const auto &S = DriverHarness<D>::setup();
   if (!S.Why.empty())
     GTEST_SKIP() << S.Why;
-  if (S.Place.World != 2)
-    GTEST_SKIP() << "the driver orders operands for two ranks (world " << S.Place.World << ")";
   llvm::Expected<D::UniqueId> Id = D::groupId({"ties"});
   ASSERT_TRUE(bool(Id)) << llvm::toString(Id.takeError());
-  llvm::Expected<D::Communicator> C = D::join(*Id, 2, size_t(S.Place.Rank));
+  llvm::Expected<D::Communicator> C = D::join(*Id, size_t(S.Place.World), size_t(S.Place.Rank));
   ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
   D::StreamOwner Stream = D::createStream("ties");
   for (ReduceOp Op : {ReduceOp::Min, ReduceOp::Max}) {
-    // Element 0: rank 0 holds +0, rank 1 -0; element 1 the other way.
+    // Element 0: rank 0 holds +0, the others -0; element 1 the other way.
     float Zero = 0.0f, NegZero = -0.0f;
     std::vector<float> Data = S.Place.Rank == 0 ? std::vector<float>{Zero, NegZero}
                                                 : std::vector<float>{NegZero, Zero};
@@ -101,6 +102,66 @@ TEST(GlooTwoRanks, MinAndMaxTiesKeepTheLowerRanksValue) {
     EXPECT_FALSE(std::signbit(Data[0])) << reduceOpName(Op).str() << ": rank 0's +0 was not kept";
     EXPECT_TRUE(std::signbit(Data[1])) << reduceOpName(Op).str() << ": rank 0's -0 was not kept";
   }
+}
+
+/// A rank that joined but never calls the all_reduce: the rank that
+/// exchanges with it first (in the fold, or in the first doubling step)
+/// waits for it, and the timeout names it; every other member fails too
+/// rather than hang. The missing rank keeps its pairs open past the
+/// others' deadline, so that they time out instead of seeing it leave.
+/// The others wait twice as long as the first partner: a member that
+/// times out closes its pairs, and one that did so first (it waited for
+/// the first partner) would be found gone by the first partner's probe
+/// and named instead; with equal timeouts that is a race (docs/runtime.md).
+TEST(GlooSmallAllReduce, TheRankWaitingForAMissingOneNamesIt) {
+  using D = rt::gloo::GlooDriver;
+  const auto &S = DriverHarness<D>::setup();
+  if (!S.Why.empty())
+    GTEST_SKIP() << S.Why;
+  int World = int(S.Place.World), Rank = int(S.Place.Rank), Missing = World - 1;
+  llvm::Expected<D::UniqueId> Id = D::groupId({"missing"});
+  ASSERT_TRUE(bool(Id)) << llvm::toString(Id.takeError());
+  llvm::Expected<D::Communicator> C = D::join(*Id, size_t(World), size_t(Rank));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  int Doubling = 1;
+  while (Doubling <= World / 2)
+    Doubling *= 2;
+  int FirstPartner = Missing >= Doubling ? Missing - Doubling : Missing ^ 1;
+  constexpr std::chrono::milliseconds Timeout(1500);
+  D::setTimeout(*C, Rank == FirstPartner ? Timeout : 2 * Timeout);
+  if (Rank == Missing) {
+    std::this_thread::sleep_for(4 * Timeout);
+    return;
+  }
+  D::StreamOwner Stream = D::createStream("missing");
+  std::vector<float> Data(2, 1.0f);
+  auto Res = D::resource(Data.data(), Data.size() * 4);
+  auto Start = std::chrono::steady_clock::now();
+  ASSERT_FALSE(
+      bool(D::allReduce(*C, Res, Res, {ElemType::F32, 2}, ReduceOp::Sum, D::streamOf(Stream))));
+  llvm::Error E = D::synchronize(D::streamOf(Stream));
+  ASSERT_TRUE(bool(E)) << "rank " << Rank << ": the all_reduce succeeded without rank " << Missing;
+  EXPECT_LT(std::chrono::steady_clock::now() - Start, 4 * Timeout + std::chrono::seconds(5));
+  int64_t Peer = -1;
+  rt::ErrorKind Kind = rt::ErrorKind::Backend;
+  std::string Text;
+  llvm::handleAllErrors(
+      std::move(E),
+      [&](const rt::RuntimeError &R) {
+        Peer = R.peer();
+        Kind = R.kind();
+        Text = R.text();
+      },
+      [&](const llvm::ErrorInfoBase &B) { Text = B.message(); });
+  if (Rank == FirstPartner) {
+    EXPECT_EQ(Kind, rt::ErrorKind::Timeout) << Text;
+    EXPECT_EQ(Peer, Missing) << Text;
+    EXPECT_NE(Text.find(llvm::formatv("rank {0} did not arrive", Missing).str()), std::string::npos)
+        << Text;
+  }
+  // Then leave after the missing rank does, not before: a member that left
+  // would be the next lost peer of those still waiting.
+  std::this_thread::sleep_until(Start + 4 * Timeout);
 }
 
 } // namespace collc::test

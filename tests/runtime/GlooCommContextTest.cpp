@@ -16,6 +16,7 @@
 #include "compiler/Compile.h"
 #include "runtime/gloo/GlooCommContext.h"
 #include "runtime/gloo/GlooExecutor.h"
+#include "runtime/gloo/GlooSmallAllReduce.h"
 #include "runtime/gloo/GlooStore.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
@@ -161,8 +162,10 @@ TEST(GlooCommContext, IsTheContextOfTheCommsGroup) {
 // Rank 0 calls gloo::allreduce on the context of the plan's one comm while
 // every other rank replays the plan: the two pair up only if the context is
 // the one the replay runs the comm on (on another, both sides time out).
+// The operand is large enough for the replay to take Gloo's ring too.
 TEST(GlooCommContext, RawCallPairsWithThePeersReplay) {
-  plan::Plan P = compile(oneSumProgram(1000));
+  constexpr uint64_t Elems = rt::gloo::SmallAllReduceBytes / 4 + 1000;
+  plan::Plan P = compile(oneSumProgram(Elems));
   std::vector<std::vector<char>> Storage;
   std::unique_ptr<Executor> X = start(P, Storage);
   ASSERT_TRUE(X);
@@ -171,7 +174,7 @@ TEST(GlooCommContext, RawCallPairsWithThePeersReplay) {
   ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
   std::vector<float> Result;
   if (Place.Rank == 0) {
-    std::vector<float> In(1000), Out(1000);
+    std::vector<float> In(Elems), Out(Elems);
     for (size_t I = 0; I != In.size(); ++I)
       In[I] = value(0, I, 0);
     try {
@@ -198,15 +201,17 @@ TEST(GlooCommContext, RawCallPairsWithThePeersReplay) {
     ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
     Result = floats(*R);
   }
-  ASSERT_EQ(Result.size(), 1000u);
+  ASSERT_EQ(Result.size(), Elems);
   for (size_t I = 0; I != Result.size(); ++I)
     ASSERT_EQ(Result[I], sumOf(I, 0)) << "element " << I;
 }
 
-// The bench's pattern: replay and raw allreduce on the same context and
-// slot, alternating (raw first, then replay first, ...), with no barrier
-// between them and the ranks out of step (each sleeps on its own rounds),
-// at a size of one segment and one of many; every result exact.
+// The bench's pattern: replay and raw allreduce on the same context,
+// alternating (raw first, then replay first, ...), with no barrier between
+// them and the ranks out of step (each sleeps on its own rounds); every
+// result exact. At 8 B the replay's exchange (GlooSmallAllReduce.h) runs on
+// its own slot between the ring's calls; at 3 MiB both are Gloo's ring of
+// many segments on the same slot.
 TEST(GlooCommContext, InterleavedWithReplaysOutOfStep) {
   for (uint64_t Elems : {2ull, 3ull << 18}) { // 8 B; 3 MiB, many ring segments
     plan::Plan P = compile(oneSumProgram(Elems), "");

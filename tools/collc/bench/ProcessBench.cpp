@@ -340,7 +340,7 @@ double iqrPercent(const MedianInterval &I) {
   return I.Median > 0 ? 100 * (I.P75 - I.P25) / I.Median : 0.0;
 }
 
-void printTable(const ProcessBenchOptions &O, StringRef EngineName,
+void printTable(const ProcessBenchOptions &O, const RawEngine &Engine,
                 const std::vector<SizeRow> &Rows, const Paired &Fused, StringRef LoadBefore,
                 raw_ostream &Out) {
   int64_t World = O.Place.World;
@@ -351,7 +351,8 @@ void printTable(const ProcessBenchOptions &O, StringRef EngineName,
                  O.Backend, World, O.Place.Source, O.Where.text());
   Out << formatv("# raw: {0}, called directly; replay: a captured one-all_reduce plan replayed by "
                  "collc's {1} executor, on the same bytes\n",
-                 EngineName, O.Backend);
+                 Engine.name(), O.Backend);
+  Out << formatv("# the replay's algorithm: {0}\n", Engine.replayAlgorithm());
   Out << formatv("# host: load average {0} before, {1} after (1, 5, 15 min)\n", LoadBefore,
                  loadAverages().value_or("unknown"));
   Out << "# raw and replay alternate in pairs (raw first, then replay first, ...); each "
@@ -453,7 +454,7 @@ int benchThisProcessRank(const ProcessBenchOptions &O, raw_ostream &Out, raw_ost
   if (Error E = measure(O, **Engine, Rows, Fused))
     return Fail(std::move(E));
   if (Me == 0) {
-    printTable(O, (*Engine)->name(), Rows, Fused, LoadBefore, Out);
+    printTable(O, **Engine, Rows, Fused, LoadBefore, Out);
     Out.flush();
   }
   return ExitOk;

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace collc::rt {
@@ -41,6 +42,10 @@ public:
   /// How the table names it, with where it runs ("MPI_Allreduce", "gloo
   /// ring allreduce on the replay's Gloo context").
   virtual llvm::StringRef name() const = 0;
+  /// Where the replay's all_reduce takes another algorithm than this
+  /// engine's, which sizes and which algorithm: those rows compare
+  /// algorithms as well as the replay's cost.
+  virtual std::string replayAlgorithm() const = 0;
   /// Where the engine can, the allReduce calls that follow run on the
   /// connections on which \p Replay runs comm #\p Comm (gloo: that comm's
   /// Gloo context, runtime/gloo/GlooCommContext.h, whose rules the caller

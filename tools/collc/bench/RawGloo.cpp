@@ -16,7 +16,10 @@
 
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/gloo/GlooCommContext.h"
+#include "runtime/gloo/GlooSmallAllReduce.h"
 #include "runtime/gloo/GlooStore.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -42,6 +45,11 @@ public:
       : Context(std::move(Context)) {}
 
   StringRef name() const override { return "gloo ring allreduce on the replay's Gloo context"; }
+  std::string replayAlgorithm() const override {
+    return llvm::formatv("below {0} KiB, recursive doubling over the same Gloo pairs "
+                         "(runtime/gloo/GlooSmallAllReduce.h); from {0} KiB, Gloo's ring as here",
+                         rt::gloo::SmallAllReduceBytes / 1024);
+  }
 
   Error runBeside(const rt::Executor &Replay, uint32_t Comm) override {
     Expected<std::shared_ptr<::gloo::Context>> C = rt::gloo::commContext(Replay, Comm);

@@ -29,6 +29,11 @@ public:
   ~RawMpi() override { MPI_Comm_free(&Comm); } // before the session finalizes
 
   StringRef name() const override { return "MPI_Allreduce"; }
+  std::string replayAlgorithm() const override {
+    return "between two processes, an exchange of its own over MPI_Isend/MPI_Irecv "
+           "(runtime/mpi/PairAllReduce.h); with more, MPI's nonblocking or (behind a gate) "
+           "blocking all_reduce (docs/runtime.md)";
+  }
 
   Error allReduce(const float *Src, float *Dst, uint64_t Count) override {
     if (Count > uint64_t(INT_MAX))

@@ -1,0 +1,83 @@
+//===- runtime/gloo/GlooSmallAllReduce.cpp - Small all_reduces over Gloo ----===//
+
+#include "runtime/gloo/GlooSmallAllReduce.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <gloo/context.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include <memory>
+#include <stdexcept>
+
+namespace collc::rt::gloo {
+
+namespace {
+
+using Buffer = std::unique_ptr<::gloo::transport::UnboundBuffer>;
+
+/// Waits for \p Buf's recv (or send) with \p Peer, naming the peer in
+/// \p Awaited meanwhile.
+void await(const ExchangeGroup &G, Buffer &Buf, bool Recv, int Peer, int &Awaited) {
+  Awaited = Peer;
+  bool Done = Recv ? Buf->waitRecv(G.Timeout) : Buf->waitSend(G.Timeout);
+  if (!Done)
+    throw std::runtime_error(llvm::formatv("the {0} of an all_reduce exchange with rank {1} was "
+                                           "aborted",
+                                           Recv ? "recv" : "send", Peer)
+                                 .str());
+  Awaited = -1;
+}
+
+} // namespace
+
+void recursiveDoublingAllReduce(const ExchangeGroup &G, char *Data, uint64_t Count,
+                                unsigned ElemBytes, PairReduce Fn, std::vector<char> &Scratch,
+                                int &Awaited) {
+  size_t Bytes = size_t(Count) * ElemBytes;
+  if (Scratch.size() < Bytes)
+    Scratch.resize(Bytes);
+  Buffer Mine = G.Ctx.createUnboundBuffer(Data, Bytes);
+  Buffer Theirs = G.Ctx.createUnboundBuffer(Scratch.data(), Bytes);
+  int Doubling = 1; // the largest power of two <= Size
+  while (Doubling <= G.Size / 2)
+    Doubling *= 2;
+  int Extra = G.Size - Doubling;
+
+  // Past the power of two: hand the operand to rank - Doubling, get the
+  // result back into it.
+  if (G.Rank >= Doubling) {
+    int Partner = G.Rank - Doubling;
+    Mine->send(Partner, G.Slot);
+    await(G, Mine, /*Recv=*/false, Partner, Awaited);
+    Mine->recv(Partner, G.Slot);
+    await(G, Mine, /*Recv=*/true, Partner, Awaited);
+    return;
+  }
+  if (G.Rank < Extra) {
+    int Partner = G.Rank + Doubling;
+    Theirs->recv(Partner, G.Slot);
+    await(G, Theirs, /*Recv=*/true, Partner, Awaited);
+    Fn(Data, Data, Scratch.data(), Count); // the lower rank's first
+  }
+  for (int Mask = 1; Mask < Doubling; Mask *= 2) {
+    int Partner = G.Rank ^ Mask;
+    // The recv first: Gloo sends an operand once the peer's recv is posted.
+    Theirs->recv(Partner, G.Slot);
+    Mine->send(Partner, G.Slot);
+    await(G, Theirs, /*Recv=*/true, Partner, Awaited);
+    // Data is overwritten below: its send must be done.
+    await(G, Mine, /*Recv=*/false, Partner, Awaited);
+    if (G.Rank < Partner)
+      Fn(Data, Data, Scratch.data(), Count);
+    else
+      Fn(Data, Scratch.data(), Data, Count);
+  }
+  if (G.Rank < Extra) {
+    int Partner = G.Rank + Doubling;
+    Mine->send(Partner, G.Slot);
+    await(G, Mine, /*Recv=*/false, Partner, Awaited);
+  }
+}
+
+} // namespace collc::rt::gloo
