@@ -78,11 +78,16 @@ public:
     if (!L.owns_lock())
       L.lock();
     GlooFailure F = classifyFailure(Text, Addresses);
+    bool Answered = true; // named by its pair, not as the peer awaited
     if (F.Peer < 0)
-      F.Peer = probeLostPeer();
+      F.Peer = probeLostPeer(Answered);
     Awaited = -1;
     std::string Msg;
-    if (F.Peer >= 0 && F.Kind == ErrorKind::Timeout)
+    if (F.Peer >= 0 && F.Kind == ErrorKind::Timeout && !Answered)
+      Msg = formatv("{0} in group '{1}' on rank {2}: rank {3} did not answer within {4} ms "
+                    "(it is missing, or waits for another; gloo: {5})",
+                    What, Name, Rank, F.Peer, TimeoutMs.load(), Text);
+    else if (F.Peer >= 0 && F.Kind == ErrorKind::Timeout)
       Msg = formatv("{0} in group '{1}' on rank {2}: rank {3} did not arrive within {4} ms "
                     "(gloo: {5})",
                     What, Name, Rank, F.Peer, TimeoutMs.load(), Text);
@@ -119,10 +124,10 @@ private:
   /// gone holds its error ("connection closed by peer"), and a send on it
   /// rethrows it at once. A pair can also hold the error of our own timed
   /// out wait, which blames nobody; so a peer whose pair says it is lost
-  /// wins, then the peer the failed wait was for (where known), and only
-  /// then one whose pair fails at all. The group is broken anyway, so a
-  /// probe's stray message harms no one.
-  int64_t probeLostPeer() {
+  /// wins, then the peer the failed wait was for (where known: \p Answered
+  /// is then false), and only then one whose pair fails at all. The group
+  /// is broken anyway, so a probe's stray message harms no one.
+  int64_t probeLostPeer(bool &Answered) {
     if (!Ctx)
       return -1;
     static char Probe = 0;
@@ -140,6 +145,7 @@ private:
           Failing = R;
       }
     }
+    Answered = Awaited < 0;
     return Awaited >= 0 ? Awaited : Failing;
   }
   struct Failure {

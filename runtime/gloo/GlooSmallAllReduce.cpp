@@ -42,26 +42,30 @@ void recursiveDoublingAllReduce(const ExchangeGroup &G, char *Data, uint64_t Cou
   int Doubling = 1; // the largest power of two <= Size
   while (Doubling <= G.Size / 2)
     Doubling *= 2;
+  // The first 2 * Extra ranks fold in neighbours: 2i+1 hands its operand
+  // to 2i and gets the result back. The Doubling ranks left, renumbered in
+  // order (Virtual), each hold a run of consecutive ranks, so combining
+  // the lower one first keeps rank order throughout.
   int Extra = G.Size - Doubling;
-
-  // Past the power of two: hand the operand to rank - Doubling, get the
-  // result back into it.
-  if (G.Rank >= Doubling) {
-    int Partner = G.Rank - Doubling;
+  bool Folded = G.Rank < 2 * Extra;
+  if (Folded && G.Rank % 2 == 1) {
+    int Partner = G.Rank - 1;
     Mine->send(Partner, G.Slot);
     await(G, Mine, /*Recv=*/false, Partner, Awaited);
     Mine->recv(Partner, G.Slot);
     await(G, Mine, /*Recv=*/true, Partner, Awaited);
     return;
   }
-  if (G.Rank < Extra) {
-    int Partner = G.Rank + Doubling;
+  if (Folded) {
+    int Partner = G.Rank + 1;
     Theirs->recv(Partner, G.Slot);
     await(G, Theirs, /*Recv=*/true, Partner, Awaited);
     Fn(Data, Data, Scratch.data(), Count); // the lower rank's first
   }
+  int Virtual = Folded ? G.Rank / 2 : G.Rank - Extra;
+  auto RankOf = [&](int V) { return V < Extra ? 2 * V : V + Extra; };
   for (int Mask = 1; Mask < Doubling; Mask *= 2) {
-    int Partner = G.Rank ^ Mask;
+    int Partner = RankOf(Virtual ^ Mask);
     // The recv first: Gloo sends an operand once the peer's recv is posted.
     Theirs->recv(Partner, G.Slot);
     Mine->send(Partner, G.Slot);
@@ -73,8 +77,8 @@ void recursiveDoublingAllReduce(const ExchangeGroup &G, char *Data, uint64_t Cou
     else
       Fn(Data, Scratch.data(), Data, Count);
   }
-  if (G.Rank < Extra) {
-    int Partner = G.Rank + Doubling;
+  if (Folded) {
+    int Partner = G.Rank + 1;
     Mine->send(Partner, G.Slot);
     await(G, Mine, /*Recv=*/false, Partner, Awaited);
   }

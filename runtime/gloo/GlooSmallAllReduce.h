@@ -5,16 +5,17 @@
 // bytes. Below SmallAllReduceBytes the gloo backend reduces instead by
 // recursive doubling over the group's own pairs (Gloo's unbound buffers on
 // the TCP pairs of the context): log2(p) exchanges of the whole operand,
-// two more where p is not a power of two (the ranks past the largest power
-// of two hand their operand to a partner first and get the result back).
-// Measured on 2 cores (`collc bench --backend gloo`, 16 B to 512 KiB):
-// 0.48-0.67x the ring's time at 2 processes, 0.28-0.58x at 4
-// (docs/runtime.md).
+// two more where p is not a power of two (the first ranks fold in their
+// odd neighbours first and hand them the result after). Measured on
+// 2 cores (`collc bench --backend gloo`, a one-off build with the limit at
+// 1 MiB so that every row from 16 B to 512 KiB took doubling): 0.48-0.67x
+// the ring's time at 2 processes, 0.28-0.58x at 4 (docs/runtime.md).
 //
-// Invariant: every rank gets the same bits. Each exchange combines two
-// partials with the lower-ranked one first, and both partners compute that
-// same combination, so rank order fixes the floating-point sums; with two
-// ranks the result is the rank-ordered reference itself.
+// Invariant: every rank gets the same bits, combined in rank order. Each
+// partial is a run of consecutive ranks, each exchange combines two with
+// the lower run first, and both partners compute that same combination;
+// so min and max ties keep the lowest rank's value, as the reference does,
+// and with two ranks the result is the rank-ordered reference itself.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_GLOO_GLOOSMALLALLREDUCE_H
@@ -33,8 +34,12 @@ class Context;
 namespace collc::rt::gloo {
 
 /// Wire operands of fewer bytes than this go by recursive doubling; larger
-/// ones by Gloo's ring, whose bandwidth term is lower (it sends each byte
-/// about twice, where doubling sends the whole operand log2(p) times).
+/// ones by Gloo's ring, which sends each byte about twice where doubling
+/// sends the operand log2(p) times. With a step's latency a and bandwidth
+/// b, doubling is quicker below 8ab at 4 processes, and below more with
+/// more (12ab at 16; at 2 always): ~0.9 MB on this 2-core host (a ~100 us,
+/// b ~1.1 GB/s), ~0.3 MB on 10 GbE (a ~30 us, b ~1.2 GB/s). 256 KiB stays
+/// below both (docs/runtime.md).
 constexpr uint64_t SmallAllReduceBytes = 256 << 10;
 
 /// The group an exchange runs in: its Gloo context, this rank, the size,

@@ -29,6 +29,11 @@ namespace collc::tool {
 RawEngine::~RawEngine() = default;
 Error RawEngine::runBeside(const rt::Executor &, uint32_t) { return Error::success(); }
 void RawEngine::detach() {}
+bool RawEngine::hasSameAlgorithm(uint64_t) const { return false; }
+Error RawEngine::sameAlgorithmAllReduce(const float *, float *, uint64_t) {
+  return rt::makeError(rt::ErrorKind::InvalidArgument,
+                       "this engine cannot call the replay's algorithm directly");
+}
 
 namespace {
 
@@ -272,6 +277,9 @@ Expected<Replay> prepareReplay(const plan::Plan &P, const ProcessBenchOptions &O
 struct SizeRow {
   uint64_t Bytes;
   Paired T; ///< A: raw, B: replay
+  /// At 8 B where the engine has it: A: the replay's algorithm called
+  /// directly, B: replay.
+  std::optional<Paired> Same;
 };
 
 Error measure(const ProcessBenchOptions &O, RawEngine &Engine, std::vector<SizeRow> &Rows,
@@ -301,7 +309,15 @@ Error measure(const ProcessBenchOptions &O, RawEngine &Engine, std::vector<SizeR
         [&] { return R->step(); });
     if (!T)
       return T.takeError();
-    Rows.push_back({Bytes, std::move(*T)});
+    Rows.push_back({Bytes, std::move(*T), std::nullopt});
+    if (Bytes == 8 && Engine.hasSameAlgorithm(Bytes)) {
+      Expected<Paired> Same = Bench.time(
+          [&] { return Engine.sameAlgorithmAllReduce(Src.data(), Dst.data(), Bytes / 4); },
+          [&] { return R->step(); });
+      if (!Same)
+        return Same.takeError();
+      Rows.back().Same = std::move(*Same);
+    }
   }
   Expected<FusedComparison> Plans = fusedComparisonPlans(O.ReplayOps, World);
   if (!Plans)
@@ -392,6 +408,16 @@ void printTable(const ProcessBenchOptions &O, const RawEngine &Engine,
                    Ratio.Median, Ratio.Lo, Ratio.Hi, CpuText(&MedianInterval::Median),
                    CpuText(&MedianInterval::Lo), CpuText(&MedianInterval::Hi), runQueueText(R.T),
                    Target);
+  }
+  for (const SizeRow &R : Rows) {
+    if (!R.Same)
+      continue;
+    MedianInterval Added = R.Same->added();
+    Out << formatv("# {0} B, the replay beside its own algorithm called directly on the same "
+                   "connections ({1} pairs, {2:f2} us): the replay adds {3:f2} us [{4:f2}, "
+                   "{5:f2}] (<= +{6:f1} us: {7})\n",
+                   R.Bytes, R.Same->a().N, R.Same->a().Median, Added.Median, Added.Lo, Added.Hi,
+                   SmallMaxAddedUs, verdict(Added, SmallMaxAddedUs, true));
   }
   uint64_t Bytes = uint64_t(O.ReplayOps) * 4096;
   Out << formatv("# replay of {0} all_reduces of 4 KiB ({1} bytes) per step on {2}, {3} pairs:\n",

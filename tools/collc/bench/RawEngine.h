@@ -57,6 +57,12 @@ public:
   /// f32 sum of \p Count elements of \p Src on every process into \p Dst
   /// (out of place), returning when this process's result is there.
   virtual llvm::Error allReduce(const float *Src, float *Dst, uint64_t Count) = 0;
+  /// Whether, at \p Bytes, the engine can also call the replay's own
+  /// algorithm directly on the same connections (sameAlgorithmAllReduce):
+  /// beside the replay, that shows what the replay itself costs where
+  /// replayAlgorithm() differs from the engine's.
+  virtual bool hasSameAlgorithm(uint64_t Bytes) const;
+  virtual llvm::Error sameAlgorithmAllReduce(const float *Src, float *Dst, uint64_t Count);
   /// Every process's \p Mine (the same length on each), in rank order.
   virtual llvm::Expected<std::vector<uint32_t>> allGatherWords(llvm::ArrayRef<uint32_t> Mine) = 0;
 };

@@ -26,7 +26,9 @@
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
+#include <gloo/types.h>
 
+#include <cstring>
 #include <exception>
 
 using namespace llvm;
@@ -80,6 +82,29 @@ public:
     return Error::success();
   }
 
+  bool hasSameAlgorithm(uint64_t Bytes) const override {
+    return Bytes < rt::gloo::SmallAllReduceBytes;
+  }
+  /// The gloo backend's small all_reduce, called as the driver does (a
+  /// copy in, then doubling in place), on the replay's Gloo context and a
+  /// slot of its own.
+  Error sameAlgorithmAllReduce(const float *Src, float *Dst, uint64_t Count) override {
+    if (!Beside)
+      return rt::makeError(rt::ErrorKind::InvalidArgument,
+                           "raw doubling with no replay beside it (runBeside first)");
+    try {
+      std::memcpy(Dst, Src, Count * 4);
+      int Awaited = -1;
+      rt::gloo::recursiveDoublingAllReduce(
+          {*Beside, Beside->rank, Beside->size, Beside->getTimeout(), DoublingSlot},
+          reinterpret_cast<char *>(Dst), Count, 4,
+          rt::gloo::wireReducer(ElemType::F32, ReduceOp::Sum), Scratch, Awaited);
+    } catch (const std::exception &E) {
+      return glooFailure("recursive doubling", E);
+    }
+    return Error::success();
+  }
+
   Expected<std::vector<uint32_t>> allGatherWords(ArrayRef<uint32_t> Mine) override {
     std::vector<uint32_t> In(Mine.begin(), Mine.end());
     std::vector<uint32_t> All(In.size() * size_t(Context->size));
@@ -98,11 +123,16 @@ private:
   /// Gloo's default tag for every operation, as the gloo backend does: the
   /// processes issue them in one order, and a new tag per call measured
   /// slower here (Gloo's pairs keep state per slot). On the replay's
-  /// context the allreduce shares its slot with the replay's own; Gloo
-  /// matches them in posting order, so no barrier is needed between the
-  /// sides (GlooCommContext.h).
+  /// context the allreduce shares its slot with the replay's own from
+  /// SmallAllReduceBytes (below it the replay's doubling has a slot of its
+  /// own); Gloo matches them in posting order, so no barrier is needed
+  /// between the sides (GlooCommContext.h).
   std::shared_ptr<::gloo::rendezvous::Context> Context; ///< the bench's traffic
   std::shared_ptr<::gloo::Context> Beside;              ///< the measured allreduce
+  /// Apart from the replay's own doubling and the gloo backend's other
+  /// slots (GlooDriver.cpp: 0x60-0x62).
+  static inline const uint64_t DoublingSlot = ::gloo::Slot::build(0x63, 0);
+  std::vector<char> Scratch;
 };
 
 } // namespace
