@@ -36,10 +36,14 @@ namespace collc::rt::gloo {
 /// peers' addresses (to name them in errors), and the first failure.
 class Membership {
 public:
-  Membership(std::string Name, int Rank, int Size) : Name(std::move(Name)), Rank(Rank), Size(Size) {}
+  Membership(std::string Name, int Rank, int Size)
+      : Name(std::move(Name)), Rank(Rank), Size(Size),
+        SmallAllReduceLimit(smallAllReduceBytes(Size)) {}
 
   const std::string Name;
   const int Rank, Size;
+  /// Wire bytes below which an all_reduce goes by doubling (GlooSmallAllReduce.h).
+  const uint64_t SmallAllReduceLimit;
   std::shared_ptr<::gloo::rendezvous::Context> Ctx;
   /// "[HOST]:PORT" of every peer's pair to this rank, "" for this rank.
   std::vector<std::string> Addresses;
@@ -222,7 +226,7 @@ template <typename Set> void withWord(unsigned Size, Set &&Fn) {
 /// else Gloo's ring.
 void glooAllreduce(Membership &M, const char *In, char *Data, uint64_t Count, ElemType Wire,
                    ReduceOp Op) {
-  if (Count * elemTypeBytes(Wire) < SmallAllReduceBytes) {
+  if (Count * elemTypeBytes(Wire) < M.SmallAllReduceLimit) {
     if (In && In != Data)
       std::memcpy(Data, In, Count * elemTypeBytes(Wire));
     recursiveDoublingAllReduce(

@@ -7,6 +7,7 @@
 #include <gloo/context.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -30,6 +31,22 @@ void await(const ExchangeGroup &G, Buffer &Buf, bool Recv, int Peer, int &Awaite
 }
 
 } // namespace
+
+uint64_t smallAllReduceBytes(int Size) {
+  if (Size <= 2)
+    return SmallAllReduceMaxBytes; // doubling is never slower
+  int Doubling = 1, Steps = 0;
+  while (Doubling <= Size / 2) {
+    Doubling *= 2;
+    ++Steps;
+  }
+  if (Doubling != Size)
+    Steps += 2;
+  double Ring = 2.0 * (Size - 1);
+  double Crossover =
+      double(AssumedLatencyBandwidth) * (Ring - Steps) / (double(Steps) - Ring / Size);
+  return std::min<uint64_t>(SmallAllReduceMaxBytes, uint64_t(Crossover));
+}
 
 void recursiveDoublingAllReduce(const ExchangeGroup &G, char *Data, uint64_t Count,
                                 unsigned ElemBytes, PairReduce Fn, std::vector<char> &Scratch,

@@ -2,7 +2,7 @@
 //
 // Gloo's ring allreduce takes 2(p-1) steps, and a step of a small operand
 // costs a round of wake-ups (Gloo's loop thread, then the caller), not
-// bytes. Below SmallAllReduceBytes the gloo backend reduces instead by
+// bytes. Below smallAllReduceBytes(p) the gloo backend reduces instead by
 // recursive doubling over the group's own pairs (Gloo's unbound buffers on
 // the TCP pairs of the context): log2(p) exchanges of the whole operand,
 // two more where p is not a power of two (the first ranks fold in their
@@ -33,14 +33,22 @@ class Context;
 
 namespace collc::rt::gloo {
 
-/// Wire operands of fewer bytes than this go by recursive doubling; larger
-/// ones by Gloo's ring, which sends each byte about twice where doubling
-/// sends the operand log2(p) times. With a step's latency a and bandwidth
-/// b, doubling is quicker below 8ab at 4 processes, and below more with
-/// more (12ab at 16; at 2 always): ~0.9 MB on this 2-core host (a ~100 us,
-/// b ~1.1 GB/s), ~0.3 MB on 10 GbE (a ~30 us, b ~1.2 GB/s). 256 KiB stays
-/// below both (docs/runtime.md).
-constexpr uint64_t SmallAllReduceBytes = 256 << 10;
+/// Doubling sends the whole operand each step, s = log2(d) steps for d the
+/// largest power of two <= p, plus 2 (the fold and the hand-back) where
+/// p != d; the ring takes 2(p-1) steps of an operand / p. With a step's
+/// latency a and bandwidth b, doubling is quicker while
+///   s (a + n/b) < 2(p-1) (a + n/(p b)),  i.e.  n < ab (2(p-1) - s) / (s - 2(p-1)/p):
+/// always at 2, below 0.6ab at 3, 1.7ab at 5, 8ab at 4, 8.8ab at 8, 12ab
+/// at 16. The limit takes ab as AssumedLatencyBandwidth, between 10 GbE's
+/// (a ~30 us, b ~1.2 GB/s: ~36 KB) and this host's (a ~100 us, b ~1.1
+/// GB/s: ~110 KB), and never more than SmallAllReduceMaxBytes.
+constexpr uint64_t SmallAllReduceMaxBytes = 256 << 10;
+constexpr uint64_t AssumedLatencyBandwidth = 64 << 10;
+
+/// Wire operands of fewer bytes than this go by recursive doubling in a
+/// group of \p Size; larger ones by Gloo's ring (38 KiB at 3, 256 KiB at 2
+/// and 4).
+uint64_t smallAllReduceBytes(int Size);
 
 /// The group an exchange runs in: its Gloo context, this rank, the size,
 /// the deadline of each wait, and the slot its messages use (none of

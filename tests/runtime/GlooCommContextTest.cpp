@@ -164,7 +164,7 @@ TEST(GlooCommContext, IsTheContextOfTheCommsGroup) {
 // the one the replay runs the comm on (on another, both sides time out).
 // The operand is large enough for the replay to take Gloo's ring too.
 TEST(GlooCommContext, RawCallPairsWithThePeersReplay) {
-  constexpr uint64_t Elems = rt::gloo::SmallAllReduceBytes / 4 + 1000;
+  constexpr uint64_t Elems = rt::gloo::SmallAllReduceMaxBytes / 4 + 1000;
   plan::Plan P = compile(oneSumProgram(Elems));
   std::vector<std::vector<char>> Storage;
   std::unique_ptr<Executor> X = start(P, Storage);

@@ -48,9 +48,9 @@ public:
 
   StringRef name() const override { return "gloo ring allreduce on the replay's Gloo context"; }
   std::string replayAlgorithm() const override {
-    return llvm::formatv("below {0} KiB, recursive doubling over the same Gloo pairs "
-                         "(runtime/gloo/GlooSmallAllReduce.h); from {0} KiB, Gloo's ring as here",
-                         rt::gloo::SmallAllReduceBytes / 1024);
+    return llvm::formatv("below {0} bytes, recursive doubling over the same Gloo pairs "
+                         "(runtime/gloo/GlooSmallAllReduce.h); from there, Gloo's ring as here",
+                         rt::gloo::smallAllReduceBytes(Context->size));
   }
 
   Error runBeside(const rt::Executor &Replay, uint32_t Comm) override {
@@ -83,7 +83,7 @@ public:
   }
 
   bool hasSameAlgorithm(uint64_t Bytes) const override {
-    return Bytes < rt::gloo::SmallAllReduceBytes;
+    return Bytes < rt::gloo::smallAllReduceBytes(Context->size);
   }
   /// The gloo backend's small all_reduce, called as the driver does (a
   /// copy in, then doubling in place), on the replay's Gloo context and a
@@ -124,7 +124,7 @@ private:
   /// processes issue them in one order, and a new tag per call measured
   /// slower here (Gloo's pairs keep state per slot). On the replay's
   /// context the allreduce shares its slot with the replay's own from
-  /// SmallAllReduceBytes (below it the replay's doubling has a slot of its
+  /// smallAllReduceBytes (below it the replay's doubling has a slot of its
   /// own); Gloo matches them in posting order, so no barrier is needed
   /// between the sides (GlooCommContext.h).
   std::shared_ptr<::gloo::rendezvous::Context> Context; ///< the bench's traffic
