@@ -226,14 +226,10 @@ template <typename Set> void withWord(unsigned Size, Set &&Fn) {
 /// else Gloo's ring.
 void glooAllreduce(Membership &M, const char *In, char *Data, uint64_t Count, ElemType Wire,
                    ReduceOp Op) {
-  if (Count * elemTypeBytes(Wire) < M.SmallAllReduceLimit) {
-    if (In && In != Data)
-      std::memcpy(Data, In, Count * elemTypeBytes(Wire));
-    recursiveDoublingAllReduce(
-        {*M.Ctx, M.Rank, M.Size, M.timeout(), Membership::SmallAllReduceSlot}, Data, Count,
+  if (Count * elemTypeBytes(Wire) < M.SmallAllReduceLimit)
+    return recursiveDoublingAllReduce(
+        {*M.Ctx, M.Rank, M.Size, M.timeout(), Membership::SmallAllReduceSlot}, In, Data, Count,
         elemTypeBytes(Wire), wireReducer(Wire, Op), M.SmallScratch, M.Awaited);
-    return;
-  }
   ::gloo::AllreduceOptions O(M.Ctx);
   O.setTimeout(M.timeout());
   withWord(elemTypeBytes(Wire), [&](auto Word) {

@@ -3,11 +3,13 @@
 #include "runtime/gloo/GlooSmallAllReduce.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <gloo/context.h>
 #include <gloo/transport/unbound_buffer.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -35,30 +37,25 @@ void await(const ExchangeGroup &G, Buffer &Buf, bool Recv, int Peer, int &Awaite
 uint64_t smallAllReduceBytes(int Size) {
   if (Size <= 2)
     return SmallAllReduceMaxBytes; // doubling is never slower
-  int Doubling = 1, Steps = 0;
-  while (Doubling <= Size / 2) {
-    Doubling *= 2;
-    ++Steps;
-  }
-  if (Doubling != Size)
-    Steps += 2;
+  int Doubling = int(llvm::PowerOf2Floor(uint64_t(Size)));
+  int Steps = int(llvm::Log2_32(uint32_t(Doubling))) + (Doubling != Size ? 2 : 0);
   double Ring = 2.0 * (Size - 1);
   double Crossover =
       double(AssumedLatencyBandwidth) * (Ring - Steps) / (double(Steps) - Ring / Size);
   return std::min<uint64_t>(SmallAllReduceMaxBytes, uint64_t(Crossover));
 }
 
-void recursiveDoublingAllReduce(const ExchangeGroup &G, char *Data, uint64_t Count,
+void recursiveDoublingAllReduce(const ExchangeGroup &G, const char *In, char *Data, uint64_t Count,
                                 unsigned ElemBytes, PairReduce Fn, std::vector<char> &Scratch,
                                 int &Awaited) {
   size_t Bytes = size_t(Count) * ElemBytes;
+  if (In && In != Data && Bytes)
+    std::memcpy(Data, In, Bytes);
   if (Scratch.size() < Bytes)
     Scratch.resize(Bytes);
   Buffer Mine = G.Ctx.createUnboundBuffer(Data, Bytes);
   Buffer Theirs = G.Ctx.createUnboundBuffer(Scratch.data(), Bytes);
-  int Doubling = 1; // the largest power of two <= Size
-  while (Doubling <= G.Size / 2)
-    Doubling *= 2;
+  int Doubling = int(llvm::PowerOf2Floor(uint64_t(G.Size)));
   // The first 2 * Extra ranks fold in neighbours: 2i+1 hands its operand
   // to 2i and gets the result back. The Doubling ranks left, renumbered in
   // order (Virtual), each hold a run of consecutive ranks, so combining

@@ -61,12 +61,13 @@ struct ExchangeGroup {
   uint64_t Slot;
 };
 
-/// Reduces \p Count elements of \p ElemBytes bytes each, in place in
-/// \p Data, over \p G with \p Fn. \p Scratch receives the partners'
+/// Reduces \p Count elements of \p ElemBytes bytes each into \p Data, from
+/// \p In (copied in first) or in place (\p In null or \p Data), over
+/// \p G with \p Fn. \p Scratch receives the partners'
 /// operands (grown as needed). While it waits for a peer, \p Awaited holds
 /// that peer's rank (-1 otherwise), so that a timeout can name it. Gloo's
 /// exceptions pass through; a wait that Gloo aborts throws one.
-void recursiveDoublingAllReduce(const ExchangeGroup &G, char *Data, uint64_t Count,
+void recursiveDoublingAllReduce(const ExchangeGroup &G, const char *In, char *Data, uint64_t Count,
                                 unsigned ElemBytes, PairReduce Fn, std::vector<char> &Scratch,
                                 int &Awaited);
 

@@ -17,6 +17,8 @@
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -141,9 +143,7 @@ TEST(GlooSmallAllReduce, BothSidesOfTheLimitGiveEveryRankTheSameBits) {
   // The sum of Value(R, I) over all ranks as doubling adds it: neighbours
   // folded first, then adjacent runs pairwise, lower first.
   auto Tree = [&](uint64_t I) {
-    int Doubling = 1;
-    while (Doubling <= World / 2)
-      Doubling *= 2;
+    int Doubling = int(llvm::PowerOf2Floor(uint64_t(World)));
     int Folded = 2 * (World - Doubling);
     std::vector<float> Level;
     for (int R = 0; R < World; R += R < Folded ? 2 : 1)
@@ -214,9 +214,7 @@ TEST(GlooSmallAllReduce, TheRankWaitingForAMissingOneNamesIt) {
   ASSERT_TRUE(bool(Id)) << llvm::toString(Id.takeError());
   llvm::Expected<D::Communicator> C = D::join(*Id, size_t(World), size_t(Rank));
   ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
-  int Doubling = 1;
-  while (Doubling <= World / 2)
-    Doubling *= 2;
+  int Doubling = int(llvm::PowerOf2Floor(uint64_t(World)));
   // GlooSmallAllReduce.cpp's numbering: the last rank is never folded in.
   int Extra = World - Doubling;
   auto RankOf = [&](int Virtual) { return Virtual < Extra ? 2 * Virtual : Virtual + Extra; };

@@ -28,7 +28,6 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/types.h>
 
-#include <cstring>
 #include <exception>
 
 using namespace llvm;
@@ -85,19 +84,17 @@ public:
   bool hasSameAlgorithm(uint64_t Bytes) const override {
     return Bytes < rt::gloo::smallAllReduceBytes(Context->size);
   }
-  /// The gloo backend's small all_reduce, called as the driver does (a
-  /// copy in, then doubling in place), on the replay's Gloo context and a
-  /// slot of its own.
+  /// The gloo backend's small all_reduce, called as the driver does, on
+  /// the replay's Gloo context and a slot of its own.
   Error sameAlgorithmAllReduce(const float *Src, float *Dst, uint64_t Count) override {
     if (!Beside)
       return rt::makeError(rt::ErrorKind::InvalidArgument,
                            "raw doubling with no replay beside it (runBeside first)");
     try {
-      std::memcpy(Dst, Src, Count * 4);
       int Awaited = -1;
       rt::gloo::recursiveDoublingAllReduce(
           {*Beside, Beside->rank, Beside->size, Beside->getTimeout(), DoublingSlot},
-          reinterpret_cast<char *>(Dst), Count, 4,
+          reinterpret_cast<const char *>(Src), reinterpret_cast<char *>(Dst), Count, 4,
           rt::gloo::wireReducer(ElemType::F32, ReduceOp::Sum), Scratch, Awaited);
     } catch (const std::exception &E) {
       return glooFailure("recursive doubling", E);
