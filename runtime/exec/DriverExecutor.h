@@ -408,6 +408,17 @@ private:
     switch (C.Kind) {
     case plan::CommKind::AllReduce: {
       Elements<typename D::DataType> E{T, Src.Bytes / ES};
+      // A driver that can set the call up once does it here, at capture:
+      // every rank in plan order (mpi: Open MPI's persistent collectives).
+      if constexpr (requires { typename D::PreparedAllReduce; }) {
+        auto Prepared = D::prepareAllReduce(Comm, Src, Dst, E, Op, T, Scale);
+        if (!Prepared)
+          return Prepared.takeError();
+        if (*Prepared) {
+          I.Issue = [=, Call = std::move(*Prepared)] { return D::allReduce(Call, S); };
+          return llvm::Error::success();
+        }
+      }
       I.Issue = [=] { return D::allReduceScaled(Comm, Src, Dst, E, Op, T, Scale, S); };
       return llvm::Error::success();
     }

@@ -19,6 +19,7 @@
 #include "runtime/mpi/MpiDriver.h"
 #include "runtime/mpi/MpiExecutor.h"
 #include "runtime/mpi/MpiSession.h"
+#include "runtime/mpi/PersistentAllReduce.h"
 #include "runtime/verify/PlanChecker.h"
 #include "runtime/verify/SyntheticData.h"
 
@@ -82,28 +83,37 @@ RendezvousAddress viaMpi() {
   return A;
 }
 
-TEST(MpiExecutorTest, Gpt2DdpMatchesTheReferenceOnEveryRank) {
-  plan::Plan P = compileExample("gpt2_ddp");
-  ASSERT_EQ(P.World, worldSize());
+/// Replays \p P (compiled for MPI_COMM_WORLD) for two steps on
+/// createMpiExecutor, the model's compute filling this rank's synthetic
+/// data, and checks this rank's results against the reference; returns
+/// how many tensors it checked. \p AfterCapture, if any, runs once the
+/// executor has captured the plan.
+size_t replayAndCheckThisRank(const plan::Plan &P,
+                              llvm::function_ref<void()> AfterCapture = nullptr) {
   ProcessPlace Me = place();
-  ASSERT_EQ(Me.Source, "mpirun");
+  EXPECT_EQ(Me.Source, "mpirun");
   ExecutorOptions Opts;
   Opts.Timeout = std::chrono::milliseconds(30000);
   Expected<std::unique_ptr<Executor>> X = createMpiExecutor(P, Me, viaMpi(), Opts);
-  ASSERT_TRUE(bool(X)) << llvm::toString(X.takeError());
+  if (!X) {
+    ADD_FAILURE() << llvm::toString(X.takeError());
+    return 0;
+  }
   std::vector<std::vector<char>> Storage;
   for (const std::string &Name : (*X)->unboundTensors()) {
     uint32_t T = 0;
     while (P.Tensors[T].Name != Name)
       ++T;
     Storage.emplace_back(P.Tensors[T].Type.bytes(), 0);
-    ASSERT_FALSE(bool((*X)->bind(Name, Storage.back().data(), Storage.back().size())));
+    EXPECT_FALSE(bool((*X)->bind(Name, Storage.back().data(), Storage.back().size())));
   }
   // Only tensors a comm touches have memory (the rest are the model's).
   std::vector<uint8_t> Touched(P.Tensors.size(), 0);
   for (uint32_t T : (*X)->touchedTensors())
     Touched[T] = 1;
   Error E = (*X)->capture();
+  if (!E && AfterCapture)
+    AfterCapture();
   for (int Step = 0; Step != 2 && !E; ++Step)
     E = (*X)->replay([&](const plan::Compute &C, uint32_t) -> Error {
       for (uint32_t T : C.Outputs) {
@@ -116,7 +126,10 @@ TEST(MpiExecutorTest, Gpt2DdpMatchesTheReferenceOnEveryRank) {
       }
       return Error::success();
     });
-  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  if (E) {
+    ADD_FAILURE() << llvm::toString(std::move(E));
+    return 0;
+  }
   // This process checks its own rank; the others are checked in theirs.
   // MPI reduces in an order of its own: floats within the summation bound.
   CheckOptions Mine;
@@ -132,9 +145,18 @@ TEST(MpiExecutorTest, Gpt2DdpMatchesTheReferenceOnEveryRank) {
         return *M;
       },
       Mine);
-  ASSERT_TRUE(bool(Sum)) << llvm::toString(Sum.takeError());
-  EXPECT_GT(Sum->TensorsChecked, 100u);
+  if (!Sum) {
+    ADD_FAILURE() << llvm::toString(Sum.takeError());
+    return 0;
+  }
   EXPECT_FALSE(bool((*X)->health()));
+  return Sum->TensorsChecked;
+}
+
+TEST(MpiExecutorTest, Gpt2DdpMatchesTheReferenceOnEveryRank) {
+  plan::Plan P = compileExample("gpt2_ddp");
+  ASSERT_EQ(P.World, worldSize());
+  EXPECT_GT(replayAndCheckThisRank(P), 100u);
 }
 
 /// An async all_reduce progresses while the rank that issued it computes:
@@ -585,6 +607,116 @@ TEST(MpiExecutorTest, FromFourRanksAMemberAloneInPlaceIsRefusedInsteadOfHanging)
     EXPECT_LT(Took, 2 * Limit);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// From 4 members an all_reduce below the gate's size is set up once
+/// (Open MPI's persistent collective, PersistentAllReduce.h) and started at
+/// each launch: each start reads the buffers as they are then, avg
+/// divides, in place works. Two members, a staged input (bf16 sums widen
+/// on the host) and the gate's size are not set up. A rank that stays away
+/// is named within the timeout, and the broken group refuses the next
+/// launch with its first failure.
+TEST(MpiExecutorTest, FromFourRanksAPreparedAllReduceIsPersistentAndNamesWhoIsMissing) {
+  if (worldSize() < 4)
+    GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
+  if (!mpi::PersistentAllReduce::available())
+    GTEST_SKIP() << "this MPI has no persistent collectives";
+  int Last = worldSize() - 1;
+  Expected<D::Communicator> C = D::join("persist4", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  D::setTimeout(*C, std::chrono::milliseconds(30000));
+  D::StreamOwner S = D::createStream("test");
+  constexpr uint64_t Elems = 16 << 10; // 64 KiB of f32
+  std::vector<float> In(Elems), Out(Elems, 0.0f), Mean(Elems), Gated(64 << 10);
+  auto Src = D::resource(In.data(), In.size() * 4), Dst = D::resource(Out.data(), Out.size() * 4);
+  auto InPlace = D::resource(Mean.data(), Mean.size() * 4);
+  auto F32 = ElemType::F32;
+  auto ExpectNotSetUp = [](Expected<D::PreparedAllReduce> P) {
+    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    EXPECT_FALSE(*P);
+  };
+  ExpectNotSetUp(D::prepareAllReduce(*C, Src, Dst, {ElemType::BF16, 2 * Elems}, ReduceOp::Sum,
+                                     ElemType::BF16, 1.0));
+  auto Large = D::resource(Gated.data(), Gated.size() * 4);
+  ExpectNotSetUp(
+      D::prepareAllReduce(*C, Large, Large, {F32, Gated.size()}, ReduceOp::Sum, F32, 1.0));
+  Expected<D::Communicator> Pair = D::split(*C, worldRank() / 2, worldRank());
+  ASSERT_TRUE(bool(Pair)) << llvm::toString(Pair.takeError());
+  ExpectNotSetUp(D::prepareAllReduce(*Pair, Src, Dst, {F32, Elems}, ReduceOp::Sum, F32, 1.0));
+  uint64_t Before = mpi::PersistentAllReduce::live();
+  Expected<D::PreparedAllReduce> Sum =
+      D::prepareAllReduce(*C, Src, Dst, {F32, Elems}, ReduceOp::Sum, F32, 1.0);
+  ASSERT_TRUE(Sum && *Sum) << (Sum ? "not set up" : llvm::toString(Sum.takeError()));
+  Expected<D::PreparedAllReduce> Avg =
+      D::prepareAllReduce(*C, InPlace, InPlace, {F32, Elems}, ReduceOp::Avg, F32, 1.0);
+  ASSERT_TRUE(Avg && *Avg) << (Avg ? "not set up" : llvm::toString(Avg.takeError()));
+  EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2);
+  float N = float(worldSize()), RankSum = N * (N + 1) / 2;
+  for (int Step = 1; Step <= 3; ++Step) {
+    std::fill(In.begin(), In.end(), float(Step * (worldRank() + 1)));
+    std::fill(Mean.begin(), Mean.end(), float(Step * (worldRank() + 1)));
+    ASSERT_FALSE(bool(D::allReduce(*Sum, D::streamOf(S))));
+    ASSERT_FALSE(bool(D::allReduce(*Avg, D::streamOf(S))));
+    Error E = D::synchronize(D::streamOf(S));
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    for (uint64_t I : {uint64_t(0), Elems / 2, Elems - 1}) {
+      EXPECT_EQ(Out[I], float(Step) * RankSum) << "step " << Step << ", element " << I;
+      EXPECT_EQ(Mean[I], float(Step) * RankSum / N) << "step " << Step << ", element " << I;
+    }
+  }
+  D::setTimeout(*C, std::chrono::milliseconds(1500));
+  if (worldRank() != Last) {
+    Ended R;
+    auto Start = std::chrono::steady_clock::now();
+    ASSERT_FALSE(bool(D::allReduce(*Sum, D::streamOf(S))));
+    R.F = factsOf(D::synchronize(D::streamOf(S)));
+    R.Took = std::chrono::steady_clock::now() - Start;
+    EXPECT_EQ(R.F.Kind, ErrorKind::Timeout) << R.F.Text;
+    EXPECT_EQ(R.F.Peer, Last);
+    // The split was the group's #1 and #2 (its exchange, MPI_Comm_split);
+    // six launches followed.
+    EXPECT_NE(R.F.Text.find("all_reduce #9"), std::string::npos) << R.F.Text;
+    EXPECT_NE(R.F.Text.find("not arrived: rank " + std::to_string(Last) + " (at #8)"),
+              std::string::npos)
+        << R.F.Text;
+    EXPECT_LT(R.Took, std::chrono::milliseconds(6000));
+    test::ErrorFacts Again = factsOf(D::allReduce(*Avg, D::streamOf(S)));
+    EXPECT_EQ(Again.Kind, ErrorKind::Broken) << Again.Text;
+    EXPECT_EQ(Again.Peer, Last) << Again.Text;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// The executor sets a captured plan's small all_reduces up at capture, on
+/// every rank in plan order, beside the calls it does not set up on the
+/// same group (a staged bf16 sum, one of the gate's size), and every
+/// result matches the reference.
+TEST(MpiExecutorTest, FromFourRanksACapturedPlanSetsUpItsSmallAllReducesOnce) {
+  if (worldSize() < 4)
+    GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
+  if (!mpi::PersistentAllReduce::available())
+    GTEST_SKIP() << "this MPI has no persistent collectives";
+  std::string Text = "program @small_steps world(" + std::to_string(worldSize()) + R"() {
+  group @dp = world
+  %a = compute @layer_a : f32[1000]
+  %b = compute @layer_b(%a) : f32[77]
+  %c = compute @layer_c(%b) : bf16[300]
+  %d = compute @layer_d(%c) : f32[65536]
+  %ra = all_reduce sum %a in @dp
+  %rb = all_reduce avg %b in @dp
+  %rc = all_reduce sum %c in @dp
+  %rd = all_reduce max %d in @dp
+  compute @optimizer(%ra, %rb, %rc, %rd)
+}
+)";
+  Expected<plan::Plan> P = compileProgramText(Text, "", "small_steps.coll");
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  uint64_t Before = mpi::PersistentAllReduce::live();
+  // Set up: the f32 sum and avg; not: the bf16 sum, the 256 KiB max.
+  size_t Checked =
+      replayAndCheckThisRank(*P, [&] { EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2); });
+  EXPECT_EQ(Checked, 4u);
+  EXPECT_EQ(mpi::PersistentAllReduce::live(), Before) << "freed with the executor";
 }
 
 TEST(MpiExecutorTest, ARecvTimeoutNamesThePeer) {
