@@ -216,10 +216,11 @@ Error checkAllReduce(const Comm &C, const HostResource &Src, const HostResource 
 } // namespace
 
 bool MpiDriver::setsUpAllReduce(size_t Ranks, uint64_t WireBytes, ElemType T, ReduceOp Op) {
-  // Where MPI_Iallreduce serves, on facts every member shares (in place is
-  // each rank's own, so only sizes below the gate's, where it plays no
-  // part): two members exchange (PairAllReduce.h); a staged input is
-  // written anew at each launch.
+  // Where MPI_Iallreduce serves, on facts every member shares. In place is
+  // each rank's own and is left out: below the gate's size it does not
+  // change the kind of call (MPI asks it of every member or none, as ever).
+  // Two members exchange (PairAllReduce.h); a staged input is written anew
+  // at each launch.
   return Ranks > 2 && WireBytes < GatedFromBytes && !stagesInput(T, Op) &&
          PersistentAllReduce::available();
 }

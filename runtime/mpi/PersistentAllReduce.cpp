@@ -39,7 +39,8 @@ PersistentAllReduce::create(std::shared_ptr<MpiGroup> G, const void *Send, void 
   if (int Rc =
           MPIX_Allreduce_init(Send, Recv, int(Count), M.Type, M.Op, G->comm(), MPI_INFO_NULL, &Req);
       Rc != MPI_SUCCESS)
-    return mpiError(Rc, "all_reduce (MPIX_Allreduce_init)", G->name());
+    // The members' tag counters may now differ: nothing more on this group.
+    return G->breakWith(mpiError(Rc, "all_reduce (MPIX_Allreduce_init)", G->name()));
   Live.fetch_add(1, std::memory_order_relaxed);
   return std::shared_ptr<PersistentAllReduce>(new PersistentAllReduce(std::move(G), Req));
 #else
@@ -78,8 +79,10 @@ Error PersistentAllReduce::poll(MpiRequest &R, HostStream::Poll &Q) {
     // MPI_Start and MPI_Test act on the request a handle names: this copy
     // names the one set up, which stays allocated when it completes.
     *Out = Req;
-    Active.store(true, std::memory_order_release);
-    return MPI_Start(Out);
+    int Rc = MPI_Start(Out);
+    if (Rc == MPI_SUCCESS)
+      Active.store(true, std::memory_order_release);
+    return Rc;
   });
   if (!E && !Q.More)
     Active.store(false, std::memory_order_release);

@@ -83,74 +83,109 @@ RendezvousAddress viaMpi() {
   return A;
 }
 
-/// Replays \p P (compiled for MPI_COMM_WORLD) for two steps on
-/// createMpiExecutor, the model's compute filling this rank's synthetic
-/// data, and checks this rank's results against the reference; returns
-/// how many tensors it checked. \p AfterCapture, if any, runs once the
-/// executor has captured the plan.
-size_t replayAndCheckThisRank(const plan::Plan &P,
-                              llvm::function_ref<void()> AfterCapture = nullptr) {
+/// A plan (compiled for MPI_COMM_WORLD) on createMpiExecutor, bound to
+/// memory of its own: replays fill this rank's synthetic data in the
+/// model's compute, and check() compares this rank's results with the
+/// reference.
+struct RankReplay {
+  const plan::Plan &P;
   ProcessPlace Me = place();
-  EXPECT_EQ(Me.Source, "mpirun");
-  ExecutorOptions Opts;
-  Opts.Timeout = std::chrono::milliseconds(30000);
-  Expected<std::unique_ptr<Executor>> X = createMpiExecutor(P, Me, viaMpi(), Opts);
-  if (!X) {
-    ADD_FAILURE() << llvm::toString(X.takeError());
-    return 0;
-  }
+  std::unique_ptr<Executor> X;
   std::vector<std::vector<char>> Storage;
-  for (const std::string &Name : (*X)->unboundTensors()) {
+  std::vector<uint8_t> Touched;
+  std::vector<std::string> Names; ///< the tensors bound to memory of its own
+
+  RankReplay(const plan::Plan &P, std::chrono::milliseconds Timeout) : P(P) {
+    EXPECT_EQ(Me.Source, "mpirun");
+    ExecutorOptions Opts;
+    Opts.Timeout = Timeout;
+    Expected<std::unique_ptr<Executor>> Made = createMpiExecutor(P, Me, viaMpi(), Opts);
+    if (!Made) {
+      ADD_FAILURE() << llvm::toString(Made.takeError());
+      return;
+    }
+    X = std::move(*Made);
+    Names = X->unboundTensors();
+    for (const std::string &Name : Names)
+      bindNew(Name);
+    // Only tensors a comm touches have memory (the rest are the model's).
+    Touched.assign(P.Tensors.size(), 0);
+    for (uint32_t T : X->touchedTensors())
+      Touched[T] = 1;
+  }
+
+  /// Binds \p Name to new memory of its own.
+  void bindNew(llvm::StringRef Name) {
     uint32_t T = 0;
     while (P.Tensors[T].Name != Name)
       ++T;
     Storage.emplace_back(P.Tensors[T].Type.bytes(), 0);
-    EXPECT_FALSE(bool((*X)->bind(Name, Storage.back().data(), Storage.back().size())));
+    EXPECT_FALSE(bool(X->bind(Name, Storage.back().data(), Storage.back().size())));
   }
-  // Only tensors a comm touches have memory (the rest are the model's).
-  std::vector<uint8_t> Touched(P.Tensors.size(), 0);
-  for (uint32_t T : (*X)->touchedTensors())
-    Touched[T] = 1;
-  Error E = (*X)->capture();
+
+  Error replay(int Steps) {
+    for (int Step = 0; Step != Steps; ++Step)
+      if (Error E = X->replay([&](const plan::Compute &C, uint32_t) -> Error {
+            for (uint32_t T : C.Outputs) {
+              if (!Touched[T])
+                continue;
+              Expected<llvm::MutableArrayRef<char>> M = X->tensor(P.Tensors[T].Name);
+              if (!M)
+                return M.takeError();
+              fillSynthetic(P, T, Me.Rank, *M);
+            }
+            return Error::success();
+          }))
+        return E;
+    return Error::success();
+  }
+
+  /// How many tensors of this rank match the reference (0 after a
+  /// failure, which is reported). The others are checked in their own
+  /// processes; MPI reduces in an order of its own: floats within the
+  /// summation bound.
+  size_t check() {
+    CheckOptions Mine;
+    Mine.OnlyRank = Me.Rank;
+    Mine.Reductions.RankOrdered = false;
+    Expected<CheckSummary> Sum = checkPlanResults(
+        P,
+        [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
+          Expected<llvm::MutableArrayRef<char>> M = X->tensor(P.Tensors[T].Name);
+          if (!M) {
+            llvm::consumeError(M.takeError());
+            return {};
+          }
+          return *M;
+        },
+        Mine);
+    if (!Sum) {
+      ADD_FAILURE() << llvm::toString(Sum.takeError());
+      return 0;
+    }
+    EXPECT_FALSE(bool(X->health()));
+    return Sum->TensorsChecked;
+  }
+};
+
+/// Captures \p P on this rank, replays it for two steps and checks this
+/// rank's results; returns how many tensors it checked. \p AfterCapture,
+/// if any, runs once the executor has captured the plan.
+size_t replayAndCheckThisRank(const plan::Plan &P,
+                              llvm::function_ref<void()> AfterCapture = nullptr) {
+  RankReplay R(P, std::chrono::milliseconds(30000));
+  if (!R.X)
+    return 0;
+  Error E = R.X->capture();
   if (!E && AfterCapture)
     AfterCapture();
-  for (int Step = 0; Step != 2 && !E; ++Step)
-    E = (*X)->replay([&](const plan::Compute &C, uint32_t) -> Error {
-      for (uint32_t T : C.Outputs) {
-        if (!Touched[T])
-          continue;
-        Expected<llvm::MutableArrayRef<char>> M = (*X)->tensor(P.Tensors[T].Name);
-        if (!M)
-          return M.takeError();
-        fillSynthetic(P, T, Me.Rank, *M);
-      }
-      return Error::success();
-    });
+  if (!E)
+    E = R.replay(2);
   if (E) {
     ADD_FAILURE() << llvm::toString(std::move(E));
     return 0;
   }
-  // This process checks its own rank; the others are checked in theirs.
-  // MPI reduces in an order of its own: floats within the summation bound.
-  CheckOptions Mine;
-  Mine.OnlyRank = Me.Rank;
-  Mine.Reductions.RankOrdered = false;
-  Expected<CheckSummary> Sum =
-      checkPlanResults(P, [&](int64_t R, uint32_t T) -> llvm::ArrayRef<char> {
-        Expected<llvm::MutableArrayRef<char>> M = (*X)->tensor(P.Tensors[T].Name);
-        if (!M) {
-          llvm::consumeError(M.takeError());
-          return {};
-        }
-        return *M;
-      },
-      Mine);
-  if (!Sum) {
-    ADD_FAILURE() << llvm::toString(Sum.takeError());
-    return 0;
-  }
-  EXPECT_FALSE(bool((*X)->health()));
-  return Sum->TensorsChecked;
+  return R.check();
 }
 
 TEST(MpiExecutorTest, Gpt2DdpMatchesTheReferenceOnEveryRank) {
@@ -609,6 +644,31 @@ TEST(MpiExecutorTest, FromFourRanksAMemberAloneInPlaceIsRefusedInsteadOfHanging)
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/// Four all_reduces on the world: an f32 sum and avg that the mpi backend
+/// sets up once from three members, a bf16 sum (staged) and a 256 KiB max
+/// (the gate's size) that it does not.
+plan::Plan compileSmallSteps() {
+  std::string Text = "program @small_steps world(" + std::to_string(worldSize()) + R"() {
+  group @dp = world
+  %a = compute @layer_a : f32[1000]
+  %b = compute @layer_b(%a) : f32[77]
+  %c = compute @layer_c(%b) : bf16[300]
+  %d = compute @layer_d(%c) : f32[65536]
+  %ra = all_reduce sum %a in @dp
+  %rb = all_reduce avg %b in @dp
+  %rc = all_reduce sum %c in @dp
+  %rd = all_reduce max %d in @dp
+  compute @optimizer(%ra, %rb, %rc, %rd)
+}
+)";
+  Expected<plan::Plan> P = compileProgramText(Text, "", "small_steps.coll");
+  if (!P) {
+    ADD_FAILURE() << llvm::toString(P.takeError());
+    return {};
+  }
+  return std::move(*P);
+}
+
 /// From 4 members an all_reduce below the gate's size is set up once
 /// (Open MPI's persistent collective, PersistentAllReduce.h) and started at
 /// each launch: each start reads the buffers as they are then, avg
@@ -696,27 +756,67 @@ TEST(MpiExecutorTest, FromFourRanksACapturedPlanSetsUpItsSmallAllReducesOnce) {
     GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
   if (!mpi::PersistentAllReduce::available())
     GTEST_SKIP() << "this MPI has no persistent collectives";
-  std::string Text = "program @small_steps world(" + std::to_string(worldSize()) + R"() {
-  group @dp = world
-  %a = compute @layer_a : f32[1000]
-  %b = compute @layer_b(%a) : f32[77]
-  %c = compute @layer_c(%b) : bf16[300]
-  %d = compute @layer_d(%c) : f32[65536]
-  %ra = all_reduce sum %a in @dp
-  %rb = all_reduce avg %b in @dp
-  %rc = all_reduce sum %c in @dp
-  %rd = all_reduce max %d in @dp
-  compute @optimizer(%ra, %rb, %rc, %rd)
-}
-)";
-  Expected<plan::Plan> P = compileProgramText(Text, "", "small_steps.coll");
-  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  plan::Plan P = compileSmallSteps();
+  ASSERT_FALSE(P.Comms.empty());
   uint64_t Before = mpi::PersistentAllReduce::live();
   // Set up: the f32 sum and avg; not: the bf16 sum, the 256 KiB max.
   size_t Checked =
-      replayAndCheckThisRank(*P, [&] { EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2); });
+      replayAndCheckThisRank(P, [&] { EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2); });
   EXPECT_EQ(Checked, 4u);
   EXPECT_EQ(mpi::PersistentAllReduce::live(), Before) << "freed with the executor";
+}
+
+/// Setting calls up is collective, so on mpi every capture is: after every
+/// rank binds a tensor anew and captures again, the first capture's calls
+/// are freed, the new ones read the new memory, and every result matches
+/// the reference. A rank that captures again alone waits for the others and
+/// times out naming one, instead of taking libnbc tags they never take.
+TEST(MpiExecutorTest, FromFourRanksCapturingAgainIsCollective) {
+  if (worldSize() < 4)
+    GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
+  if (!mpi::PersistentAllReduce::available())
+    GTEST_SKIP() << "this MPI has no persistent collectives";
+  plan::Plan P = compileSmallSteps();
+  ASSERT_FALSE(P.Comms.empty());
+  uint64_t Before = mpi::PersistentAllReduce::live();
+  {
+    RankReplay R(P, std::chrono::milliseconds(30000));
+    ASSERT_TRUE(R.X);
+    Error E = R.X->capture();
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2);
+    E = R.replay(1);
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    for (const std::string &Name : std::vector<std::string>(R.Names))
+      R.bindNew(Name);
+    E = R.X->capture();
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2) << "the first capture's calls freed";
+    E = R.replay(2);
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    EXPECT_EQ(R.check(), 4u);
+  }
+  EXPECT_EQ(mpi::PersistentAllReduce::live(), Before);
+  MPI_Barrier(MPI_COMM_WORLD);
+  constexpr auto Limit = std::chrono::milliseconds(3000);
+  RankReplay R(P, Limit);
+  ASSERT_TRUE(R.X);
+  Error E = R.X->capture();
+  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  if (worldRank() == 0) {
+    R.bindNew(R.Names.front());
+    auto Start = std::chrono::steady_clock::now();
+    test::ErrorFacts F = factsOf(R.X->capture());
+    auto Took = std::chrono::steady_clock::now() - Start;
+    EXPECT_EQ(F.Kind, ErrorKind::Timeout) << F.Text;
+    EXPECT_GE(F.Peer, 1) << F.Text;
+    EXPECT_NE(F.Text.find("not arrived: rank"), std::string::npos) << F.Text;
+    EXPECT_LT(Took, 3 * Limit);
+    EXPECT_EQ(mpi::PersistentAllReduce::live(), Before) << "nothing set up alone";
+    test::ErrorFacts Replayed = factsOf(R.replay(1));
+    EXPECT_EQ(Replayed.Kind, ErrorKind::InvalidArgument) << "not captured: " << Replayed.Text;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 TEST(MpiExecutorTest, ARecvTimeoutNamesThePeer) {
