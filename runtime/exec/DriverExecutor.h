@@ -188,7 +188,14 @@ public:
     Captured = false; // until every launch is resolved (and set up)
     Instrs.clear();
     Tickets.assign(P.Comms.size(), 0);
-    llvm::Error Resolved = resolveSteps();
+    llvm::Error Resolved = llvm::Error::success();
+    if constexpr (requires { typename D::PreparedAllReduce; })
+      // Nothing queued by an earlier replay may run between the ranks'
+      // set-ups (its calls would take tags in another order on each rank),
+      // and a broken group must not stop one rank's set-ups half way.
+      Resolved = readyToSetUp();
+    if (!Resolved)
+      Resolved = resolveSteps();
     if constexpr (requires { typename D::PreparedAllReduce; }) {
       // Setting a call up is collective (mpi: libnbc takes its tag from a
       // counter every member must advance alike), so the ranks first agree
@@ -368,6 +375,23 @@ private:
       }
       Instrs.push_back(std::move(I));
     }
+    return llvm::Error::success();
+  }
+
+  /// Every stream drained (an earlier replay's work done) and every group
+  /// of this rank healthy.
+  llvm::Error readyToSetUp() {
+    for (auto &[Key, Owner] : PeerStreams)
+      if (llvm::Error E = D::synchronize(D::streamOf(Owner)))
+        return E;
+    if (llvm::Error E = D::synchronize(D::streamOf(Stream)))
+      return E;
+    if (llvm::Error E = D::health(World))
+      return E;
+    for (const typename D::Communicator &C : GroupComms)
+      if (C)
+        if (llvm::Error E = D::health(C))
+          return E;
     return llvm::Error::success();
   }
 
