@@ -669,6 +669,18 @@ plan::Plan compileSmallSteps() {
   return std::move(*P);
 }
 
+/// Open MPI's persistent all_reduces (PersistentAllReduce.h), from 4
+/// members: run under mpirun -np 4 where this MPI has them.
+class MpiPersistentTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (worldSize() < 4)
+      GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
+    if (!mpi::PersistentAllReduce::available())
+      GTEST_SKIP() << "this MPI has no persistent collectives";
+  }
+};
+
 /// From 4 members an all_reduce below the gate's size is set up once
 /// (Open MPI's persistent collective, PersistentAllReduce.h) and started at
 /// each launch: each start reads the buffers as they are then, avg
@@ -676,11 +688,7 @@ plan::Plan compileSmallSteps() {
 /// on the host) and the gate's size are not set up. A rank that stays away
 /// is named within the timeout, and the broken group refuses the next
 /// launch with its first failure.
-TEST(MpiExecutorTest, FromFourRanksAPreparedAllReduceIsPersistentAndNamesWhoIsMissing) {
-  if (worldSize() < 4)
-    GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
-  if (!mpi::PersistentAllReduce::available())
-    GTEST_SKIP() << "this MPI has no persistent collectives";
+TEST_F(MpiPersistentTest, APreparedAllReduceIsPersistentAndNamesWhoIsMissing) {
   int Last = worldSize() - 1;
   Expected<D::Communicator> C = D::join("persist4", size_t(worldSize()), size_t(worldRank()));
   ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
@@ -751,11 +759,7 @@ TEST(MpiExecutorTest, FromFourRanksAPreparedAllReduceIsPersistentAndNamesWhoIsMi
 /// every rank in plan order, beside the calls it does not set up on the
 /// same group (a staged bf16 sum, one of the gate's size), and every
 /// result matches the reference.
-TEST(MpiExecutorTest, FromFourRanksACapturedPlanSetsUpItsSmallAllReducesOnce) {
-  if (worldSize() < 4)
-    GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
-  if (!mpi::PersistentAllReduce::available())
-    GTEST_SKIP() << "this MPI has no persistent collectives";
+TEST_F(MpiPersistentTest, ACapturedPlanSetsUpItsSmallAllReducesOnce) {
   plan::Plan P = compileSmallSteps();
   ASSERT_FALSE(P.Comms.empty());
   uint64_t Before = mpi::PersistentAllReduce::live();
@@ -771,11 +775,7 @@ TEST(MpiExecutorTest, FromFourRanksACapturedPlanSetsUpItsSmallAllReducesOnce) {
 /// are freed, the new ones read the new memory, and every result matches
 /// the reference. A rank that captures again alone waits for the others and
 /// times out naming one, instead of taking libnbc tags they never take.
-TEST(MpiExecutorTest, FromFourRanksCapturingAgainIsCollective) {
-  if (worldSize() < 4)
-    GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
-  if (!mpi::PersistentAllReduce::available())
-    GTEST_SKIP() << "this MPI has no persistent collectives";
+TEST_F(MpiPersistentTest, CapturingAgainIsCollective) {
   plan::Plan P = compileSmallSteps();
   ASSERT_FALSE(P.Comms.empty());
   uint64_t Before = mpi::PersistentAllReduce::live();
