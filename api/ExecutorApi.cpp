@@ -305,6 +305,7 @@ collcResult_t collcExecutorCapture(collcExecutor_t Exec) {
                           "collcExecutorSetStream before collcExecutorCapture");
     if (Error E = checkNoStepPending(Exec, "collcExecutorCapture"))
       return E;
+    Exec->Captured = false; // a capture that fails leaves nothing to replay
     if (Error E = Exec->Device ? Exec->Device->capture() : Exec->Exec->capture())
       return E;
     Exec->Captured = true;

@@ -185,23 +185,39 @@ public:
         return E;
       DigestChecked = true;
     }
+    Captured = false; // until every launch is resolved (and set up)
     Instrs.clear();
     Tickets.assign(P.Comms.size(), 0);
-    for (size_t S : stepsOfRank(P, Rank)) {
-      const plan::Step &St = P.Steps[S];
-      Instr I;
-      I.K = St.Kind;
-      I.Index = St.Index;
-      I.Step = S;
-      I.On = St.Kind == plan::StepKind::Compute ? nullptr : streamFor(P.Comms[St.Index]);
-      if (St.Kind == plan::StepKind::Launch) {
-        if (llvm::Error E = resolveLaunch(I))
-          return detail::inContext(std::move(E), where(I));
-      } else if (St.Kind == plan::StepKind::Wait) {
-        addCopies(I, P.Comms[I.Index].OutBuffer, plan::SlotMode::Unpack);
+    llvm::Error Resolved = llvm::Error::success();
+    if constexpr (requires { typename D::PreparedAllReduce; })
+      // Nothing queued by an earlier replay may run between the ranks'
+      // set-ups (its calls would take tags in another order on each rank),
+      // and a broken group must not stop one rank's set-ups half way.
+      Resolved = readyToSetUp();
+    if (!Resolved)
+      Resolved = resolveSteps();
+    if constexpr (requires { typename D::PreparedAllReduce; }) {
+      // Setting a call up is collective (mpi: libnbc takes its tag from a
+      // counter every member must advance alike), so the ranks first agree
+      // that each resolved this capture, then set up in plan order.
+      bool Failed = bool(Resolved);
+      if (llvm::Error E = agreeOnCapture(!Failed))
+        return llvm::joinErrors(std::move(Resolved), std::move(E));
+      if (Failed)
+        return Resolved;
+      for (Instr &I : Instrs) {
+        if (!I.SetUp)
+          continue;
+        auto Issue = I.SetUp();
+        if (!Issue)
+          return detail::inContext(Issue.takeError(), where(I));
+        if (*Issue)
+          I.Issue = std::move(*Issue);
+        I.SetUp = nullptr;
       }
-      Instrs.push_back(std::move(I));
     }
+    if (Resolved)
+      return Resolved;
     Captured = true;
     return llvm::Error::success();
   }
@@ -277,6 +293,9 @@ private:
     size_t Step;
     std::vector<detail::CopyOp> Copies; ///< packs before a launch, unpacks after a wait
     llvm::unique_function<llvm::Error()> Issue;
+    /// Where the driver sets the call up at capture (after every rank
+    /// resolved): the launch that replaces Issue, or none (Issue serves).
+    llvm::unique_function<llvm::Expected<llvm::unique_function<llvm::Error()>>()> SetUp;
     typename D::CommStream On{}; ///< the comm's stream (streamFor)
   };
 
@@ -337,6 +356,69 @@ private:
       return "wait";
     }
     return "";
+  }
+
+  /// This rank's steps, each launch resolved (its pointers, its checks).
+  llvm::Error resolveSteps() {
+    for (size_t S : stepsOfRank(P, Rank)) {
+      const plan::Step &St = P.Steps[S];
+      Instr I;
+      I.K = St.Kind;
+      I.Index = St.Index;
+      I.Step = S;
+      I.On = St.Kind == plan::StepKind::Compute ? nullptr : streamFor(P.Comms[St.Index]);
+      if (St.Kind == plan::StepKind::Launch) {
+        if (llvm::Error E = resolveLaunch(I))
+          return detail::inContext(std::move(E), where(I));
+      } else if (St.Kind == plan::StepKind::Wait) {
+        addCopies(I, P.Comms[I.Index].OutBuffer, plan::SlotMode::Unpack);
+      }
+      Instrs.push_back(std::move(I));
+    }
+    return llvm::Error::success();
+  }
+
+  /// Every stream drained (an earlier replay's work done) and every group
+  /// of this rank healthy.
+  llvm::Error readyToSetUp() {
+    for (auto &[Key, Owner] : PeerStreams)
+      if (llvm::Error E = D::synchronize(D::streamOf(Owner)))
+        return E;
+    if (llvm::Error E = D::synchronize(D::streamOf(Stream)))
+      return E;
+    if (llvm::Error E = D::health(World))
+      return E;
+    for (const typename D::Communicator &C : GroupComms)
+      if (C)
+        if (llvm::Error E = D::health(C))
+          return E;
+    return llvm::Error::success();
+  }
+
+  /// Every rank's capture count and whether it resolved (\p Resolved), so
+  /// that all set up or none: a rank that captures alone (after a bind the
+  /// others did not make) waits here until its timeout, naming who did not
+  /// come, instead of taking tags the others never take.
+  llvm::Error agreeOnCapture(bool Resolved) {
+    ++Captures;
+    auto All = D::allGatherWords(World, {Captures, Resolved ? 1u : 0u}, D::streamOf(Stream));
+    if (!All)
+      return All.takeError();
+    for (int64_t R = 0; R != P.World; ++R) {
+      uint32_t TheirCaptures = (*All)[2 * size_t(R)], TheyResolved = (*All)[2 * size_t(R) + 1];
+      if (TheirCaptures != Captures)
+        return makeError(ErrorKind::InvalidArgument,
+                         llvm::formatv("rank {0}: this is its capture #{1} of @{2}, rank {3}'s "
+                                       "#{4}: on the {5} backend every rank captures together "
+                                       "(after a bind, every rank captures again)",
+                                       Rank, Captures, P.Program, R, TheirCaptures, D::name()));
+      if (!TheyResolved && R != Rank)
+        return makeError(ErrorKind::InvalidArgument,
+                         llvm::formatv("rank {0}: capture #{1} of @{2} failed on rank {3} (its "
+                                       "own error says why), so no rank sets its calls up",
+                                       Rank, Captures, P.Program, R));
+    }
+    return llvm::Error::success();
   }
 
   llvm::Error checkDigests() {
@@ -409,6 +491,18 @@ private:
     case plan::CommKind::AllReduce: {
       Elements<typename D::DataType> E{T, Src.Bytes / ES};
       I.Issue = [=] { return D::allReduceScaled(Comm, Src, Dst, E, Op, T, Scale, S); };
+      // A driver that can set the call up once does it at the end of
+      // capture, every rank in plan order (mpi: Open MPI's persistent
+      // collectives).
+      if constexpr (requires { typename D::PreparedAllReduce; })
+        I.SetUp = [=]() -> llvm::Expected<llvm::unique_function<llvm::Error()>> {
+          auto Prepared = D::prepareAllReduce(Comm, Src, Dst, E, Op, T, Scale);
+          if (!Prepared)
+            return Prepared.takeError();
+          if (!*Prepared)
+            return nullptr;
+          return [=, Call = std::move(*Prepared)] { return D::allReduce(Call, S); };
+        };
       return llvm::Error::success();
     }
     case plan::CommKind::ReduceScatter: {
@@ -555,6 +649,8 @@ private:
   std::vector<uint64_t> Tickets;
   bool Captured = false;
   bool DigestChecked = false;
+  /// Captures so far (agreeOnCapture).
+  uint32_t Captures = 0;
   std::chrono::steady_clock::time_point Origin;
   std::vector<TraceEvent> Events;
 };

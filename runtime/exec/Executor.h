@@ -84,7 +84,9 @@ public:
   virtual std::vector<uint32_t> touchedTensors() const = 0;
 
   /// Resolves the plan for this rank; before the first capture, compares plan
-  /// digests with every rank. Binding again requires capturing again.
+  /// digests with every rank. A collective: every rank captures at the same
+  /// point (on mpi each capture also sets calls up together). Binding again
+  /// requires capturing again. Nothing is replayable after one that fails.
   virtual llvm::Error capture() = 0;
   /// One step.
   virtual llvm::Error replay(ComputeCallback RunCompute) = 0;

@@ -202,6 +202,9 @@ bool HostStream::runOne(std::pair<uint64_t, Task> &Item, bool MayBlock) {
     Failures.push_back(std::move(F));
     HasFailures.store(true, std::memory_order_release);
   }
+  // What the task holds goes before anyone sees it done (not at the next
+  // batch): after a wait, no finished task still holds a request or scratch.
+  Item.second.reset();
   Completed.store(Item.first, std::memory_order_seq_cst);
   if (DoneWaiters.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> L(M);

@@ -116,14 +116,7 @@ public:
     ~Task() { reset(); }
     llvm::Error operator()(Poll &Q) { return Call(Storage, Q); }
     bool polled() const { return Polled; }
-
-  private:
-    template <typename T> static llvm::Error invoke(T &Fn, Poll &Q) {
-      if constexpr (std::is_invocable_v<T &, Poll &>)
-        return Fn(Q);
-      else
-        return Fn();
-    }
+    /// Destroys what it holds: an empty task after.
     void reset() {
       if (Destroy)
         Destroy(Storage);
@@ -132,6 +125,14 @@ public:
       Move = nullptr;
       Trivial = false;
       Polled = false;
+    }
+
+  private:
+    template <typename T> static llvm::Error invoke(T &Fn, Poll &Q) {
+      if constexpr (std::is_invocable_v<T &, Poll &>)
+        return Fn(Q);
+      else
+        return Fn();
     }
     alignas(std::max_align_t) char Storage[InlineBytes];
     llvm::Error (*Call)(void *, Poll &) = nullptr;

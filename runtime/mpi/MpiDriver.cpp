@@ -201,13 +201,62 @@ Expected<MpiDriver::Communicator> MpiDriver::join(UniqueId Id, size_t Ranks, siz
   return MpiGroup::adopt(*New, Id, Limit);
 }
 
-Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
-                                 Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
+namespace {
+
+/// What allReduceScaled and prepareAllReduce check of their arguments.
+Error checkAllReduce(const Comm &C, const HostResource &Src, const HostResource &Dst,
+                     HostElements E, ElemType T) {
   if (Error Err = checkComm(C))
     return Err;
   if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T))
     return Err;
-  if (Error Err = checkCount("all_reduce", E.Count))
+  return checkCount("all_reduce", E.Count);
+}
+
+} // namespace
+
+bool MpiDriver::setsUpAllReduce(size_t Ranks, uint64_t WireBytes, ElemType T, ReduceOp Op) {
+  // Where MPI_Iallreduce serves, on facts every member shares. In place is
+  // each rank's own and is left out: below the gate's size it does not
+  // change the kind of call (MPI asks it of every member or none, as ever).
+  // Two members exchange (PairAllReduce.h); a staged input is written anew
+  // at each launch.
+  return Ranks > 2 && WireBytes < GatedFromBytes && !stagesInput(T, Op) &&
+         PersistentAllReduce::available();
+}
+
+Expected<MpiDriver::PreparedAllReduce>
+MpiDriver::prepareAllReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
+                            Elems E, ReduceOp Op, ElemType T, double) {
+  if (Error Err = checkAllReduce(C, Src, Dst, E, T))
+    return Err;
+  ElemType W = wireType(T, Op);
+  if (!setsUpAllReduce(size_t(C->size()), E.Count * elemTypeBytes(W), T, Op))
+    return nullptr;
+  const char *In = Src.Data;
+  char *Out = Dst.Data;
+  Expected<std::shared_ptr<PersistentAllReduce>> Call = PersistentAllReduce::create(
+      C, In == Out ? MPI_IN_PLACE : In, Out, E.Count, mpiReduction(W, Op));
+  if (!Call)
+    return Call.takeError();
+  return std::make_shared<const PreparedCall>(PreparedCall{std::move(*Call), T, Op, Out, E.Count});
+}
+
+Error MpiDriver::allReduce(const PreparedAllReduce &P, CommStream S) {
+  if (Error Err = checkComm(P->Call->communicator()))
+    return Err;
+  return enqueue(P->Call->communicator(), S, [P](MpiGroup &G, MpiRequest &R, Poll &Q) -> Error {
+    if (Error E = P->Call->run(R, Q))
+      return E;
+    if (!Q.More && stagesOutput(P->T, P->Op))
+      finishOutput(P->T, P->Op, unsigned(G.size()), P->Out, P->Count, P->Out);
+    return Error::success();
+  });
+}
+
+Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
+                                 Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
+  if (Error Err = checkAllReduce(C, Src, Dst, E, T))
     return Err;
   uint64_t Count = E.Count;
   const char *In = Src.Data;

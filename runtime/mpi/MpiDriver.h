@@ -10,7 +10,9 @@
 // group's timeout passes (MpiRequest.h; the timeout names who did not
 // arrive). An all_reduce of two members is an exchange of Isend/Irecv
 // (PairAllReduce.h); a large one of more that MPI's nonblocking call does
-// slowly passes a gate before MPI's blocking call (ArrivalGate.h).
+// slowly passes a gate before MPI's blocking call (ArrivalGate.h); a small
+// one of more in a captured plan is set up once as Open MPI's persistent
+// collective (PersistentAllReduce.h).
 // Reductions collc has and MPI lacks are staged on the host
 // (ReduceStaging.h); data movement goes as unsigned integers of the
 // element's size, so every element type moves.
@@ -28,6 +30,7 @@
 
 #include "runtime/exec/HostDriverBase.h"
 #include "runtime/mpi/MpiGroup.h"
+#include "runtime/mpi/PersistentAllReduce.h"
 
 #include <memory>
 
@@ -94,6 +97,34 @@ struct MpiDriver : HostDriverBase {
   /// here: MpiDriver.cpp).
   static bool gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, ElemType Wire,
                              ReduceOp Op);
+
+  // --- captured plans ----------------------------------------------------------
+  /// An all_reduce set up once: Open MPI's persistent collective
+  /// (PersistentAllReduce.h), and what completes its result (avg divides).
+  struct PreparedCall {
+    std::shared_ptr<PersistentAllReduce> Call;
+    ElemType T;
+    ReduceOp Op;
+    char *Out;
+    uint64_t Count;
+  };
+  /// Null where none is set up.
+  using PreparedAllReduce = std::shared_ptr<const PreparedCall>;
+  /// Whether an all_reduce of \p WireBytes of \p T by \p Op in a group of
+  /// \p Ranks is set up once when captured: where it would take
+  /// MPI_Iallreduce (more than two members, below the gate's size, no
+  /// staged input), on facts every member shares, and where this MPI has
+  /// persistent collectives.
+  static bool setsUpAllReduce(size_t Ranks, uint64_t WireBytes, ElemType T, ReduceOp Op);
+  /// Checks the call as allReduceScaled does and, where setsUpAllReduce,
+  /// sets it up: a collective call the executor makes at capture, on every
+  /// rank in plan order. Null otherwise (allReduceScaled serves).
+  static llvm::Expected<PreparedAllReduce> prepareAllReduce(const Communicator &C,
+                                                            const Resource &Src,
+                                                            const Resource &Dst, Elems E,
+                                                            ReduceOp Op, ElemType T, double Scale);
+  /// Launches \p P (not null) on \p S, as allReduceScaled would its call.
+  static llvm::Error allReduce(const PreparedAllReduce &P, CommStream S);
 
   // Streams: HostDriverBase's (the host comm stream every host backend uses).
 };

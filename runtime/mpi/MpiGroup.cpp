@@ -188,7 +188,9 @@ std::string MpiGroup::lateRanks(uint64_t Want, int64_t &FirstLate) {
                                                     .str();
     Late += formatv("{0}rank {1} ({2})", Late.empty() ? "" : ", ", R, Where).str();
   }
-  std::string Text = Late.empty() ? "every rank arrived; MPI did not complete it"
+  std::string Text = Late.empty() ? "every rank arrived; MPI did not complete it (a member "
+                                    "stalled, or the members' calls differ: in place on some "
+                                    "and not others)"
                                   : "not arrived: " + Late;
   if (!Unknown.empty())
     Text += "; could not read the board of rank(s) " + Unknown;

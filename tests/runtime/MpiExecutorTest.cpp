@@ -19,6 +19,7 @@
 #include "runtime/mpi/MpiDriver.h"
 #include "runtime/mpi/MpiExecutor.h"
 #include "runtime/mpi/MpiSession.h"
+#include "runtime/mpi/PersistentAllReduce.h"
 #include "runtime/verify/PlanChecker.h"
 #include "runtime/verify/SyntheticData.h"
 
@@ -82,59 +83,115 @@ RendezvousAddress viaMpi() {
   return A;
 }
 
-TEST(MpiExecutorTest, Gpt2DdpMatchesTheReferenceOnEveryRank) {
-  plan::Plan P = compileExample("gpt2_ddp");
-  ASSERT_EQ(P.World, worldSize());
+/// A plan (compiled for MPI_COMM_WORLD) on createMpiExecutor, bound to
+/// memory of its own: replays fill this rank's synthetic data in the
+/// model's compute, and check() compares this rank's results with the
+/// reference.
+struct RankReplay {
+  const plan::Plan &P;
   ProcessPlace Me = place();
-  ASSERT_EQ(Me.Source, "mpirun");
-  ExecutorOptions Opts;
-  Opts.Timeout = std::chrono::milliseconds(30000);
-  Expected<std::unique_ptr<Executor>> X = createMpiExecutor(P, Me, viaMpi(), Opts);
-  ASSERT_TRUE(bool(X)) << llvm::toString(X.takeError());
+  std::unique_ptr<Executor> X;
   std::vector<std::vector<char>> Storage;
-  for (const std::string &Name : (*X)->unboundTensors()) {
+  std::vector<uint8_t> Touched;
+  std::vector<std::string> Names; ///< the tensors bound to memory of its own
+
+  RankReplay(const plan::Plan &P, std::chrono::milliseconds Timeout) : P(P) {
+    EXPECT_EQ(Me.Source, "mpirun");
+    ExecutorOptions Opts;
+    Opts.Timeout = Timeout;
+    Expected<std::unique_ptr<Executor>> Made = createMpiExecutor(P, Me, viaMpi(), Opts);
+    if (!Made) {
+      ADD_FAILURE() << llvm::toString(Made.takeError());
+      return;
+    }
+    X = std::move(*Made);
+    Names = X->unboundTensors();
+    for (const std::string &Name : Names)
+      bindNew(Name);
+    // Only tensors a comm touches have memory (the rest are the model's).
+    Touched.assign(P.Tensors.size(), 0);
+    for (uint32_t T : X->touchedTensors())
+      Touched[T] = 1;
+  }
+
+  /// Binds \p Name to new memory of its own.
+  void bindNew(llvm::StringRef Name) {
     uint32_t T = 0;
     while (P.Tensors[T].Name != Name)
       ++T;
     Storage.emplace_back(P.Tensors[T].Type.bytes(), 0);
-    ASSERT_FALSE(bool((*X)->bind(Name, Storage.back().data(), Storage.back().size())));
+    EXPECT_FALSE(bool(X->bind(Name, Storage.back().data(), Storage.back().size())));
   }
-  // Only tensors a comm touches have memory (the rest are the model's).
-  std::vector<uint8_t> Touched(P.Tensors.size(), 0);
-  for (uint32_t T : (*X)->touchedTensors())
-    Touched[T] = 1;
-  Error E = (*X)->capture();
-  for (int Step = 0; Step != 2 && !E; ++Step)
-    E = (*X)->replay([&](const plan::Compute &C, uint32_t) -> Error {
-      for (uint32_t T : C.Outputs) {
-        if (!Touched[T])
-          continue;
-        Expected<llvm::MutableArrayRef<char>> M = (*X)->tensor(P.Tensors[T].Name);
-        if (!M)
-          return M.takeError();
-        fillSynthetic(P, T, Me.Rank, *M);
-      }
-      return Error::success();
-    });
-  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
-  // This process checks its own rank; the others are checked in theirs.
-  // MPI reduces in an order of its own: floats within the summation bound.
-  CheckOptions Mine;
-  Mine.OnlyRank = Me.Rank;
-  Mine.Reductions.RankOrdered = false;
-  Expected<CheckSummary> Sum =
-      checkPlanResults(P, [&](int64_t R, uint32_t T) -> llvm::ArrayRef<char> {
-        Expected<llvm::MutableArrayRef<char>> M = (*X)->tensor(P.Tensors[T].Name);
-        if (!M) {
-          llvm::consumeError(M.takeError());
-          return {};
-        }
-        return *M;
-      },
-      Mine);
-  ASSERT_TRUE(bool(Sum)) << llvm::toString(Sum.takeError());
-  EXPECT_GT(Sum->TensorsChecked, 100u);
-  EXPECT_FALSE(bool((*X)->health()));
+
+  Error replay(int Steps) {
+    for (int Step = 0; Step != Steps; ++Step)
+      if (Error E = X->replay([&](const plan::Compute &C, uint32_t) -> Error {
+            for (uint32_t T : C.Outputs) {
+              if (!Touched[T])
+                continue;
+              Expected<llvm::MutableArrayRef<char>> M = X->tensor(P.Tensors[T].Name);
+              if (!M)
+                return M.takeError();
+              fillSynthetic(P, T, Me.Rank, *M);
+            }
+            return Error::success();
+          }))
+        return E;
+    return Error::success();
+  }
+
+  /// How many tensors of this rank match the reference (0 after a
+  /// failure, which is reported). The others are checked in their own
+  /// processes; MPI reduces in an order of its own: floats within the
+  /// summation bound.
+  size_t check() {
+    CheckOptions Mine;
+    Mine.OnlyRank = Me.Rank;
+    Mine.Reductions.RankOrdered = false;
+    Expected<CheckSummary> Sum = checkPlanResults(
+        P,
+        [&](int64_t, uint32_t T) -> llvm::ArrayRef<char> {
+          Expected<llvm::MutableArrayRef<char>> M = X->tensor(P.Tensors[T].Name);
+          if (!M) {
+            llvm::consumeError(M.takeError());
+            return {};
+          }
+          return *M;
+        },
+        Mine);
+    if (!Sum) {
+      ADD_FAILURE() << llvm::toString(Sum.takeError());
+      return 0;
+    }
+    EXPECT_FALSE(bool(X->health()));
+    return Sum->TensorsChecked;
+  }
+};
+
+/// Captures \p P on this rank, replays it for two steps and checks this
+/// rank's results; returns how many tensors it checked. \p AfterCapture,
+/// if any, runs once the executor has captured the plan.
+size_t replayAndCheckThisRank(const plan::Plan &P,
+                              llvm::function_ref<void()> AfterCapture = nullptr) {
+  RankReplay R(P, std::chrono::milliseconds(30000));
+  if (!R.X)
+    return 0;
+  Error E = R.X->capture();
+  if (!E && AfterCapture)
+    AfterCapture();
+  if (!E)
+    E = R.replay(2);
+  if (E) {
+    ADD_FAILURE() << llvm::toString(std::move(E));
+    return 0;
+  }
+  return R.check();
+}
+
+TEST(MpiExecutorTest, Gpt2DdpMatchesTheReferenceOnEveryRank) {
+  plan::Plan P = compileExample("gpt2_ddp");
+  ASSERT_EQ(P.World, worldSize());
+  EXPECT_GT(replayAndCheckThisRank(P), 100u);
 }
 
 /// An async all_reduce progresses while the rank that issued it computes:
@@ -583,6 +640,181 @@ TEST(MpiExecutorTest, FromFourRanksAMemberAloneInPlaceIsRefusedInsteadOfHanging)
   } else {
     EXPECT_EQ(F.Kind, ErrorKind::Timeout) << F.Text;
     EXPECT_LT(Took, 2 * Limit);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// Four all_reduces on the world: an f32 sum and avg that the mpi backend
+/// sets up once from three members, a bf16 sum (staged) and a 256 KiB max
+/// (the gate's size) that it does not.
+plan::Plan compileSmallSteps() {
+  std::string Text = "program @small_steps world(" + std::to_string(worldSize()) + R"() {
+  group @dp = world
+  %a = compute @layer_a : f32[1000]
+  %b = compute @layer_b(%a) : f32[77]
+  %c = compute @layer_c(%b) : bf16[300]
+  %d = compute @layer_d(%c) : f32[65536]
+  %ra = all_reduce sum %a in @dp
+  %rb = all_reduce avg %b in @dp
+  %rc = all_reduce sum %c in @dp
+  %rd = all_reduce max %d in @dp
+  compute @optimizer(%ra, %rb, %rc, %rd)
+}
+)";
+  Expected<plan::Plan> P = compileProgramText(Text, "", "small_steps.coll");
+  if (!P) {
+    ADD_FAILURE() << llvm::toString(P.takeError());
+    return {};
+  }
+  return std::move(*P);
+}
+
+/// Open MPI's persistent all_reduces (PersistentAllReduce.h), from 4
+/// members: run under mpirun -np 4 where this MPI has them.
+class MpiPersistentTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (worldSize() < 4)
+      GTEST_SKIP() << "needs 4 processes (mpi-executor-np4)";
+    if (!mpi::PersistentAllReduce::available())
+      GTEST_SKIP() << "this MPI has no persistent collectives";
+  }
+};
+
+/// From 4 members an all_reduce below the gate's size is set up once
+/// (Open MPI's persistent collective, PersistentAllReduce.h) and started at
+/// each launch: each start reads the buffers as they are then, avg
+/// divides, in place works. Two members, a staged input (bf16 sums widen
+/// on the host) and the gate's size are not set up. A rank that stays away
+/// is named within the timeout, and the broken group refuses the next
+/// launch with its first failure.
+TEST_F(MpiPersistentTest, APreparedAllReduceIsPersistentAndNamesWhoIsMissing) {
+  int Last = worldSize() - 1;
+  Expected<D::Communicator> C = D::join("persist4", size_t(worldSize()), size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  D::setTimeout(*C, std::chrono::milliseconds(30000));
+  D::StreamOwner S = D::createStream("test");
+  constexpr uint64_t Elems = 16 << 10; // 64 KiB of f32
+  std::vector<float> In(Elems), Out(Elems, 0.0f), Mean(Elems), Gated(64 << 10);
+  auto Src = D::resource(In.data(), In.size() * 4), Dst = D::resource(Out.data(), Out.size() * 4);
+  auto InPlace = D::resource(Mean.data(), Mean.size() * 4);
+  auto F32 = ElemType::F32;
+  auto ExpectNotSetUp = [](Expected<D::PreparedAllReduce> P) {
+    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    EXPECT_FALSE(*P);
+  };
+  ExpectNotSetUp(D::prepareAllReduce(*C, Src, Dst, {ElemType::BF16, 2 * Elems}, ReduceOp::Sum,
+                                     ElemType::BF16, 1.0));
+  auto Large = D::resource(Gated.data(), Gated.size() * 4);
+  ExpectNotSetUp(
+      D::prepareAllReduce(*C, Large, Large, {F32, Gated.size()}, ReduceOp::Sum, F32, 1.0));
+  Expected<D::Communicator> Pair = D::split(*C, worldRank() / 2, worldRank());
+  ASSERT_TRUE(bool(Pair)) << llvm::toString(Pair.takeError());
+  ExpectNotSetUp(D::prepareAllReduce(*Pair, Src, Dst, {F32, Elems}, ReduceOp::Sum, F32, 1.0));
+  uint64_t Before = mpi::PersistentAllReduce::live();
+  Expected<D::PreparedAllReduce> Sum =
+      D::prepareAllReduce(*C, Src, Dst, {F32, Elems}, ReduceOp::Sum, F32, 1.0);
+  ASSERT_TRUE(Sum && *Sum) << (Sum ? "not set up" : llvm::toString(Sum.takeError()));
+  Expected<D::PreparedAllReduce> Avg =
+      D::prepareAllReduce(*C, InPlace, InPlace, {F32, Elems}, ReduceOp::Avg, F32, 1.0);
+  ASSERT_TRUE(Avg && *Avg) << (Avg ? "not set up" : llvm::toString(Avg.takeError()));
+  EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2);
+  float N = float(worldSize()), RankSum = N * (N + 1) / 2;
+  for (int Step = 1; Step <= 3; ++Step) {
+    std::fill(In.begin(), In.end(), float(Step * (worldRank() + 1)));
+    std::fill(Mean.begin(), Mean.end(), float(Step * (worldRank() + 1)));
+    ASSERT_FALSE(bool(D::allReduce(*Sum, D::streamOf(S))));
+    ASSERT_FALSE(bool(D::allReduce(*Avg, D::streamOf(S))));
+    Error E = D::synchronize(D::streamOf(S));
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    for (uint64_t I : {uint64_t(0), Elems / 2, Elems - 1}) {
+      EXPECT_EQ(Out[I], float(Step) * RankSum) << "step " << Step << ", element " << I;
+      EXPECT_EQ(Mean[I], float(Step) * RankSum / N) << "step " << Step << ", element " << I;
+    }
+  }
+  D::setTimeout(*C, std::chrono::milliseconds(1500));
+  if (worldRank() != Last) {
+    Ended R;
+    auto Start = std::chrono::steady_clock::now();
+    ASSERT_FALSE(bool(D::allReduce(*Sum, D::streamOf(S))));
+    R.F = factsOf(D::synchronize(D::streamOf(S)));
+    R.Took = std::chrono::steady_clock::now() - Start;
+    EXPECT_EQ(R.F.Kind, ErrorKind::Timeout) << R.F.Text;
+    EXPECT_EQ(R.F.Peer, Last);
+    // The split was the group's #1 and #2 (its exchange, MPI_Comm_split);
+    // six launches followed.
+    EXPECT_NE(R.F.Text.find("all_reduce #9"), std::string::npos) << R.F.Text;
+    EXPECT_NE(R.F.Text.find("not arrived: rank " + std::to_string(Last) + " (at #8)"),
+              std::string::npos)
+        << R.F.Text;
+    EXPECT_LT(R.Took, std::chrono::milliseconds(6000));
+    test::ErrorFacts Again = factsOf(D::allReduce(*Avg, D::streamOf(S)));
+    EXPECT_EQ(Again.Kind, ErrorKind::Broken) << Again.Text;
+    EXPECT_EQ(Again.Peer, Last) << Again.Text;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// The executor sets a captured plan's small all_reduces up at capture, on
+/// every rank in plan order, beside the calls it does not set up on the
+/// same group (a staged bf16 sum, one of the gate's size), and every
+/// result matches the reference.
+TEST_F(MpiPersistentTest, ACapturedPlanSetsUpItsSmallAllReducesOnce) {
+  plan::Plan P = compileSmallSteps();
+  ASSERT_FALSE(P.Comms.empty());
+  uint64_t Before = mpi::PersistentAllReduce::live();
+  // Set up: the f32 sum and avg; not: the bf16 sum, the 256 KiB max.
+  size_t Checked =
+      replayAndCheckThisRank(P, [&] { EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2); });
+  EXPECT_EQ(Checked, 4u);
+  EXPECT_EQ(mpi::PersistentAllReduce::live(), Before) << "freed with the executor";
+}
+
+/// Setting calls up is collective, so on mpi every capture is: after every
+/// rank binds a tensor anew and captures again, the first capture's calls
+/// are freed, the new ones read the new memory, and every result matches
+/// the reference. A rank that captures again alone waits for the others and
+/// times out naming one, instead of taking libnbc tags they never take.
+TEST_F(MpiPersistentTest, CapturingAgainIsCollective) {
+  plan::Plan P = compileSmallSteps();
+  ASSERT_FALSE(P.Comms.empty());
+  uint64_t Before = mpi::PersistentAllReduce::live();
+  {
+    RankReplay R(P, std::chrono::milliseconds(30000));
+    ASSERT_TRUE(R.X);
+    Error E = R.X->capture();
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2);
+    E = R.replay(1);
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    for (const std::string &Name : std::vector<std::string>(R.Names))
+      R.bindNew(Name);
+    E = R.X->capture();
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    EXPECT_EQ(mpi::PersistentAllReduce::live(), Before + 2) << "the first capture's calls freed";
+    E = R.replay(2);
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    EXPECT_EQ(R.check(), 4u);
+  }
+  EXPECT_EQ(mpi::PersistentAllReduce::live(), Before);
+  MPI_Barrier(MPI_COMM_WORLD);
+  constexpr auto Limit = std::chrono::milliseconds(3000);
+  RankReplay R(P, Limit);
+  ASSERT_TRUE(R.X);
+  Error E = R.X->capture();
+  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  if (worldRank() == 0) {
+    R.bindNew(R.Names.front());
+    auto Start = std::chrono::steady_clock::now();
+    test::ErrorFacts F = factsOf(R.X->capture());
+    auto Took = std::chrono::steady_clock::now() - Start;
+    EXPECT_EQ(F.Kind, ErrorKind::Timeout) << F.Text;
+    EXPECT_GE(F.Peer, 1) << F.Text;
+    EXPECT_NE(F.Text.find("not arrived: rank"), std::string::npos) << F.Text;
+    EXPECT_LT(Took, 3 * Limit);
+    EXPECT_EQ(mpi::PersistentAllReduce::live(), Before) << "nothing set up alone";
+    test::ErrorFacts Replayed = factsOf(R.replay(1));
+    EXPECT_EQ(Replayed.Kind, ErrorKind::InvalidArgument) << "not captured: " << Replayed.Text;
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -57,12 +57,28 @@ public:
   /// f32 sum of \p Count elements of \p Src on every process into \p Dst
   /// (out of place), returning when this process's result is there.
   virtual llvm::Error allReduce(const float *Src, float *Dst, uint64_t Count) = 0;
-  /// Whether, at \p Bytes, the engine can also call the replay's own
-  /// algorithm directly on the same connections (sameAlgorithmAllReduce):
-  /// beside the replay, that shows what the replay itself costs where
-  /// replayAlgorithm() differs from the engine's.
-  virtual bool hasSameAlgorithm(uint64_t Bytes) const;
-  virtual llvm::Error sameAlgorithmAllReduce(const float *Src, float *Dst, uint64_t Count);
+  /// Another call of the engine's, timed beside the replay at some sizes,
+  /// each on a line of its own under the table.
+  struct OtherWay {
+    /// What the line judges.
+    enum class Question {
+      /// The time the replay adds to this way, which is the replay's own
+      /// algorithm called directly on the same connections (where
+      /// replayAlgorithm() differs from the engine's): the 8 B row's target.
+      ReplayCost,
+      /// Which of the two is faster, where this is a path the replay could
+      /// take and does not (the line is the measurement behind that choice).
+      Faster,
+    };
+    /// How the line names it.
+    std::string Name;
+    Question Asks;
+    /// The sizes (bytes) at which it is timed.
+    std::vector<uint64_t> Sizes;
+  };
+  virtual std::vector<OtherWay> otherWays() const;
+  /// Way \p Way of otherWays(), called as allReduce.
+  virtual llvm::Error otherAllReduce(size_t Way, const float *Src, float *Dst, uint64_t Count);
   /// Every process's \p Mine (the same length on each), in rank order.
   virtual llvm::Expected<std::vector<uint32_t>> allGatherWords(llvm::ArrayRef<uint32_t> Mine) = 0;
 };

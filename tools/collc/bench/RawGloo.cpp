@@ -81,12 +81,15 @@ public:
     return Error::success();
   }
 
-  bool hasSameAlgorithm(uint64_t Bytes) const override {
-    return Bytes < rt::gloo::smallAllReduceBytes(Context->size);
+  std::vector<OtherWay> otherWays() const override {
+    // Below the group's limit (always at 8 B) the replay takes doubling.
+    return {{"its own algorithm called directly on the same connections",
+             OtherWay::Question::ReplayCost,
+             {8}}};
   }
   /// The gloo backend's small all_reduce, called as the driver does, on
   /// the replay's Gloo context and a slot of its own.
-  Error sameAlgorithmAllReduce(const float *Src, float *Dst, uint64_t Count) override {
+  Error otherAllReduce(size_t, const float *Src, float *Dst, uint64_t Count) override {
     if (!Beside)
       return rt::makeError(rt::ErrorKind::InvalidArgument,
                            "raw doubling with no replay beside it (runBeside first)");
