@@ -188,6 +188,7 @@ public:
     Captured = false; // until every launch is resolved (and set up)
     Instrs.clear();
     Tickets.assign(P.Comms.size(), 0);
+    InPlaceOf.assign(P.Comms.size(), NoInPlace);
     llvm::Error Resolved = llvm::Error::success();
     if constexpr (requires { typename D::PreparedAllReduce; })
       // Nothing queued by an earlier replay may run between the ranks'
@@ -395,17 +396,31 @@ private:
     return llvm::Error::success();
   }
 
-  /// Every rank's capture count and whether it resolved (\p Resolved), so
-  /// that all set up or none: a rank that captures alone (after a bind the
-  /// others did not make) waits here until its timeout, naming who did not
-  /// come, instead of taking tags the others never take.
+  /// Every rank's capture count, whether it resolved (\p Resolved) and
+  /// which all_reduces it passes in place, so that all set up or none: a
+  /// rank that captures alone (after a bind the others did not make) waits
+  /// here until its timeout, naming who did not come, instead of taking
+  /// tags the others never take; and an all_reduce that some members pass
+  /// in place and others not (MPI asks it of all or none: their calls would
+  /// differ) is refused by every rank, naming two of them.
   llvm::Error agreeOnCapture(bool Resolved) {
     ++Captures;
-    auto All = D::allGatherWords(World, {Captures, Resolved ? 1u : 0u}, D::streamOf(Stream));
+    // Two words, then 2 bits a comm (InPlaceOf), 16 comms a word.
+    size_t Stride = 2 + (P.Comms.size() + 15) / 16;
+    std::vector<uint32_t> Mine(Stride, 0);
+    Mine[0] = Captures;
+    Mine[1] = Resolved ? 1u : 0u;
+    for (size_t K = 0; K != P.Comms.size() && Resolved; ++K)
+      Mine[2 + K / 16] |= uint32_t(InPlaceOf[K]) << (2 * (K % 16));
+    auto All = D::allGatherWords(World, Mine, D::streamOf(Stream));
     if (!All)
       return All.takeError();
+    auto InPlaceOfRank = [&](int64_t R, size_t K) {
+      return ((*All)[size_t(R) * Stride + 2 + K / 16] >> (2 * (K % 16))) & 3;
+    };
     for (int64_t R = 0; R != P.World; ++R) {
-      uint32_t TheirCaptures = (*All)[2 * size_t(R)], TheyResolved = (*All)[2 * size_t(R) + 1];
+      uint32_t TheirCaptures = (*All)[size_t(R) * Stride],
+               TheyResolved = (*All)[size_t(R) * Stride + 1];
       if (TheirCaptures != Captures)
         return makeError(ErrorKind::InvalidArgument,
                          llvm::formatv("rank {0}: this is its capture #{1} of @{2}, rank {3}'s "
@@ -417,6 +432,27 @@ private:
                          llvm::formatv("rank {0}: capture #{1} of @{2} failed on rank {3} (its "
                                        "own error says why), so no rank sets its calls up",
                                        Rank, Captures, P.Program, R));
+    }
+    for (size_t K = 0; K != P.Comms.size(); ++K) {
+      int64_t Seen = -1;
+      for (int64_t R = 0; R != P.World; ++R) {
+        if (InPlaceOfRank(R, K) == NoInPlace)
+          continue;
+        if (Seen < 0) {
+          Seen = R;
+          continue;
+        }
+        if (InPlaceOfRank(R, K) == InPlaceOfRank(Seen, K))
+          continue;
+        int64_t In = InPlaceOfRank(R, K) == InPlace ? R : Seen, Out = In == R ? Seen : R;
+        return makeError(ErrorKind::InvalidArgument,
+                         llvm::formatv("rank {0}: all_reduce comm #{1} of @{2}: rank {3} passes it "
+                                       "in place (its input and output are the same memory) and "
+                                       "rank {4} does not; {5} asks it of every member or none "
+                                       "(bind them alike on every rank)",
+                                       Rank, K, P.Program, In, Out, D::name()),
+                         Rank == In ? Out : In);
+      }
     }
     return llvm::Error::success();
   }
@@ -494,7 +530,11 @@ private:
       // A driver that can set the call up once does it at the end of
       // capture, every rank in plan order (mpi: Open MPI's persistent
       // collectives).
-      if constexpr (requires { typename D::PreparedAllReduce; })
+      if constexpr (requires { typename D::PreparedAllReduce; }) {
+        // Whether it passes MPI's in place, which the members must agree on
+        // (agreeOnCapture).
+        if (D::inPlaceMatters(Comm, T, Op))
+          InPlaceOf[I.Index] = Src.Data == Dst.Data ? InPlace : OutOfPlace;
         I.SetUp = [=]() -> llvm::Expected<llvm::unique_function<llvm::Error()>> {
           auto Prepared = D::prepareAllReduce(Comm, Src, Dst, E, Op, T, Scale);
           if (!Prepared)
@@ -503,6 +543,7 @@ private:
             return nullptr;
           return [=, Call = std::move(*Prepared)] { return D::allReduce(Call, S); };
         };
+      }
       return llvm::Error::success();
     }
     case plan::CommKind::ReduceScatter: {
@@ -651,6 +692,10 @@ private:
   bool DigestChecked = false;
   /// Captures so far (agreeOnCapture).
   uint32_t Captures = 0;
+  /// Per comm, whether this rank passes it in place, where the driver says
+  /// that must be alike on every member (agreeOnCapture).
+  enum : uint8_t { NoInPlace, InPlace, OutOfPlace };
+  std::vector<uint8_t> InPlaceOf;
   std::chrono::steady_clock::time_point Origin;
   std::vector<TraceEvent> Events;
 };

@@ -225,6 +225,10 @@ bool MpiDriver::setsUpAllReduce(size_t Ranks, uint64_t WireBytes, ElemType T, Re
          PersistentAllReduce::available();
 }
 
+bool MpiDriver::inPlaceMatters(const Communicator &C, ElemType T, ReduceOp Op) {
+  return C && C->size() > 2 && !stagesInput(T, Op);
+}
+
 Expected<MpiDriver::PreparedAllReduce>
 MpiDriver::prepareAllReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
                             Elems E, ReduceOp Op, ElemType T, double) {

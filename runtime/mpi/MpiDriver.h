@@ -116,6 +116,11 @@ struct MpiDriver : HostDriverBase {
   /// staged input), on facts every member shares, and where this MPI has
   /// persistent collectives.
   static bool setsUpAllReduce(size_t Ranks, uint64_t WireBytes, ElemType T, ReduceOp Op);
+  /// Whether MPI gets MPI_IN_PLACE for an all_reduce of \p T by \p Op on
+  /// \p C exactly when its input and output are the same memory, which MPI
+  /// asks of every member or none: more than two members (two exchange) and
+  /// no staged input (that is reduced in scratch on every member).
+  static bool inPlaceMatters(const Communicator &C, ElemType T, ReduceOp Op);
   /// Checks the call as allReduceScaled does and, where setsUpAllReduce,
   /// sets it up: a collective call the executor makes at capture, on every
   /// rank in plan order. Null otherwise (allReduceScaled serves).

@@ -644,6 +644,16 @@ TEST(MpiExecutorTest, FromFourRanksAMemberAloneInPlaceIsRefusedInsteadOfHanging)
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/// \p Text compiled (an empty plan, reported, where it does not compile).
+plan::Plan compileOrFail(const std::string &Text) {
+  Expected<plan::Plan> P = compileProgramText(Text, "", "test.coll");
+  if (!P) {
+    ADD_FAILURE() << llvm::toString(P.takeError());
+    return {};
+  }
+  return std::move(*P);
+}
+
 /// Four all_reduces on the world: an f32 sum and avg that the mpi backend
 /// sets up once from three members, a bf16 sum (staged) and a 256 KiB max
 /// (the gate's size) that it does not.
@@ -661,12 +671,7 @@ plan::Plan compileSmallSteps() {
   compute @optimizer(%ra, %rb, %rc, %rd)
 }
 )";
-  Expected<plan::Plan> P = compileProgramText(Text, "", "small_steps.coll");
-  if (!P) {
-    ADD_FAILURE() << llvm::toString(P.takeError());
-    return {};
-  }
-  return std::move(*P);
+  return compileOrFail(Text);
 }
 
 /// Open MPI's persistent all_reduces (PersistentAllReduce.h), from 4
@@ -816,6 +821,41 @@ TEST_F(MpiPersistentTest, CapturingAgainIsCollective) {
     test::ErrorFacts Replayed = factsOf(R.replay(1));
     EXPECT_EQ(Replayed.Kind, ErrorKind::InvalidArgument) << "not captured: " << Replayed.Text;
   }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// MPI asks in place of every member of an all_reduce or of none, and from
+/// 64 KiB at 4 members libnbc's schedule depends on it: rank 0 binds the
+/// output of a 64 KiB all_reduce to its input's memory, the others do not,
+/// and every rank's capture refuses, naming rank 0 and another (no rank
+/// sets anything up, none replays), instead of every member waiting for
+/// calls that cannot match.
+TEST_F(MpiPersistentTest, AMemberAloneInPlaceIsRefusedAtCapture) {
+  plan::Plan P = compileOrFail("program @alone world(" + std::to_string(worldSize()) + R"() {
+  group @dp = world
+  %a = compute @layer_a : f32[16384]
+  %ra = all_reduce sum %a in @dp
+  compute @optimizer(%ra)
+}
+)");
+  ASSERT_EQ(P.Comms.size(), 1u);
+  uint64_t Before = mpi::PersistentAllReduce::live();
+  RankReplay R(P, std::chrono::milliseconds(30000));
+  ASSERT_TRUE(R.X);
+  if (worldRank() == 0) {
+    Expected<llvm::MutableArrayRef<char>> In = R.X->tensor("a");
+    ASSERT_TRUE(bool(In)) << llvm::toString(In.takeError());
+    ASSERT_FALSE(bool(R.X->bind("ra", In->data(), In->size())));
+  }
+  test::ErrorFacts F = factsOf(R.X->capture());
+  EXPECT_EQ(F.Kind, ErrorKind::InvalidArgument) << F.Text;
+  EXPECT_NE(F.Text.find("all_reduce comm #0 of @alone: rank 0 passes it in place"),
+            std::string::npos)
+      << F.Text;
+  EXPECT_NE(F.Text.find("and rank 1 does not"), std::string::npos) << F.Text;
+  EXPECT_EQ(F.Peer, worldRank() == 0 ? 1 : 0);
+  EXPECT_EQ(mpi::PersistentAllReduce::live(), Before) << "nothing set up";
+  EXPECT_EQ(factsOf(R.replay(1)).Kind, ErrorKind::InvalidArgument) << "not captured";
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
