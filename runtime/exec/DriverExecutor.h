@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace collc::rt {
@@ -189,36 +190,12 @@ public:
     Instrs.clear();
     Tickets.assign(P.Comms.size(), 0);
     InPlaceOf.assign(P.Comms.size(), NoInPlace);
-    llvm::Error Resolved = llvm::Error::success();
-    if constexpr (requires { typename D::PreparedAllReduce; })
-      // Nothing queued by an earlier replay may run between the ranks'
-      // set-ups (its calls would take tags in another order on each rank),
-      // and a broken group must not stop one rank's set-ups half way.
-      Resolved = readyToSetUp();
-    if (!Resolved)
-      Resolved = resolveSteps();
     if constexpr (requires { typename D::PreparedAllReduce; }) {
-      // Setting a call up is collective (mpi: libnbc takes its tag from a
-      // counter every member must advance alike), so the ranks first agree
-      // that each resolved this capture, then set up in plan order.
-      bool Failed = bool(Resolved);
-      if (llvm::Error E = agreeOnCapture(!Failed))
-        return llvm::joinErrors(std::move(Resolved), std::move(E));
-      if (Failed)
-        return Resolved;
-      for (Instr &I : Instrs) {
-        if (!I.SetUp)
-          continue;
-        auto Issue = I.SetUp();
-        if (!Issue)
-          return detail::inContext(Issue.takeError(), where(I));
-        if (*Issue)
-          I.Issue = std::move(*Issue);
-        I.SetUp = nullptr;
-      }
+      if (llvm::Error E = resolveAndSetUp())
+        return E;
+    } else if (llvm::Error E = resolveSteps()) {
+      return E;
     }
-    if (Resolved)
-      return Resolved;
     Captured = true;
     return llvm::Error::success();
   }
@@ -379,6 +356,34 @@ private:
     return llvm::Error::success();
   }
 
+  /// resolveSteps for a driver that sets calls up. Setting a call up is
+  /// collective (mpi: libnbc takes its tag from a counter every member must
+  /// advance alike), so nothing queued by an earlier replay may run between
+  /// the ranks' set-ups, and a group broken on one rank must not stop its
+  /// set-ups half way: the ranks first agree that each is ready and
+  /// resolved this capture, then set up in plan order.
+  llvm::Error resolveAndSetUp() {
+    llvm::Error Resolved = readyToSetUp();
+    if (!Resolved)
+      Resolved = resolveSteps();
+    bool Failed = bool(Resolved);
+    if (llvm::Error E = agreeOnCapture(!Failed))
+      return llvm::joinErrors(std::move(Resolved), std::move(E));
+    if (Failed)
+      return Resolved;
+    for (Instr &I : Instrs) {
+      if (!I.SetUp)
+        continue;
+      auto Issue = I.SetUp();
+      if (!Issue)
+        return detail::inContext(Issue.takeError(), where(I));
+      if (*Issue)
+        I.Issue = std::move(*Issue);
+      I.SetUp = nullptr;
+    }
+    return llvm::Error::success();
+  }
+
   /// Every stream drained (an earlier replay's work done) and every group
   /// of this rank healthy.
   llvm::Error readyToSetUp() {
@@ -533,8 +538,8 @@ private:
       if constexpr (requires { typename D::PreparedAllReduce; }) {
         // Whether it passes MPI's in place, which the members must agree on
         // (agreeOnCapture).
-        if (D::inPlaceMatters(Comm, T, Op))
-          InPlaceOf[I.Index] = Src.Data == Dst.Data ? InPlace : OutOfPlace;
+        if (std::optional<bool> In = D::passesInPlace(Comm, Src, Dst, T, Op))
+          InPlaceOf[I.Index] = *In ? InPlace : OutOfPlace;
         I.SetUp = [=]() -> llvm::Expected<llvm::unique_function<llvm::Error()>> {
           auto Prepared = D::prepareAllReduce(Comm, Src, Dst, E, Op, T, Scale);
           if (!Prepared)

@@ -130,7 +130,6 @@ Error collective(MpiGroup &G, StringRef What, StartF Start, std::shared_ptr<void
 /// but in place, which MPI asks of all members or none: where one rank's
 /// buffers alias and another's do not, the gate on the board refuses the
 /// call, naming a member that went on without it (MpiGroup::testArrivals).
-constexpr uint64_t GatedFromBytes = 256 << 10;
 constexpr size_t GatedBelowRanks = 4;
 
 /// Whether an all_reduce of \p T by \p Op passes MPI's in place: the one
@@ -225,8 +224,11 @@ bool MpiDriver::setsUpAllReduce(size_t Ranks, uint64_t WireBytes, ElemType T, Re
          PersistentAllReduce::available();
 }
 
-bool MpiDriver::inPlaceMatters(const Communicator &C, ElemType T, ReduceOp Op) {
-  return C && C->size() > 2 && !stagesInput(T, Op);
+std::optional<bool> MpiDriver::passesInPlace(const Communicator &C, const Resource &Src,
+                                             const Resource &Dst, ElemType T, ReduceOp Op) {
+  if (!C || C->size() <= 2 || stagesInput(T, Op))
+    return std::nullopt;
+  return wireInPlace(T, Op, Src.Data, Dst.Data);
 }
 
 Expected<MpiDriver::PreparedAllReduce>
@@ -240,7 +242,7 @@ MpiDriver::prepareAllReduce(const Communicator &C, const Resource &Src, const Re
   const char *In = Src.Data;
   char *Out = Dst.Data;
   Expected<std::shared_ptr<PersistentAllReduce>> Call = PersistentAllReduce::create(
-      C, In == Out ? MPI_IN_PLACE : In, Out, E.Count, mpiReduction(W, Op));
+      C, wireInPlace(T, Op, In, Out) ? MPI_IN_PLACE : In, Out, E.Count, mpiReduction(W, Op));
   if (!Call)
     return Call.takeError();
   return std::make_shared<const PreparedCall>(PreparedCall{std::move(*Call), T, Op, Out, E.Count});

@@ -33,6 +33,7 @@
 #include "runtime/mpi/PersistentAllReduce.h"
 
 #include <memory>
+#include <optional>
 
 namespace collc::rt::mpi {
 
@@ -97,6 +98,9 @@ struct MpiDriver : HostDriverBase {
   /// here: MpiDriver.cpp).
   static bool gatesAllReduce(size_t Ranks, uint64_t WireBytes, bool InPlace, ElemType Wire,
                              ReduceOp Op);
+  /// The wire size from which an all_reduce of more than two members may
+  /// be gated (below it, never: MpiDriver.cpp says why).
+  static constexpr uint64_t GatedFromBytes = 256 << 10;
 
   // --- captured plans ----------------------------------------------------------
   /// An all_reduce set up once: Open MPI's persistent collective
@@ -116,11 +120,13 @@ struct MpiDriver : HostDriverBase {
   /// staged input), on facts every member shares, and where this MPI has
   /// persistent collectives.
   static bool setsUpAllReduce(size_t Ranks, uint64_t WireBytes, ElemType T, ReduceOp Op);
-  /// Whether MPI gets MPI_IN_PLACE for an all_reduce of \p T by \p Op on
-  /// \p C exactly when its input and output are the same memory, which MPI
-  /// asks of every member or none: more than two members (two exchange) and
-  /// no staged input (that is reduced in scratch on every member).
-  static bool inPlaceMatters(const Communicator &C, ElemType T, ReduceOp Op);
+  /// Whether an all_reduce of \p T by \p Op from \p Src into \p Dst on
+  /// \p C passes MPI_IN_PLACE, where that is this rank's own (its input and
+  /// output the same memory) and MPI asks it of every member or none: more
+  /// than two members (two exchange) and no staged input (that is reduced
+  /// in scratch on every member alike). None elsewhere.
+  static std::optional<bool> passesInPlace(const Communicator &C, const Resource &Src,
+                                           const Resource &Dst, ElemType T, ReduceOp Op);
   /// Checks the call as allReduceScaled does and, where setsUpAllReduce,
   /// sets it up: a collective call the executor makes at capture, on every
   /// rank in plan order. Null otherwise (allReduceScaled serves).

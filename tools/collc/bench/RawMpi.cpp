@@ -38,10 +38,12 @@ public:
 
   StringRef name() const override { return "MPI_Allreduce"; }
   std::string replayAlgorithm() const override {
-    return "between two processes, an exchange of its own over MPI_Isend/MPI_Irecv "
-           "(runtime/mpi/PairAllReduce.h); with more, below 262144 bytes Open MPI's persistent "
-           "all_reduce, set up at capture (runtime/mpi/PersistentAllReduce.h), from there MPI's "
-           "nonblocking or (behind a gate) blocking all_reduce (docs/runtime.md)";
+    return formatv("between two processes, an exchange of its own over MPI_Isend/MPI_Irecv "
+                   "(runtime/mpi/PairAllReduce.h); with more, below {0} bytes Open MPI's "
+                   "persistent all_reduce, set up at capture (runtime/mpi/PersistentAllReduce.h), "
+                   "from there MPI's nonblocking or (behind a gate) blocking all_reduce "
+                   "(docs/runtime.md)",
+                   rt::mpi::MpiDriver::GatedFromBytes);
   }
 
   Error allReduce(const float *Src, float *Dst, uint64_t Count) override {
