@@ -438,12 +438,14 @@ private:
                          llvm::formatv("rank {0}: this is its capture #{1} of @{2}, rank {3}'s "
                                        "#{4}: on the {5} backend every rank captures together "
                                        "(after a bind, every rank captures again)",
-                                       Rank, Captures, P.Program, R, TheirCaptures, D::name()));
+                                       Rank, Captures, P.Program, R, TheirCaptures, D::name()),
+                         R);
       if (!TheyResolved && R != Rank)
         return makeError(ErrorKind::InvalidArgument,
                          llvm::formatv("rank {0}: capture #{1} of @{2} failed on rank {3} (its "
                                        "own error says why), so no rank sets its calls up",
-                                       Rank, Captures, P.Program, R));
+                                       Rank, Captures, P.Program, R),
+                         R);
     }
     for (size_t K = 0; K != P.Comms.size(); ++K) {
       int64_t Seen = -1;

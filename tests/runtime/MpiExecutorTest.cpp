@@ -930,8 +930,10 @@ TEST(MpiExecutorTest, ARankThatCannotCaptureIsNamedByTheOthersAtOnce) {
   if (worldRank() == Last)
     EXPECT_NE(F.Text.find("1 tensor is not bound: %" + R.Names.front()), std::string::npos)
         << F.Text;
-  else
+  else {
     EXPECT_NE(F.Text.find("failed on rank " + std::to_string(Last)), std::string::npos) << F.Text;
+    EXPECT_EQ(F.Peer, Last);
+  }
   EXPECT_LT(Took, Limit);
   if (worldRank() == Last)
     R.bindNew(R.Names.front());
