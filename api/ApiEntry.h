@@ -22,6 +22,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <system_error>
 #include <type_traits>
 
 namespace collc::api {
@@ -32,6 +33,9 @@ template <class Body> collcResult_t entry(const char *Function, Body &&B) noexce
     return finish(Function, B());
   } catch (const std::bad_alloc &) {
     return fail(collcSystemError, llvm::Twine(Function) + ": out of memory");
+  } catch (const std::system_error &E) {
+    // The system refused a resource: a thread (its streams' workers), a lock.
+    return fail(collcSystemError, llvm::Twine(Function) + ": the system refused: " + E.what());
   } catch (...) {
     return fail(collcInternalError, llvm::Twine(Function) + ": internal error: an exception");
   }

@@ -179,19 +179,25 @@ public:
   std::vector<uint32_t> touchedTensors() const override { return Bindings.touched(); }
 
   llvm::Error capture() override {
-    if (llvm::Error E = Bindings.checkAllBound("capture"))
-      return E;
+    // Where capture sets calls up it is collective throughout: an unbound
+    // tensor fails this rank's capture only after the digests and the
+    // agreement, which tells the other ranks at once instead of leaving
+    // them to wait for this one. Elsewhere it fails here.
+    constexpr bool SetsUp = requires { typename D::PreparedAllReduce; };
+    llvm::Error Unbound = Bindings.checkAllBound("capture");
+    if (!SetsUp && Unbound)
+      return Unbound;
     if (Opts.DigestHandshake && !DigestChecked) {
       if (llvm::Error E = checkDigests())
-        return E;
+        return llvm::joinErrors(std::move(Unbound), std::move(E));
       DigestChecked = true;
     }
     Captured = false; // until every launch is resolved (and set up)
     Instrs.clear();
     Tickets.assign(P.Comms.size(), 0);
     InPlaceOf.assign(P.Comms.size(), NoInPlace);
-    if constexpr (requires { typename D::PreparedAllReduce; }) {
-      if (llvm::Error E = resolveAndSetUp())
+    if constexpr (SetsUp) {
+      if (llvm::Error E = resolveAndSetUp(std::move(Unbound)))
         return E;
     } else if (llvm::Error E = resolveSteps()) {
       return E;
@@ -361,9 +367,10 @@ private:
   /// advance alike), so nothing queued by an earlier replay may run between
   /// the ranks' set-ups, and a group broken on one rank must not stop its
   /// set-ups half way: the ranks first agree that each is ready and
-  /// resolved this capture, then set up in plan order.
-  llvm::Error resolveAndSetUp() {
-    llvm::Error Resolved = readyToSetUp();
+  /// resolved this capture, then set up in plan order. \p Before: why this
+  /// rank cannot capture, found before (the others are told it failed).
+  llvm::Error resolveAndSetUp(llvm::Error Before) {
+    llvm::Error Resolved = Before ? std::move(Before) : readyToSetUp();
     if (!Resolved)
       Resolved = resolveSteps();
     bool Failed = bool(Resolved);
@@ -431,12 +438,14 @@ private:
                          llvm::formatv("rank {0}: this is its capture #{1} of @{2}, rank {3}'s "
                                        "#{4}: on the {5} backend every rank captures together "
                                        "(after a bind, every rank captures again)",
-                                       Rank, Captures, P.Program, R, TheirCaptures, D::name()));
+                                       Rank, Captures, P.Program, R, TheirCaptures, D::name()),
+                         R);
       if (!TheyResolved && R != Rank)
         return makeError(ErrorKind::InvalidArgument,
                          llvm::formatv("rank {0}: capture #{1} of @{2} failed on rank {3} (its "
                                        "own error says why), so no rank sets its calls up",
-                                       Rank, Captures, P.Program, R));
+                                       Rank, Captures, P.Program, R),
+                         R);
     }
     for (size_t K = 0; K != P.Comms.size(); ++K) {
       int64_t Seen = -1;

@@ -19,16 +19,17 @@
 #include "ToolSupport.h"
 
 #include "compiler/Compile.h"
-#include "passes/analysis/CostModel.h"
 #include "compiler/dump/JSONWriter.h"
+#include "passes/analysis/CostModel.h"
+#include "passes/analysis/LinkFile.h"
+#include "runtime/local/LocalDriver.h"
+#include "tools/collc/OutputFile.h"
 #include "tools/collc/ProcessBackends.h"
 #include "tools/collc/ProcessLaunchFlags.h"
-#include "passes/analysis/LinkFile.h"
-#include "tools/collc/OutputFile.h"
 #include "tools/collc/bench/Calibrate.h"
+#include "tools/collc/bench/LocalBench.h"
 #include "tools/collc/bench/PredictionCheck.h"
 #include "tools/collc/bench/ProcessBench.h"
-#include "tools/collc/bench/LocalBench.h"
 #include "tools/collc/bench/ReplayPlans.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -253,11 +254,13 @@ int run_benchCommand() {
         << "--max-bytes '" << MaxBytes << "': " << toString(Max.takeError()) << '\n';
     return ExitUsage;
   }
-  if (*Max < 8 || Ranks < 1 || Budget <= 0 || ReplayOps < 1) {
+  // Ranks are threads: no more than the local backend holds (as collc run).
+  constexpr size_t MaxRanks = rt::local::LocalDriver::MaxRanks;
+  if (*Max < 8 || Ranks < 1 || size_t(Ranks) > MaxRanks || Budget <= 0 || ReplayOps < 1) {
     WithColor::error(errs(), "collc bench")
-        << formatv("expected --max-bytes >= 8 (got {0}), --ranks >= 1 (got {1}), "
+        << formatv("expected --max-bytes >= 8 (got {0}), --ranks in 1..{4} (got {1}), "
                    "--time-per-size > 0 (got {2}) and --replay-ops >= 1 (got {3})\n",
-                   *Max, int(Ranks), double(Budget), unsigned(ReplayOps));
+                   *Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks);
     return ExitUsage;
   }
   if (Calibrate || Validate.getNumOccurrences())

@@ -224,6 +224,12 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << "--steps must be at least 1\n";
     return ExitUsage;
   }
+  // 0 is the default's value: given, it is a mistake, not "the world".
+  if (Ranks.getNumOccurrences() && Ranks < 1) {
+    WithColor::error(errs(), "collc run")
+        << "--ranks " << Ranks << ": must be at least 1 (leave it out for the program's world)\n";
+    return ExitUsage;
+  }
   // One default for every wait of the runtime (runtime/exec/Timeout.h).
   Expected<std::chrono::milliseconds> Timeout =
       TimeoutMs.getNumOccurrences() ? rt::parseTimeoutMs(TimeoutMs, "--timeout-ms")
