@@ -20,10 +20,10 @@
 
 #include "compiler/Compile.h"
 #include "compiler/dump/JSONWriter.h"
+#include "compiler/plan/OutputFile.h"
 #include "passes/analysis/CostModel.h"
 #include "passes/analysis/LinkFile.h"
 #include "runtime/local/LocalDriver.h"
-#include "tools/collc/OutputFile.h"
 #include "tools/collc/ProcessBackends.h"
 #include "tools/collc/ProcessLaunchFlags.h"
 #include "tools/collc/bench/Calibrate.h"
@@ -211,7 +211,8 @@ static int runLinkCheck(uint64_t Max) {
     if (!Fitted)
       return reportError("bench", Fitted.takeError());
     if (Printer) {
-      Expected<std::unique_ptr<OutputFile>> File = OutputFile::create(LinkOut);
+      std::vector<StringRef> Read(CheckPrograms.begin(), CheckPrograms.end());
+      Expected<std::unique_ptr<OutputFile>> File = OutputFile::create(LinkOut, Read);
       if (!File)
         return reportError("bench", File.takeError());
       writeLinkFile(Fitted->Fit, Fitted->Overall, (*File)->os());

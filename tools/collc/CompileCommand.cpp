@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "OutputFile.h"
 #include "ToolSupport.h"
+#include "compiler/plan/OutputFile.h"
 
 #include "compiler/Compile.h"
 
@@ -125,9 +125,9 @@ int run_compileCommand() {
 
   InputOptions In = Flags.get();
   In.Parse.WorldSize = World;
-  // Written beside the target and renamed on success: the input is never
-  // truncated, and a failure leaves the old output as it was.
-  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output);
+  // Written beside the target and renamed on success: a failure leaves the
+  // old output as it was (and the input is not an output).
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output, {StringRef(In.Path)});
   if (!Out) {
     WithColor::error(errs(), "collc compile") << toString(Out.takeError()) << '\n';
     return ExitUserError;

@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "OutputFile.h"
 #include "ToolSupport.h"
+#include "compiler/plan/OutputFile.h"
 
 #include "compiler/dump/Dump.h"
 #include "runtime/nccl/NcclLowering.h"
@@ -103,9 +103,9 @@ int run_dumpCommand() {
   Expected<plan::Plan> P = loadOrCompilePlan(Input, Bucket);
   if (!P)
     return reportError("dump", P.takeError());
-  // Written beside the target and renamed on success: the input is never
-  // truncated, and a failure leaves the old output as it was.
-  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output);
+  // Written beside the target and renamed on success: a failure leaves the
+  // old output as it was (and the input is not an output).
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output, {StringRef(Input)});
   if (!Out) {
     WithColor::error(errs(), "collc dump") << toString(Out.takeError()) << '\n';
     return ExitUserError;

@@ -16,11 +16,11 @@
 
 #include "Commands.h"
 #include "LocalRun.h"
-#include "OutputFile.h"
 #include "ProcessBackends.h"
 #include "ProcessLaunchFlags.h"
 #include "ProcessRun.h"
 #include "ToolSupport.h"
+#include "compiler/plan/OutputFile.h"
 
 #include "compiler/Compile.h"
 #include "tools/collc/Shrink.h"
@@ -182,7 +182,7 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, raw_os
 /// from the step's first event.
 Error writeTrace(StringRef Path, const plan::Plan &P,
                  const std::vector<std::unique_ptr<rt::Executor>> &Execs, double StepUs) {
-  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Path);
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Path, {StringRef(Input)});
   if (!Out)
     return Out.takeError();
   JSONWriter J((*Out)->os(), 1);
