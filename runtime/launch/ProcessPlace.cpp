@@ -20,8 +20,10 @@ struct LauncherVariables {
   const char *Rank, *World, *LocalRank;
 };
 
-// Looked for in this order: mpirun and srun set their own variables even
-// when a torchrun-style RANK is also exported by a job script.
+// Looked for in this order. Two that are both set must agree (torchrun
+// under srun sets RANK per worker while SLURM_PROCID names the node's task;
+// a job script may export a stale RANK): taking either would run every
+// process as some other rank, so flags must say which.
 constexpr LauncherVariables Launchers[] = {
     {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
     {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
@@ -51,6 +53,7 @@ std::optional<std::string> processEnvironment(StringRef Name) {
 Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLookup Env) {
   ProcessPlace Place;
   bool Found = false;
+  const LauncherVariables *First = nullptr;
   for (const LauncherVariables &L : Launchers) {
     Expected<std::optional<int64_t>> Rank = readNumber(Env, L.Rank);
     if (!Rank)
@@ -68,12 +71,24 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
     Expected<std::optional<int64_t>> Local = readNumber(Env, L.LocalRank);
     if (!Local)
       return Local.takeError();
+    if (Found) {
+      // Flags that name both the rank and the world settle it.
+      if ((**Rank != Place.Rank || **World != Place.World) && !(Flags.Rank && Flags.World))
+        return createStringError(
+            inconvertibleErrorCode(),
+            formatv("the launchers' variables disagree: {0}={1} {2}={3} ({4}) but {5}={6} "
+                    "{7}={8} ({9}): give --rank and --world (and --local-rank) to say which this "
+                    "process is",
+                    First->Rank, Place.Rank, First->World, Place.World, First->Launcher, L.Rank,
+                    **Rank, L.World, **World, L.Launcher));
+      continue;
+    }
     Place.Rank = **Rank;
     Place.World = **World;
     Place.LocalRank = Local->value_or(0);
     Place.Source = L.Launcher;
+    First = &L;
     Found = true;
-    break;
   }
   if (Flags.Rank || Flags.World || Flags.LocalRank) {
     if (!Found && !(Flags.Rank && Flags.World))
