@@ -87,9 +87,14 @@ cl::SubCommand &runCommand() { return Cmd; }
 
 namespace {
 
-uint64_t defaultBudget() {
+/// This machine's memory, 0 when unknown.
+uint64_t physicalMemory() {
   long Pages = sysconf(_SC_PHYS_PAGES), PageSize = sysconf(_SC_PAGE_SIZE);
-  uint64_t Third = Pages > 0 && PageSize > 0 ? uint64_t(Pages) * uint64_t(PageSize) / 3 : 0;
+  return Pages > 0 && PageSize > 0 ? uint64_t(Pages) * uint64_t(PageSize) : 0;
+}
+
+uint64_t defaultBudget() {
+  uint64_t Third = physicalMemory() / 3;
   uint64_t Cap = 8ull << 30;
   return Third ? std::min(Third, Cap) : Cap;
 }
@@ -102,9 +107,18 @@ std::string sizeText(uint64_t Bytes) {
 
 /// The memory a run may use: --memory-budget, else 8 GiB or a third of RAM.
 Expected<uint64_t> memoryBudget() {
-  if (!Budget.empty())
-    return parseByteSize(Budget);
-  return defaultBudget();
+  if (Budget.empty())
+    return defaultBudget();
+  Expected<uint64_t> Given = parseByteSize(Budget);
+  if (!Given)
+    return Given.takeError();
+  // A budget the machine does not have would let a run allocate until the
+  // system refuses (an abort, not an error).
+  if (uint64_t Memory = physicalMemory(); Memory && *Given > Memory)
+    return createStringError(inconvertibleErrorCode(),
+                             "--memory-budget %s is more than this machine's memory (%s)",
+                             Budget.c_str(), sizeText(Memory).c_str());
+  return *Given;
 }
 
 /// What a run holds at once, by the rule both paths use: the executor's
@@ -164,6 +178,13 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, raw_os
   } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1) {
     return createStringError(inconvertibleErrorCode(),
                              "--shrink=%s: expected auto or a positive number", Shrink.c_str());
+  } else if (Need(Factor) > Limit) {
+    return createStringError(inconvertibleErrorCode(),
+                             "@%s needs %s with every dimension divided by %lld, more than the "
+                             "memory budget of %s: give a larger --shrink, --shrink auto, or "
+                             "raise --memory-budget",
+                             Prog.name().str().c_str(), sizeText(Need(Factor)).c_str(),
+                             (long long)Factor, sizeText(Limit).c_str());
   }
   if (Factor > 1) {
     uint64_t RealBytes = communicatedBytesPerRank(Prog);
