@@ -8,6 +8,8 @@
 
 #include "passes/analysis/LinkFile.h"
 
+#include "ir/InputFile.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -232,10 +234,9 @@ Expected<LinkClass> parseLinkFile(StringRef Text, StringRef Name) {
 }
 
 Expected<LinkClass> readLinkFile(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFile(Path);
+  Expected<std::unique_ptr<MemoryBuffer>> Buf = readInputFile(Path, "link file");
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read link file '%s': %s",
-                             Path.str().c_str(), Buf.getError().message().c_str());
+    return Buf.takeError();
   return parseLinkFile((*Buf)->getBuffer(), Path);
 }
 

@@ -3,9 +3,10 @@
 #include "ToolSupport.h"
 
 #include "compiler/Compile.h"
-#include "tools/collc/SourceChunks.h"
+#include "ir/InputFile.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "tools/collc/SourceChunks.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
@@ -144,10 +145,9 @@ PassManagerOptions PassFlags::get() const {
 }
 
 Expected<CommandInput> readCommandInput(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path);
+  Expected<std::unique_ptr<MemoryBuffer>> Buf = readInputFile(Path, "");
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read %s: %s", Path.str().c_str(),
-                             Buf.getError().message().c_str());
+    return Buf.takeError();
   return CommandInput{Path == "-" ? std::string("<stdin>") : Path.str(), std::move(*Buf)};
 }
 
