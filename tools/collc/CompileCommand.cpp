@@ -113,7 +113,8 @@ int run_compileCommand() {
     WithColor::error(errs(), "collc compile") << toString(std::move(E)) << '\n';
     return ExitUsage;
   }
-  if (World < 0 || World > MaxWorldSize) {
+  // 0 is the default's value: given, it is a mistake, not "the declared one".
+  if ((World.getNumOccurrences() && World < 1) || World < 0 || World > MaxWorldSize) {
     WithColor::error(errs(), "collc compile")
         << "--world=" << World << " is not in 1.." << MaxWorldSize << '\n';
     return ExitUsage;
