@@ -39,7 +39,6 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/WithColor.h"
 
-#include <cstdio>
 #include <map>
 #include <thread>
 
@@ -249,13 +248,6 @@ static int runLinkCheck(uint64_t Max) {
   return ExitOk;
 }
 
-/// \p V as printf's %g writes it (1e+308, not 309 digits).
-static std::string shortNumber(double V) {
-  char Text[32];
-  std::snprintf(Text, sizeof(Text), "%g", V);
-  return Text;
-}
-
 int run_benchCommand() {
   Expected<uint64_t> Max = parseByteSize(MaxBytes);
   if (!Max) {
@@ -265,15 +257,14 @@ int run_benchCommand() {
   }
   // Ranks are threads: no more than the local backend holds (as collc run).
   constexpr size_t MaxRanks = rt::local::LocalDriver::MaxRanks;
-  constexpr double MaxTimePerSize = 3600;
+  constexpr int MaxTimePerSize = 3600;
   // Not `Budget <= 0`: NaN passes that; infinity and 1e308 never end.
   bool BudgetOk = Budget > 0 && Budget <= MaxTimePerSize;
   if (*Max < 8 || Ranks < 1 || size_t(Ranks) > MaxRanks || !BudgetOk || ReplayOps < 1) {
     WithColor::error(errs(), "collc bench")
         << formatv("expected --max-bytes >= 8 (got {0}), --ranks in 1..{4} (got {1}), "
-                   "--time-per-size in (0, {5}] s (got {2}) and --replay-ops >= 1 (got {3})\n",
-                   *Max, int(Ranks), shortNumber(Budget), unsigned(ReplayOps), MaxRanks,
-                   shortNumber(MaxTimePerSize));
+                   "--time-per-size in (0, {5}] s (got {2:e2}) and --replay-ops >= 1 (got {3})\n",
+                   *Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks, MaxTimePerSize);
     return ExitUsage;
   }
   if (Calibrate || Validate.getNumOccurrences())
