@@ -110,6 +110,12 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
                              formatv("rank {0} of world {1} (from {2}): expected a rank in "
                                      "0..world-1 and a world of at least 1",
                                      Place.Rank, Place.World, Place.Source));
+  // A host runs at most the world's processes; the local rank picks a GPU.
+  if (Place.LocalRank >= Place.World)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("local rank {0} of world {1} (from {2}): expected a local "
+                                     "rank below the world",
+                                     Place.LocalRank, Place.World, Place.Source));
   return Place;
 }
 

@@ -108,6 +108,9 @@ TEST(ProcessPlace, RefusesWhatIsNotAPlace) {
   EXPECT_EQ(errorOf(placeIn({{"RANK", "2"}, {"WORLD_SIZE", "2"}})),
             "rank 2 of world 2 (from torchrun): expected a rank in 0..world-1 and a world of at "
             "least 1");
+  EXPECT_EQ(errorOf(placeIn({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "99999999999"}})),
+            "local rank 99999999999 of world 2 (from torchrun): expected a local rank below the "
+            "world");
   PlaceFlags OnlyRank;
   OnlyRank.Rank = 0;
   EXPECT_EQ(errorOf(placeIn({}, OnlyRank)),

@@ -267,6 +267,11 @@ int run_benchCommand() {
                    *Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks, MaxTimePerSize);
     return ExitUsage;
   }
+  if (Backend == "local")
+    if (Error E = Launch.refuseOnLocal()) {
+      WithColor::error(errs(), "collc bench") << toString(std::move(E)) << '\n';
+      return ExitUsage;
+    }
   if (Calibrate || Validate.getNumOccurrences())
     return runLinkCheck(*Max);
   if (Backend != "local") {

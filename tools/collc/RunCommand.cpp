@@ -279,6 +279,9 @@ int run_runCommand() {
       return ExitUsage;
     }
     Launched = std::move(*Resolved);
+  } else if (Error E = Launch.refuseOnLocal()) {
+    WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
+    return ExitUsage;
   }
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
