@@ -345,6 +345,12 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
                              "directory holds the keys of an earlier run (give each run a new "
                              "or empty directory; gloo: {3})",
                              Rank, Ranks, Id, Text));
+  // Nor is a key it cannot write a peer that did not come.
+  if (StringRef(Text).contains("File cannot be created"))
+    return makeError(ErrorKind::Backend,
+                     formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
+                             "directory cannot be written (gloo: {3})",
+                             Rank, Ranks, Id, Text));
   return makeError(F.Kind == ErrorKind::Backend ? ErrorKind::Timeout : F.Kind,
                    formatv("rank {0} of {1} could not join gloo group '{2}' within {3} ms (every "
                            "rank must join; gloo: {4})",
