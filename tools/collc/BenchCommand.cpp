@@ -267,6 +267,18 @@ int run_benchCommand() {
                    *Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks, MaxTimePerSize);
     return ExitUsage;
   }
+  // The link check's flags, given to a plain bench, would be ignored.
+  bool LinkCheck = Calibrate || Validate.getNumOccurrences();
+  for (const cl::Option *O : {(const cl::Option *)&LinkOut, (const cl::Option *)&LinkName})
+    if (O->getNumOccurrences() && !Calibrate) {
+      WithColor::error(errs(), "collc bench")
+          << (O->ArgStr.size() > 1 ? "--" : "-") << O->ArgStr << " applies to --calibrate\n";
+      return ExitUsage;
+    }
+  if (CheckPrograms.getNumOccurrences() && !LinkCheck) {
+    WithColor::error(errs(), "collc bench") << "--program applies to --calibrate and --validate\n";
+    return ExitUsage;
+  }
   if (Backend == "local")
     if (Error E = Launch.refuseOnLocal()) {
       WithColor::error(errs(), "collc bench") << toString(std::move(E)) << '\n';

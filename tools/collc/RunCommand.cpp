@@ -286,6 +286,10 @@ int run_runCommand() {
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
     return reportError("run", In.takeError());
+  if (Error E = refuseBucketForPlan(*In, Bucket)) {
+    WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
+    return ExitUsage;
+  }
   // Every process compiles the same program alike; only rank 0 speaks.
   const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;

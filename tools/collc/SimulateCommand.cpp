@@ -53,6 +53,10 @@ int run_simulateCommand() {
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
     return reportError("simulate", In.takeError());
+  if (Error E = refuseBucketForPlan(*In, Bucket)) {
+    WithColor::error(errs(), "collc simulate") << toString(std::move(E)) << '\n';
+    return ExitUsage;
+  }
   // auto chooses its buckets for the link simulated here.
   std::string Policy = Bucket == "auto" ? "auto:" + Link : Bucket;
   Expected<plan::Plan> P = loadOrCompilePlan(*In, Policy);

@@ -161,6 +161,15 @@ Expected<plan::Plan> loadOrCompilePlan(const CommandInput &In, StringRef BucketP
   return compileWithBucketPolicy(*P->Prog, Diags, BucketPolicy);
 }
 
+Error refuseBucketForPlan(const CommandInput &In, const cl::Option &Bucket) {
+  if (!In.isPlan() || !Bucket.getNumOccurrences())
+    return Error::success();
+  return createStringError(inconvertibleErrorCode(),
+                           "--%s applies to programs; the buckets of plan '%s' are fixed: give "
+                           "its program, or compile it with the policy",
+                           Bucket.ArgStr.str().c_str(), In.Name.c_str());
+}
+
 Expected<plan::Plan> loadOrCompilePlan(StringRef Path, StringRef BucketPolicy) {
   Expected<CommandInput> In = readCommandInput(Path);
   if (!In)
