@@ -23,8 +23,9 @@ using namespace llvm;
 namespace collc::tool {
 
 static cl::SubCommand Cmd("simulate", "Simulate one step of a plan with the cost model");
+// Optional only so that --list-links needs none; checked below.
 static cl::opt<std::string> Input(cl::Positional, cl::desc("<plan, or a .coll program>"),
-                                  cl::Required, cl::sub(Cmd));
+                                  cl::sub(Cmd));
 static cl::opt<std::string> Link("link",
                                  cl::desc("Link class: h100-nvlink, h200-nvlink, ib-ndr, pcie, "
                                           "local; or a link file (collc bench --calibrate)"),
@@ -42,6 +43,11 @@ int run_simulateCommand() {
       outs() << formatv("  {0,-12} alpha {1,5:f1} us, bus {2,6:f1} GB/s  {3}\n", L.Name, L.AlphaUs,
                         L.BusGBps, L.Description);
     return ExitOk;
+  }
+  if (Input.empty()) {
+    WithColor::error(errs(), "collc simulate")
+        << "expected a plan or a .coll program (or --list-links)\n";
+    return ExitUsage;
   }
   Expected<LinkClass> L = resolveLink(Link);
   if (!L) {
