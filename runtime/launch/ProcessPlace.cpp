@@ -4,6 +4,7 @@
 
 #include "runtime/exec/RuntimeError.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdlib>
@@ -20,15 +21,20 @@ struct LauncherVariables {
   const char *Rank, *World, *LocalRank;
 };
 
-// Looked for in this order. Two that are both set must agree (torchrun
-// under srun sets RANK per worker while SLURM_PROCID names the node's task;
-// a job script may export a stale RANK): taking either would run every
-// process as some other rank, so flags must say which.
-constexpr LauncherVariables Launchers[] = {
-    {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
-    {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
-    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
-};
+// Looked for in this order, the first found taken: mpirun and srun set
+// their own variables even when a job script also exports a torchrun-style
+// RANK, and mpirun's processes inside an sbatch job inherit the batch
+// script's SLURM_PROCID and SLURM_NTASKS.
+constexpr LauncherVariables Mpirun = {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                                      "OMPI_COMM_WORLD_LOCAL_RANK"},
+                            Srun = {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+                            Torchrun = {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"};
+constexpr LauncherVariables Launchers[] = {Mpirun, Srun, Torchrun};
+// But a torchrun worker (torchrun sets GROUP_RANK and LOCAL_WORLD_SIZE
+// beside RANK; a job script's RANK comes without them) is placed by
+// torchrun, whatever started torchrun: under srun or mpirun it inherits
+// their variables, which name torchrun's own task, not the worker.
+constexpr LauncherVariables TorchrunFirst[] = {Torchrun, Mpirun, Srun};
 
 /// The number in \p Name, or an error naming it and its value.
 Expected<std::optional<int64_t>> readNumber(EnvironmentLookup Env, const char *Name) {
@@ -53,8 +59,9 @@ std::optional<std::string> processEnvironment(StringRef Name) {
 Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLookup Env) {
   ProcessPlace Place;
   bool Found = false;
-  const LauncherVariables *First = nullptr;
-  for (const LauncherVariables &L : Launchers) {
+  bool TorchrunWorker = Env("GROUP_RANK") && Env("LOCAL_WORLD_SIZE") && Env("RANK");
+  for (const LauncherVariables &L :
+       TorchrunWorker ? llvm::ArrayRef(TorchrunFirst) : llvm::ArrayRef(Launchers)) {
     Expected<std::optional<int64_t>> Rank = readNumber(Env, L.Rank);
     if (!Rank)
       return Rank.takeError();
@@ -71,24 +78,12 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
     Expected<std::optional<int64_t>> Local = readNumber(Env, L.LocalRank);
     if (!Local)
       return Local.takeError();
-    if (Found) {
-      // Flags that name both the rank and the world settle it.
-      if ((**Rank != Place.Rank || **World != Place.World) && !(Flags.Rank && Flags.World))
-        return createStringError(
-            inconvertibleErrorCode(),
-            formatv("the launchers' variables disagree: {0}={1} {2}={3} ({4}) but {5}={6} "
-                    "{7}={8} ({9}): give --rank and --world (and --local-rank) to say which this "
-                    "process is",
-                    First->Rank, Place.Rank, First->World, Place.World, First->Launcher, L.Rank,
-                    **Rank, L.World, **World, L.Launcher));
-      continue;
-    }
     Place.Rank = **Rank;
     Place.World = **World;
     Place.LocalRank = Local->value_or(0);
     Place.Source = L.Launcher;
-    First = &L;
     Found = true;
+    break;
   }
   if (Flags.Rank || Flags.World || Flags.LocalRank) {
     if (!Found && !(Flags.Rank && Flags.World))

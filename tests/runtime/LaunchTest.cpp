@@ -49,38 +49,39 @@ TEST(ProcessPlace, ReadsEachLauncher) {
   EXPECT_EQ(Torch->Source, "torchrun");
 }
 
-/// Two launchers' variables that agree (a job script that exports RANK from
-/// SLURM_PROCID) name the first launcher; ones that disagree (torchrun's
-/// workers under srun, a stale RANK under mpirun) are refused, naming both,
-/// unless --rank and --world settle it: taking either would run every
-/// process as some other rank, silently.
-TEST(ProcessPlace, LaunchersMustAgreeOrFlagsSettleIt) {
-  llvm::Expected<ProcessPlace> P =
-      placeIn({{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}, {"RANK", "2"}, {"WORLD_SIZE", "4"}});
+TEST(ProcessPlace, MpirunWinsOverAJobScriptsRankAndTheBatchScriptsSlurmTask) {
+  llvm::Expected<ProcessPlace> P = placeIn({{"OMPI_COMM_WORLD_RANK", "2"},
+                                            {"OMPI_COMM_WORLD_SIZE", "4"},
+                                            {"RANK", "0"},
+                                            {"WORLD_SIZE", "1"},
+                                            {"SLURM_PROCID", "0"},
+                                            {"SLURM_NTASKS", "4"}});
   ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
   EXPECT_EQ(P->Rank, 2);
   EXPECT_EQ(P->World, 4);
-  EXPECT_EQ(P->Source, "srun");
-  llvm::StringMap<std::string> TorchrunUnderSrun = {{"SLURM_PROCID", "0"},  {"SLURM_NTASKS", "1"},
-                                                    {"SLURM_LOCALID", "0"}, {"RANK", "2"},
-                                                    {"WORLD_SIZE", "3"},    {"LOCAL_RANK", "2"}};
-  EXPECT_EQ(errorOf(placeIn(TorchrunUnderSrun)),
-            "the launchers' variables disagree: SLURM_PROCID=0 SLURM_NTASKS=1 (srun) but RANK=2 "
-            "WORLD_SIZE=3 (torchrun): give --rank and --world (and --local-rank) to say which "
-            "this process is");
-  EXPECT_NE(errorOf(placeIn({{"OMPI_COMM_WORLD_RANK", "2"},
-                             {"OMPI_COMM_WORLD_SIZE", "4"},
-                             {"RANK", "2"},
-                             {"WORLD_SIZE", "1"}})),
-            "no error");
-  PlaceFlags Both;
-  Both.Rank = 2;
-  Both.World = 3;
-  llvm::Expected<ProcessPlace> Settled = placeIn(TorchrunUnderSrun, Both);
-  ASSERT_TRUE(bool(Settled)) << llvm::toString(Settled.takeError());
-  EXPECT_EQ(Settled->Rank, 2);
-  EXPECT_EQ(Settled->World, 3);
-  EXPECT_EQ(Settled->Source, "flags");
+  EXPECT_EQ(P->Source, "mpirun");
+}
+
+/// A torchrun worker under srun inherits SLURM_PROCID/NTASKS of torchrun's
+/// own task (0 of 1 here, one task per node): torchrun's RANK, WORLD_SIZE
+/// and LOCAL_RANK place it. A RANK without torchrun's other variables (a
+/// job script's) does not win over srun.
+TEST(ProcessPlace, ATorchrunWorkerIsPlacedByTorchrunUnderSrun) {
+  llvm::StringMap<std::string> Worker = {{"SLURM_PROCID", "0"},  {"SLURM_NTASKS", "1"},
+                                         {"SLURM_LOCALID", "0"}, {"RANK", "2"},
+                                         {"WORLD_SIZE", "3"},    {"LOCAL_RANK", "2"},
+                                         {"GROUP_RANK", "0"},    {"LOCAL_WORLD_SIZE", "3"}};
+  llvm::Expected<ProcessPlace> P = placeIn(Worker);
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  EXPECT_EQ(P->Rank, 2);
+  EXPECT_EQ(P->World, 3);
+  EXPECT_EQ(P->LocalRank, 2);
+  EXPECT_EQ(P->Source, "torchrun");
+  Worker.erase("GROUP_RANK");
+  llvm::Expected<ProcessPlace> Script = placeIn(Worker);
+  ASSERT_TRUE(bool(Script)) << llvm::toString(Script.takeError());
+  EXPECT_EQ(Script->Rank, 0);
+  EXPECT_EQ(Script->Source, "srun");
 }
 
 TEST(ProcessPlace, FlagsOverrideTheEnvironment) {
