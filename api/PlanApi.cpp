@@ -163,8 +163,10 @@ collcResult_t collcPlanSave(collcPlan_t Plan, const char *Path) {
     if (Error E = checkPlan(A, Plan))
       return E;
     // As the tool writes its outputs (OutputFile.h): whole or not at all, a
-    // link followed, a device written in place.
-    Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Path);
+    // device or a link written in place. "-" is a file of that name (a
+    // library does not write to standard output).
+    Expected<std::unique_ptr<OutputFile>> Out =
+        OutputFile::create(Path, {}, /*DashIsStandardOutput=*/false);
     if (!Out)
       return makeApiError(collcSystemError, toString(Out.takeError()));
     plan::writePlan(*Plan->P, (*Out)->os());

@@ -38,7 +38,8 @@ Expected<std::unique_ptr<MemoryBuffer>> readInputFile(StringRef Path, StringRef 
     return std::move(*Buf);
   }
   // Standard input, a device, a pipe: read up to the limit, in chunks (a
-  // growing string would hold twice the limit before it could refuse).
+  // growing string would hold twice the limit before it could refuse; the
+  // chunks hold it once, and the final copy twice for a moment).
   int FD = 0;
   if (Path != "-")
     if (std::error_code EC = sys::fs::openFileForRead(Path, FD))
@@ -50,7 +51,7 @@ Expected<std::unique_ptr<MemoryBuffer>> readInputFile(StringRef Path, StringRef 
   Error Failed = Error::success();
   while (true) {
     if (InLast == ChunkBytes) {
-      Chunks.push_back(std::make_unique<char[]>(ChunkBytes));
+      Chunks.push_back(std::unique_ptr<char[]>(new char[ChunkBytes])); // not zeroed
       InLast = 0;
     }
     Expected<size_t> Got = sys::fs::readNativeFile(

@@ -6,46 +6,19 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
-#include <climits>
-#include <unistd.h>
-
 using namespace llvm;
 
 namespace collc {
-
-/// The file that \p Path names through any links, whether it exists yet or
-/// not (a dangling link's target is created, the link kept).
-static std::string followLinks(StringRef Path) {
-  std::string P = Path.str();
-  for (int Hops = 0; Hops != 40; ++Hops) { // as the kernel's limit on a lookup
-    sys::fs::file_status Status;
-    if (sys::fs::status(P, Status, /*Follow=*/false) ||
-        Status.type() != sys::fs::file_type::symlink_file)
-      return P;
-    char To[PATH_MAX];
-    ssize_t N = ::readlink(P.c_str(), To, sizeof(To));
-    if (N <= 0 || size_t(N) == sizeof(To))
-      return P;
-    SmallString<256> Next(StringRef(To, size_t(N)));
-    if (sys::path::is_relative(Next)) {
-      SmallString<256> Dir(sys::path::parent_path(P));
-      sys::path::append(Dir, Next);
-      Next = Dir;
-    }
-    P = Next.str().str();
-  }
-  return P;
-}
 
 static Error cannotWrite(StringRef Path, const Twine &Why) {
   return createStringError(inconvertibleErrorCode(), "cannot write '%s': %s", Path.str().c_str(),
                            Why.str().c_str());
 }
 
-Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path,
-                                                         ArrayRef<StringRef> Inputs) {
+Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRef<StringRef> Inputs,
+                                                         bool DashIsStandardOutput) {
   std::unique_ptr<OutputFile> F(new OutputFile(Path.str()));
-  if (Path == "-")
+  if (Path == "-" && DashIsStandardOutput)
     return F;
   for (StringRef In : Inputs) {
     bool Same = false;
@@ -54,25 +27,26 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path,
                                        "replace it): write the output to another file",
                                        In));
   }
-  // Through links: the file they name is replaced, the links stay.
-  F->Target = followLinks(Path);
-  sys::fs::file_status Status;
-  if (!sys::fs::status(F->Target, Status)) {
-    sys::fs::file_type Type = Status.type();
-    if (Type == sys::fs::file_type::directory_file)
-      return cannotWrite(Path, "it is a directory");
-    if (Type != sys::fs::file_type::regular_file) {
-      // A device, a pipe, a socket: nothing to keep whole, and a rename
-      // would put a file where /dev/null was.
-      std::error_code EC;
-      F->OS = std::make_unique<raw_fd_ostream>(F->Target, EC, sys::fs::OF_None);
-      if (EC)
-        return cannotWrite(Path, EC.message());
-      return F;
-    }
+  sys::fs::file_status Link, Target;
+  bool IsLink = !sys::fs::status(Path, Link, /*Follow=*/false) &&
+                Link.type() == sys::fs::file_type::symlink_file;
+  bool Exists = !sys::fs::status(Path, Target);
+  if (Exists && Target.type() == sys::fs::file_type::directory_file)
+    return cannotWrite(Path, "it is a directory");
+  if (IsLink || (Exists && Target.type() != sys::fs::file_type::regular_file)) {
+    // Written in place, as a shell's `>` would: a device, a pipe or a
+    // socket has nothing to keep whole (and a rename would put a file where
+    // /dev/null was); a link is opened by the kernel, which follows it with
+    // its protections (a link planted in /tmp by another user is refused)
+    // and its loop limit, where renaming over the file it names would not.
+    std::error_code EC;
+    F->OS = std::make_unique<raw_fd_ostream>(Path, EC, sys::fs::OF_None);
+    if (EC)
+      return cannotWrite(Path, EC.message());
+    return F;
   }
   // Beside the target, so that the rename stays within one file system.
-  Expected<sys::fs::TempFile> T = sys::fs::TempFile::create(F->Target + ".tmp-%%%%%%%%");
+  Expected<sys::fs::TempFile> T = sys::fs::TempFile::create(Path + ".tmp-%%%%%%%%");
   if (!T)
     return cannotWrite(Path, toString(T.takeError()));
   F->Temp.emplace(std::move(*T));
@@ -81,6 +55,12 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path,
 }
 
 OutputFile::~OutputFile() {
+  if (OS) {
+    // Not committed (a failed command): what is buffered goes out, and an
+    // error writing it is dropped here rather than aborting the process.
+    OS->flush();
+    OS->clear_error();
+  }
   OS.reset();
   if (Temp)
     consumeError(Temp->discard());
@@ -105,7 +85,7 @@ Error OutputFile::commit() {
     return cannotWrite(Path, EC.message());
   if (!Temp) // written in place
     return Error::success();
-  Error E = Temp->keep(Target);
+  Error E = Temp->keep(Path);
   Temp.reset();
   if (E)
     return cannotWrite(Path, toString(std::move(E)));

@@ -2,12 +2,12 @@
 //
 // Every file a collc command (and collcPlanSave) writes goes to a temporary
 // file beside its target and is renamed over it only when the command
-// succeeded: a failed command leaves the old file as it was. A link is followed (the file it
-// names is replaced, the link stays); a device, a pipe or a socket
-// (`-o /dev/null`) is written in place, as a shell's `>` would, never
-// replaced by a file. An output that is one of the command's inputs
-// (`collc compile k.coll -o k.coll`) is refused: it would replace what the
-// user wrote. `-` is standard output.
+// succeeded: a failed command leaves the old file as it was. A device, a
+// pipe or a socket (`-o /dev/null`, `/dev/stdout`) and a link are written in
+// place, as a shell's `>` would: never replaced by a file, and a link
+// followed by the kernel, with its protections. An output that is one of
+// the command's inputs (`collc compile k.coll -o k.coll`) is refused: it
+// would replace what the user wrote. `-` is standard output (for the tool).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_COMPILER_PLAN_OUTPUTFILE_H
@@ -27,12 +27,13 @@ namespace collc {
 
 class OutputFile {
 public:
-  /// Opens a temporary file beside \p Path (or stdout for "-"; \p Path
-  /// itself where it is not a regular file). \p Inputs: the files the
-  /// command reads, which \p Path must not be. An error names the path and
-  /// why it cannot be written.
+  /// Opens a temporary file beside \p Path (or stdout for "-" where
+  /// \p DashIsStandardOutput; \p Path itself where it is a link or not a
+  /// regular file). \p Inputs: the files the command reads, which \p Path
+  /// must not be. An error names the path and why it cannot be written.
   static llvm::Expected<std::unique_ptr<OutputFile>>
-  create(llvm::StringRef Path, llvm::ArrayRef<llvm::StringRef> Inputs = {});
+  create(llvm::StringRef Path, llvm::ArrayRef<llvm::StringRef> Inputs = {},
+         bool DashIsStandardOutput = true);
   /// Removes the temporary file unless commit() succeeded.
   ~OutputFile();
 
@@ -44,8 +45,6 @@ public:
 private:
   explicit OutputFile(std::string Path) : Path(std::move(Path)) {}
   std::string Path;
-  /// Where the temporary file goes: Path, or the file a link at Path names.
-  std::string Target;
   std::optional<llvm::sys::fs::TempFile> Temp;
   std::unique_ptr<llvm::raw_fd_ostream> OS;
 };

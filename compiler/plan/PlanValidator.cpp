@@ -635,9 +635,15 @@ Error Validator::steps() {
     // steps; the second finds it complete.
     if (S.Kind == StepKind::Wait && St == NotLaunched)
       return fail(Entity, "waits for its comm before it is launched");
-    if (S.Kind == StepKind::Launch)
-      if (Error E = ReadsAll(Entity, "its comm", P.Comms[S.Index].Inputs))
+    if (S.Kind == StepKind::Launch) {
+      const Comm &C = P.Comms[S.Index];
+      if (Error E = ReadsAll(Entity, "its comm", C.Inputs))
         return E;
+      // An all_to_all_v reads its split sizes from its counts tensor.
+      if (C.Counts >= 0)
+        if (Error E = ReadsAll(Entity, "its comm", {uint32_t(C.Counts)}))
+          return E;
+    }
     if (S.Kind == StepKind::Wait)
       for (uint32_t T : P.Comms[S.Index].Outputs)
         Produced[T] = 1;

@@ -295,6 +295,16 @@ TEST(PlanValidator, Steps) {
         std::rotate(W, W + 1, P.Steps.end());
       },
       "compute @use reads %ra before it is produced (by comm ");
+  // An all_to_all_v reads its counts tensor at its launch.
+  expectRefused(
+      [](plan::Plan &P) {
+        auto Counts = llvm::find_if(P.Steps, [&](const plan::Step &S) {
+          return S.Kind == plan::StepKind::Compute && P.Computes[S.Index].Name == "counts";
+        });
+        ASSERT_NE(Counts, P.Steps.end());
+        std::rotate(Counts, Counts + 1, P.Steps.end());
+      },
+      "its comm reads %c before it is produced (by compute ");
 }
 
 /// Two inputs (or two outputs) of one comm may not share bytes of its bucket

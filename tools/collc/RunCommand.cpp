@@ -128,11 +128,12 @@ uint64_t runBytes(uint64_t CommunicatedOnAllRanks) {
   return SaturatingMultiply<uint64_t>(3, CommunicatedOnAllRanks);
 }
 
-/// The bytes of the tensors a plan's comms touch, summed over its ranks.
-uint64_t communicatedBytes(const plan::Plan &P) {
+/// The bytes of the tensors a plan's comms touch, summed over its ranks, or
+/// on rank \p Only (a process backend's process holds its own rank only).
+uint64_t communicatedBytes(const plan::Plan &P, std::optional<int64_t> Only = std::nullopt) {
   uint64_t Sum = 0;
   std::vector<int64_t> SeenOn(P.Tensors.size(), -1);
-  for (int64_t R = 0; R != P.World; ++R)
+  for (int64_t R = Only.value_or(0); R != (Only ? *Only + 1 : P.World); ++R)
     for (const plan::Comm &C : P.Comms) {
       if (!C.Ranks.contains(R))
         continue;
@@ -147,8 +148,10 @@ uint64_t communicatedBytes(const plan::Plan &P) {
 }
 
 /// Compiles the program for \p World ranks (0: its own world), shrunk to
-/// fit in memory when asked to.
-Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, raw_ostream &Log) {
+/// fit in memory when asked to: the memory of all its ranks, or of one
+/// (\p OneRankHere: a process backend's process).
+Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool OneRankHere,
+                                   raw_ostream &Log) {
   ParseOptions PO;
   PO.WorldSize = World;
   Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
@@ -162,7 +165,7 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, raw_os
   int64_t Factor = 1;
   auto Need = [&](int64_t F) {
     return runBytes(SaturatingMultiply<uint64_t>(communicatedBytesPerRank(Prog, F),
-                                                 uint64_t(Prog.worldSize())));
+                                                 OneRankHere ? 1 : uint64_t(Prog.worldSize())));
   };
   if (Shrink == "auto") {
     constexpr int64_t MaxFactor = 1 << 20;
@@ -294,8 +297,9 @@ int run_runCommand() {
   const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;
   raw_ostream &CompileLog = Place && Place->Rank != 0 ? nulls() : outs();
-  Expected<plan::Plan> Loaded = In->isPlan() ? plan::readPlan(In->text(), In->Name)
-                                             : compileForRun(*In, CompileWorld, CompileLog);
+  Expected<plan::Plan> Loaded = In->isPlan()
+                                    ? plan::readPlan(In->text(), In->Name)
+                                    : compileForRun(*In, CompileWorld, Processes, CompileLog);
   if (!Loaded)
     return reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
@@ -313,7 +317,10 @@ int run_runCommand() {
     Expected<uint64_t> Limit = memoryBudget();
     if (!Limit)
       return reportError("run", Limit.takeError());
-    uint64_t Need = runBytes(communicatedBytes(P));
+    std::optional<int64_t> Here;
+    if (Place)
+      Here = Place->Rank;
+    uint64_t Need = runBytes(communicatedBytes(P, Here));
     if (Shrink.getNumOccurrences() && Shrink != "1") {
       WithColor::error(errs(), "collc run")
           << "--shrink applies to programs; a plan's sizes are fixed: run the program, or "
@@ -322,10 +329,13 @@ int run_runCommand() {
     }
     if (Need > *Limit) {
       WithColor::error(errs(), "collc run")
-          << formatv("plan @{0} needs about {1} on {2} ranks, more than the memory budget "
+          << formatv("plan @{0} needs about {1} {2}, more than the memory budget "
                      "of {3}: run the program instead (it shrinks to fit), or raise "
                      "--memory-budget\n",
-                     P.Program, sizeText(Need), P.World, sizeText(*Limit));
+                     P.Program, sizeText(Need),
+                     Here ? formatv("for rank {0} in this process", *Here).str()
+                          : formatv("on {0} ranks", P.World).str(),
+                     sizeText(*Limit));
       return ExitUserError;
     }
   }
