@@ -14,6 +14,7 @@
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/GroupJoin.h"
 #include "runtime/exec/SplitSizes.h"
 #include "runtime/exec/StepWalk.h"
 #include "runtime/exec/TensorBindings.h"
@@ -306,13 +307,7 @@ private:
   }
 
   llvm::Expected<typename D::Communicator> join(const std::string &Name, size_t Size, size_t R) {
-    auto Id = D::groupId({Name});
-    if (!Id)
-      return Id.takeError();
-    auto C = D::join(*Id, Size, R);
-    if (C)
-      D::setTimeout(*C, Opts.Timeout);
-    return C;
+    return joinGroup<D>(Name, Size, R, Opts.Timeout);
   }
 
   std::string where(const Instr &I) const {
