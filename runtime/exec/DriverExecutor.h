@@ -264,7 +264,17 @@ public:
     return D::synchronize(D::streamOf(Stream));
   }
 
-  llvm::Error health() const override { return D::health(World); }
+  /// The world's health and every group's of this rank: a step that broke
+  /// a group (its peer lost) is reported by the next health check too.
+  llvm::Error health() const override {
+    if (llvm::Error E = D::health(World))
+      return E;
+    for (const typename D::Communicator &C : GroupComms)
+      if (C)
+        if (llvm::Error E = D::health(C))
+          return E;
+    return llvm::Error::success();
+  }
   llvm::Expected<std::vector<uint32_t>> allGatherWords(llvm::ArrayRef<uint32_t> Mine) override {
     return D::allGatherWords(World, Mine, D::streamOf(Stream));
   }
@@ -394,13 +404,7 @@ private:
         return E;
     if (llvm::Error E = D::synchronize(D::streamOf(Stream)))
       return E;
-    if (llvm::Error E = D::health(World))
-      return E;
-    for (const typename D::Communicator &C : GroupComms)
-      if (C)
-        if (llvm::Error E = D::health(C))
-          return E;
-    return llvm::Error::success();
+    return health();
   }
 
   /// Every rank's capture count, whether it resolved (\p Resolved) and
