@@ -133,12 +133,21 @@ int run_compileCommand() {
     WithColor::error(errs(), "collc compile") << toString(Out.takeError()) << '\n';
     return ExitUserError;
   }
+  unsigned Written = 0;
   int Exit = forEachProgram(In, [&](Program &P, DiagnosticEngine &Diags) -> Error {
     Expected<plan::Plan> Plan = compileProgram(P, Opts, Diags, errs());
     if (!Plan)
       return Plan.takeError();
     if (In.VerifyDiagnostics)
       return Error::success();
+    // A plan file holds one plan: several go to standard output only (each
+    // is read on its own there, as the tests do).
+    if (++Written > 1 && Output != "-")
+      return createStringError(inconvertibleErrorCode(),
+                               "@%s is the input's program #%u: a plan file holds one plan, so "
+                               "-o %s takes one program (give each its own file, or write to "
+                               "standard output)",
+                               P.name().str().c_str(), Written, Output.c_str());
     std::string Digest = writePlan(*Plan, (*Out)->os());
     if (Instrument.Stats)
       errs() << "compiled @" << P.name() << ": " << Plan->Comms.size() << " comms, "
