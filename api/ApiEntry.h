@@ -65,7 +65,7 @@ public:
     // in scope and warns that `S->size <` may open a template argument list
     // (-Wmissing-template-keyword).
     size_t Size = S->size;
-    if (Size < FirstVersionSize<T> || Size > (size_t(1) << 16))
+    if (!endsAVersion<T>(Size) || Size > (size_t(1) << 16))
       set(collcInvalidArgument,
           llvm::formatv("{0}->size is {1}: expected sizeof the struct ({2}, or {3} in version "
                         "1; initialize it with its Init call)",

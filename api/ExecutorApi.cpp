@@ -18,6 +18,8 @@
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/process/ProcessBackends.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -84,9 +86,25 @@ Error checkNoStepPending(collcExecutor_t Exec, StringRef Call) {
                                                  Exec->Steps->pending(), Call));
 }
 
+/// A call of \p Exec that changes, waits for or destroys it, made from the
+/// compute callback of its own step, is refused.
+Error checkNotInItsStep(collcExecutor_t Exec, StringRef Call) {
+  if (Exec->StepThread.load() != std::this_thread::get_id())
+    return Error::success();
+  return makeApiError(collcInvalidUsage,
+                      formatv("{0} from the compute callback of exec's own step: expected it "
+                              "after the step (collcExecutorReplay returned, or "
+                              "collcExecutorSynchronize with asyncReplay)",
+                              Call));
+}
+
 /// One step of host executor \p X, \p Compute (or none) at each compute;
-/// \p Q (asyncReplay) hears where the step is, for a timeout's text.
-Error replayStep(rt::Executor &X, collcComputeFn Compute, void *User, StepQueue *Q) {
+/// \p Q (asyncReplay) hears where the step is, for a timeout's text;
+/// \p StepThread names the thread that runs it meanwhile.
+Error replayStep(rt::Executor &X, collcComputeFn Compute, void *User, StepQueue *Q,
+                 std::atomic<std::thread::id> &StepThread) {
+  StepThread.store(std::this_thread::get_id());
+  auto Clear = make_scope_exit([&] { StepThread.store(std::thread::id()); });
   Error E = X.replay([&](const plan::Compute &C, uint32_t Index) -> Error {
     if (Q)
       Q->at(formatv("in compute @{0} (#{1})", C.Name, Index).str());
@@ -213,6 +231,8 @@ collcResult_t collcExecutorBind(collcExecutor_t Exec, const char *Name, void *Da
     A.notNull(Name, "name", "a tensor name").notNull(Data, "data", "host memory to bind");
     if (Error E = checkExec(A, Exec))
       return E;
+    if (Error E = checkNotInItsStep(Exec, "collcExecutorBind"))
+      return E;
     if (!Exec->Exec)
       return wrongMemory(Exec, "collcExecutorBind");
     if (Error E = checkNoStepPending(Exec, "collcExecutorBind"))
@@ -229,6 +249,8 @@ collcResult_t collcExecutorBindDevice(collcExecutor_t Exec, const char *Name, vo
     A.notNull(Name, "name", "a tensor name").notNull(DevicePtr, "devicePtr", "device memory");
     if (Error E = checkExec(A, Exec))
       return E;
+    if (Error E = checkNotInItsStep(Exec, "collcExecutorBindDevice"))
+      return E;
     if (!Exec->Device)
       return wrongMemory(Exec, "collcExecutorBindDevice");
     Exec->Captured = false;
@@ -243,6 +265,8 @@ collcResult_t collcExecutorSetStream(collcExecutor_t Exec, void *CudaStream) {
               "the cudaStream_t the caller computes on (the default stream is ambiguous: "
               "pass cudaStreamLegacy or cudaStreamPerThread)");
     if (Error E = checkExec(A, Exec))
+      return E;
+    if (Error E = checkNotInItsStep(Exec, "collcExecutorSetStream"))
       return E;
     if (!Exec->Device)
       return wrongMemory(Exec, "collcExecutorSetStream");
@@ -299,6 +323,8 @@ collcResult_t collcExecutorCapture(collcExecutor_t Exec) {
     Args A;
     if (Error E = checkExec(A, Exec))
       return E;
+    if (Error E = checkNotInItsStep(Exec, "collcExecutorCapture"))
+      return E;
     if (Exec->Device && !Exec->HasStream)
       return makeApiError(collcInvalidUsage,
                           "exec runs on the nccl backend and has no stream: expected "
@@ -318,6 +344,8 @@ collcResult_t collcExecutorReplay(collcExecutor_t Exec, collcComputeFn Compute, 
     Args A;
     if (Error E = checkExec(A, Exec))
       return E;
+    if (Error E = checkNotInItsStep(Exec, "collcExecutorReplay"))
+      return E;
     if (!Exec->Captured)
       return makeApiError(collcInvalidUsage,
                           "exec is not captured since its last bind: expected "
@@ -332,10 +360,12 @@ collcResult_t collcExecutorReplay(collcExecutor_t Exec, collcComputeFn Compute, 
       return Exec->Device->replay();
     }
     if (!Exec->Steps)
-      return replayStep(*Exec->Exec, Compute, User, nullptr);
+      return replayStep(*Exec->Exec, Compute, User, nullptr, Exec->StepThread);
     rt::Executor *X = Exec->Exec.get();
     StepQueue *Q = Exec->Steps.get();
-    return Q->push([X, Compute, User, Q] { return replayStep(*X, Compute, User, Q); });
+    std::atomic<std::thread::id> *Thread = &Exec->StepThread;
+    return Q->push(
+        [X, Compute, User, Q, Thread] { return replayStep(*X, Compute, User, Q, *Thread); });
   });
 }
 
@@ -344,6 +374,8 @@ collcResult_t collcExecutorSynchronize(collcExecutor_t Exec, int64_t TimeoutMs) 
     Args A;
     A.inRange(TimeoutMs, "timeoutMs", 0, 86400000);
     if (Error E = checkExec(A, Exec))
+      return E;
+    if (Error E = checkNotInItsStep(Exec, "collcExecutorSynchronize"))
       return E;
     if (Exec->Device)
       return Exec->Device->synchronize(std::chrono::milliseconds(TimeoutMs));
@@ -357,6 +389,9 @@ collcResult_t collcExecutorSynchronize(collcExecutor_t Exec, int64_t TimeoutMs) 
 
 collcResult_t collcExecutorDestroy(collcExecutor_t Exec) {
   return entry(__func__, [&]() -> Error {
+    if (Exec)
+      if (Error E = checkNotInItsStep(Exec, "collcExecutorDestroy"))
+        return E;
     delete Exec;
     return Error::success();
   });

@@ -10,8 +10,10 @@
 #include "compiler/plan/Plan.h"
 #include "runtime/exec/Executor.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 
 /// A plan, shared with the executors made from it: collcPlanDestroy may come
 /// before theirs (a Python object may be collected in any order).
@@ -25,6 +27,10 @@ struct collcExecutor {
   std::string Backend;
   /// What the backend needs alive (MPI's session: api/BackendSessions.h).
   std::shared_ptr<void> Session;
+  /// The thread running a step of Exec's replay (in its compute callback),
+  /// or none: a call from that thread that changes, waits for or destroys
+  /// the executor is refused (it would pull the step from under itself).
+  std::atomic<std::thread::id> StepThread{};
   /// A host backend's executor, or (nccl) Device.
   std::unique_ptr<collc::rt::Executor> Exec;
   std::unique_ptr<collc::api::DeviceExecutor> Device;

@@ -4,6 +4,7 @@
 #include "api/Handles.h"
 
 #include "compiler/Compile.h"
+#include "compiler/plan/OutputFile.h"
 #include "compiler/plan/PlanDiff.h"
 #include "ir/Parser.h"
 
@@ -161,26 +162,16 @@ collcResult_t collcPlanSave(collcPlan_t Plan, const char *Path) {
     A.notNull(Path, "path", "where to write the plan");
     if (Error E = checkPlan(A, Plan))
       return E;
-    // Beside the target and renamed on success: a failure leaves an old
-    // file as it was.
-    Expected<sys::fs::TempFile> Temp = sys::fs::TempFile::create(Twine(Path) + ".tmp-%%%%%%");
-    if (!Temp)
-      return makeApiError(collcSystemError, formatv("cannot write {0}: {1}", Path,
-                                                    toString(Temp.takeError())));
-    {
-      raw_fd_ostream OS(Temp->FD, /*shouldClose=*/false);
-      plan::writePlan(*Plan->P, OS);
-      OS.flush();
-      if (OS.has_error()) {
-        std::string Why = OS.error().message();
-        OS.clear_error();
-        consumeError(Temp->discard());
-        return makeApiError(collcSystemError, formatv("cannot write {0}: {1}", Path, Why));
-      }
-    }
-    if (Error E = Temp->keep(Path))
-      return makeApiError(collcSystemError,
-                          formatv("cannot write {0}: {1}", Path, toString(std::move(E))));
+    // As the tool writes its outputs (OutputFile.h): whole or not at all, a
+    // device or a link written in place. "-" is a file of that name (a
+    // library does not write to standard output).
+    Expected<std::unique_ptr<OutputFile>> Out =
+        OutputFile::create(Path, {}, /*DashIsStandardOutput=*/false);
+    if (!Out)
+      return makeApiError(collcSystemError, toString(Out.takeError()));
+    plan::writePlan(*Plan->P, (*Out)->os());
+    if (Error E = (*Out)->commit())
+      return makeApiError(collcSystemError, toString(std::move(E)));
     return Error::success();
   });
 }

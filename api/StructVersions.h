@@ -45,6 +45,13 @@ template <>
 inline constexpr size_t FirstVersionSize<collcExecutorOptions_t> =
     offsetof(collcExecutorOptions_t, device);
 
+/// Whether \p Size ends a version of T: version 1's end or this library's
+/// (the only versions there are), or beyond (a caller built against a newer
+/// collc.h). A size between two versions ends in the middle of a field.
+template <class T> constexpr bool endsAVersion(size_t Size) {
+  return Size == FirstVersionSize<T> || Size >= sizeof(T);
+}
+
 /// The name of each struct and of its initializer macro, for refusals.
 template <class T> struct StructNames;
 template <> struct StructNames<collcCompileOptions_t> {
@@ -74,10 +81,10 @@ llvm::Error initVersioned(T *S, size_t Size, const T &Defaults, const char *Name
                                                             StructNames<T>::Type));
   constexpr size_t First = FirstVersionSize<T>;
   static_assert(First > sizeof(size_t) && First <= sizeof(T), "a version 1 for every struct");
-  if (Size < First || Size > sizeof(T))
+  if (!endsAVersion<T>(Size) || Size > sizeof(T))
     return makeApiError(
         collcInvalidArgument,
-        llvm::formatv("size is {0}: expected sizeof the caller's {1}, from {2} (version 1) to {3} "
+        llvm::formatv("size is {0}: expected sizeof the caller's {1}, {2} (version 1) or {3} "
                       "(this library's collc.h){4}",
                       Size, StructNames<T>::Type, First, sizeof(T),
                       Size > sizeof(T) ? llvm::formatv("; a caller built against a newer collc.h "

@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/plan/Plan.h"
+
 #include "compiler/plan/PlanValidator.h"
+#include "ir/InputFile.h"
 #include "ir/Quoting.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -736,10 +738,9 @@ Expected<Plan> readPlan(StringRef Text, StringRef Name) {
 }
 
 Expected<Plan> readPlanFile(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path);
+  Expected<std::unique_ptr<MemoryBuffer>> Buf = readInputFile(Path, "plan");
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read plan '%s': %s", Path.str().c_str(),
-                             Buf.getError().message().c_str());
+    return Buf.takeError();
   return readPlan((*Buf)->getBuffer(), Path);
 }
 

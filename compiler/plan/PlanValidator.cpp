@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 using namespace llvm;
 
@@ -50,7 +51,9 @@ private:
   Error commShape(size_t I, int64_t N);
   Error allToAllV(size_t I, int64_t N);
   Error bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts);
-  std::vector<std::vector<uint32_t>> SlotTensors; ///< per buffer, sorted; see bufferOf
+  std::string producerOf(uint32_t T) const;
+  /// Per buffer, (tensor, slot index) sorted by tensor; see bufferOf.
+  std::vector<std::vector<std::pair<uint32_t, size_t>>> SlotTensors;
   int64_t LastBatch = -1; ///< the highest p2p batch of the comms so far
   Error steps();
 
@@ -206,7 +209,9 @@ Error Validator::computes() {
   return Error::success();
 }
 
-/// A fused comm works on its buffers: every tensor must have a slot there.
+/// A fused comm works on its buffers: every tensor must have a slot there,
+/// and no two of its inputs (or of its outputs) may overlap there, or one
+/// would overwrite the other. (An input and an output may: in place.)
 Error Validator::bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts) {
   if (B < 0)
     return Error::success();
@@ -215,17 +220,35 @@ Error Validator::bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t
   if (SlotTensors.empty()) {
     SlotTensors.resize(P.Buffers.size());
     for (size_t K = 0; K != P.Buffers.size(); ++K) {
-      for (const Slot &S : P.Buffers[K].Slots)
-        SlotTensors[K].push_back(S.Tensor);
+      for (size_t S = 0; S != P.Buffers[K].Slots.size(); ++S)
+        SlotTensors[K].push_back({P.Buffers[K].Slots[S].Tensor, S});
       llvm::sort(SlotTensors[K]);
     }
   }
+  const Buffer &Buf = P.Buffers[B];
+  // (offset, end, tensor) of each tensor's slot, per segment.
+  std::vector<std::tuple<uint64_t, uint64_t, uint32_t>> Spans;
   for (uint32_t T : Ts) {
-    if (!std::binary_search(SlotTensors[B].begin(), SlotTensors[B].end(), T))
+    auto It = llvm::lower_bound(SlotTensors[B], std::pair<uint32_t, size_t>(T, 0));
+    if (It == SlotTensors[B].end() || It->first != T)
       return fail(commName(I), formatv("{0} tensor %{1} has no slot in its {0} buffer {2}", What,
                                        P.Tensors[T].Name, B)
                                    .str());
+    const Slot &S = Buf.Slots[It->second];
+    if (S.Bytes) // buffers() checked that it fits
+      Spans.emplace_back(S.Offset, S.Offset + S.Bytes / uint64_t(Buf.Segments), T);
   }
+  llvm::sort(Spans);
+  for (size_t K = 1; K < Spans.size(); ++K)
+    if (std::get<0>(Spans[K]) < std::get<1>(Spans[K - 1]) &&
+        std::get<2>(Spans[K]) != std::get<2>(Spans[K - 1])) // a tensor listed twice
+      return fail(commName(I),
+                  formatv("{0} tensors %{1} and %{2} overlap in {0} buffer {3} (offsets {4} and "
+                          "{5}): each needs bytes of its own",
+                          What, P.Tensors[std::get<2>(Spans[K - 1])].Name,
+                          P.Tensors[std::get<2>(Spans[K])].Name, B, std::get<0>(Spans[K - 1]),
+                          std::get<0>(Spans[K]))
+                      .str());
   return Error::success();
 }
 
@@ -515,7 +538,39 @@ Error Validator::allToAllV(size_t I, int64_t N) {
   return Error::success();
 }
 
+/// Who produces tensor \p T, for a message: its compute, or its comm (whose
+/// results are there once it is waited for).
+std::string Validator::producerOf(uint32_t T) const {
+  for (size_t I = 0; I != P.Computes.size(); ++I)
+    if (llvm::is_contained(P.Computes[I].Outputs, T))
+      return "compute " + std::to_string(I) + " @" + P.Computes[I].Name;
+  for (size_t I = 0; I != P.Comms.size(); ++I)
+    if (llvm::is_contained(P.Comms[I].Outputs, T))
+      return commName(I) + ", once waited for";
+  return "nothing";
+}
+
 Error Validator::steps() {
+  // Dataflow: a tensor some step produces (a compute's output, a comm's
+  // once it is waited for) is there only after that step; one nothing
+  // produces is there from the start. Every step may read only what is
+  // there, or a compute would read a comm's results while they are written.
+  std::vector<uint8_t> Produced(P.Tensors.size(), 1);
+  for (const Compute &C : P.Computes)
+    for (uint32_t T : C.Outputs)
+      Produced[T] = 0;
+  for (const Comm &C : P.Comms)
+    for (uint32_t T : C.Outputs)
+      Produced[T] = 0;
+  auto ReadsAll = [&](const std::string &Entity, StringRef Reader, ArrayRef<uint32_t> Ts) -> Error {
+    for (uint32_t T : Ts)
+      if (!Produced[T])
+        return fail(Entity, formatv("{0} reads %{1} before it is produced (by {2}): a step reads "
+                                    "only what earlier steps produced",
+                                    Reader, P.Tensors[T].Name, producerOf(T))
+                                .str());
+    return Error::success();
+  };
   std::vector<uint8_t> ComputeSeen(P.Computes.size(), 0);
   enum : uint8_t { NotLaunched, Launched, Waited };
   std::vector<uint8_t> State(P.Comms.size(), NotLaunched);
@@ -537,6 +592,11 @@ Error Validator::steps() {
                                 .str());
       if (ComputeSeen[S.Index]++)
         return fail(Entity, "runs its compute a second time");
+      const Compute &C = P.Computes[S.Index];
+      if (Error E = ReadsAll(Entity, "compute @" + C.Name, C.Inputs))
+        return E;
+      for (uint32_t T : C.Outputs)
+        Produced[T] = 1;
       continue;
     }
     if (S.Index >= P.Comms.size())
@@ -575,6 +635,18 @@ Error Validator::steps() {
     // steps; the second finds it complete.
     if (S.Kind == StepKind::Wait && St == NotLaunched)
       return fail(Entity, "waits for its comm before it is launched");
+    if (S.Kind == StepKind::Launch) {
+      const Comm &C = P.Comms[S.Index];
+      if (Error E = ReadsAll(Entity, "its comm", C.Inputs))
+        return E;
+      // An all_to_all_v reads its split sizes from its counts tensor.
+      if (C.Counts >= 0)
+        if (Error E = ReadsAll(Entity, "its comm", {uint32_t(C.Counts)}))
+          return E;
+    }
+    if (S.Kind == StepKind::Wait)
+      for (uint32_t T : P.Comms[S.Index].Outputs)
+        Produced[T] = 1;
     St = S.Kind == StepKind::Launch ? Launched : Waited;
   }
   if (OpenBatch >= 0)

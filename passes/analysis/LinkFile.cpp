@@ -8,6 +8,8 @@
 
 #include "passes/analysis/LinkFile.h"
 
+#include "ir/InputFile.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -27,6 +29,9 @@ std::string shortNumber(double D) {
   snprintf(Buf, sizeof(Buf), "%g", D);
   return Buf;
 }
+
+/// Beyond any link: a message start of 10 s, a bus of 1 PB/s.
+constexpr double MaxAlphaUs = 1e7, MaxBusGbps = 1e6;
 
 /// Reads one object's fields, naming each by its path in the file.
 class Reader {
@@ -58,8 +63,11 @@ public:
     return V;
   }
 
+  /// A finite number above (\p Strict) or at least \p Min, and at most
+  /// \p Max: a link's figures feed sums that must stay finite (an alpha of
+  /// 1e308 made a step's exposed time infinite).
   Expected<double> number(const json::Object &O, StringRef Where, StringRef Key, double Min,
-                          bool Strict) const {
+                          bool Strict, double Max = 1e12) const {
     Expected<const json::Value *> V = get(O, Where, Key);
     if (!V)
       return V.takeError();
@@ -67,9 +75,9 @@ public:
     Optional<double> D = (*V)->getAsNumber();
     if (!D)
       return fail(At, "expected a number");
-    if (!std::isfinite(*D) || (Strict ? *D <= Min : *D < Min))
-      return fail(At, formatv("{0} is out of range: expected {1} {2}", shortNumber(*D),
-                              Strict ? ">" : ">=", shortNumber(Min)));
+    if (!std::isfinite(*D) || (Strict ? *D <= Min : *D < Min) || *D > Max)
+      return fail(At, formatv("{0} is out of range: expected {1} {2} and <= {3}", shortNumber(*D),
+                              Strict ? ">" : ">=", shortNumber(Min), shortNumber(Max)));
     return *D;
   }
 
@@ -112,10 +120,10 @@ public:
     Expected<int64_t> Max = integer(*O, Where, "max_bytes", *Min + 1);
     if (!Max)
       return Max.takeError();
-    Expected<double> Alpha = number(*O, Where, "alpha_us", 0, /*Strict=*/false);
+    Expected<double> Alpha = number(*O, Where, "alpha_us", 0, /*Strict=*/false, MaxAlphaUs);
     if (!Alpha)
       return Alpha.takeError();
-    Expected<double> Bw = number(*O, Where, "bus_gbps", 0, /*Strict=*/true);
+    Expected<double> Bw = number(*O, Where, "bus_gbps", 0, /*Strict=*/true, MaxBusGbps);
     if (!Bw)
       return Bw.takeError();
     R.MinBytes = uint64_t(*Min);
@@ -172,10 +180,10 @@ public:
     if (!World)
       return World.takeError();
     Fit->World = *World;
-    Expected<double> Alpha = number(*O, "", "alpha_us", 0, /*Strict=*/false);
+    Expected<double> Alpha = number(*O, "", "alpha_us", 0, /*Strict=*/false, MaxAlphaUs);
     if (!Alpha)
       return Alpha.takeError();
-    Expected<double> Bw = number(*O, "", "bus_gbps", 0, /*Strict=*/true);
+    Expected<double> Bw = number(*O, "", "bus_gbps", 0, /*Strict=*/true, MaxBusGbps);
     if (!Bw)
       return Bw.takeError();
     Expected<const json::Value *> OpsV = get(*O, "(root)", "ops");
@@ -232,10 +240,9 @@ Expected<LinkClass> parseLinkFile(StringRef Text, StringRef Name) {
 }
 
 Expected<LinkClass> readLinkFile(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFile(Path);
+  Expected<std::unique_ptr<MemoryBuffer>> Buf = readInputFile(Path, "link file");
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read link file '%s': %s",
-                             Path.str().c_str(), Buf.getError().message().c_str());
+    return Buf.takeError();
   return parseLinkFile((*Buf)->getBuffer(), Path);
 }
 

@@ -14,6 +14,7 @@
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/GroupJoin.h"
 #include "runtime/exec/SplitSizes.h"
 #include "runtime/exec/StepWalk.h"
 #include "runtime/exec/TensorBindings.h"
@@ -263,7 +264,17 @@ public:
     return D::synchronize(D::streamOf(Stream));
   }
 
-  llvm::Error health() const override { return D::health(World); }
+  /// The world's health and every group's of this rank: a step that broke
+  /// a group (its peer lost) is reported by the next health check too.
+  llvm::Error health() const override {
+    if (llvm::Error E = D::health(World))
+      return E;
+    for (const typename D::Communicator &C : GroupComms)
+      if (C)
+        if (llvm::Error E = D::health(C))
+          return E;
+    return llvm::Error::success();
+  }
   llvm::Expected<std::vector<uint32_t>> allGatherWords(llvm::ArrayRef<uint32_t> Mine) override {
     return D::allGatherWords(World, Mine, D::streamOf(Stream));
   }
@@ -306,13 +317,7 @@ private:
   }
 
   llvm::Expected<typename D::Communicator> join(const std::string &Name, size_t Size, size_t R) {
-    auto Id = D::groupId({Name});
-    if (!Id)
-      return Id.takeError();
-    auto C = D::join(*Id, Size, R);
-    if (C)
-      D::setTimeout(*C, Opts.Timeout);
-    return C;
+    return joinGroup<D>(Name, Size, R, Opts.Timeout);
   }
 
   std::string where(const Instr &I) const {
@@ -399,13 +404,7 @@ private:
         return E;
     if (llvm::Error E = D::synchronize(D::streamOf(Stream)))
       return E;
-    if (llvm::Error E = D::health(World))
-      return E;
-    for (const typename D::Communicator &C : GroupComms)
-      if (C)
-        if (llvm::Error E = D::health(C))
-          return E;
-    return llvm::Error::success();
+    return health();
   }
 
   /// Every rank's capture count, whether it resolved (\p Resolved) and

@@ -30,7 +30,18 @@ Expected<std::chrono::milliseconds> timeoutFromEnvironment() {
   return parseTimeoutMs(Value, kTimeoutVariable);
 }
 
+/// DefaultTimeoutScope's timeout on this thread; 0 when none.
+static thread_local std::chrono::milliseconds ScopedTimeout{0};
+
+DefaultTimeoutScope::DefaultTimeoutScope(std::chrono::milliseconds T) : Saved(ScopedTimeout) {
+  ScopedTimeout = T;
+}
+
+DefaultTimeoutScope::~DefaultTimeoutScope() { ScopedTimeout = Saved; }
+
 std::chrono::milliseconds defaultTimeout() {
+  if (ScopedTimeout.count() > 0)
+    return ScopedTimeout;
   Expected<std::chrono::milliseconds> T = timeoutFromEnvironment();
   if (!T) {
     consumeError(T.takeError());

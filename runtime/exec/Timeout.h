@@ -38,6 +38,20 @@ llvm::Expected<std::chrono::milliseconds> timeoutFromEnvironment();
 /// NcclExecutor::create and `collc run` among them, refuse to start then).
 std::chrono::milliseconds defaultTimeout();
 
+/// While it lives, defaultTimeout() on this thread is \p T: an object with
+/// a timeout of its own (an executor's) joins its groups, which wait with
+/// the default (the driver's join takes no timeout), under that timeout.
+class DefaultTimeoutScope {
+public:
+  explicit DefaultTimeoutScope(std::chrono::milliseconds T);
+  ~DefaultTimeoutScope();
+  DefaultTimeoutScope(const DefaultTimeoutScope &) = delete;
+  DefaultTimeoutScope &operator=(const DefaultTimeoutScope &) = delete;
+
+private:
+  std::chrono::milliseconds Saved;
+};
+
 } // namespace collc::rt
 
 #endif

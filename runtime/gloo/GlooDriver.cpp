@@ -3,6 +3,7 @@
 #include "runtime/gloo/GlooDriver.h"
 
 #include "runtime/exec/Timeout.h"
+#include "runtime/gloo/BoundedStore.h"
 #include "runtime/gloo/GlooFailure.h"
 #include "runtime/gloo/GlooReduction.h"
 #include "runtime/gloo/GlooSmallAllReduce.h"
@@ -310,9 +311,10 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   std::string Text;
   try {
     ::gloo::rendezvous::PrefixStore Prefixed(storePrefix(Id), **Store);
+    BoundedStore Bounded(Prefixed, M->timeout());
     M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
     M->Ctx->setTimeout(M->timeout());
-    M->Ctx->connectFullMesh(Prefixed, *Device);
+    M->Ctx->connectFullMesh(Bounded, *Device);
     // The address each peer's pair to this rank listens on (one per pair),
     // which Gloo's errors about that pair quote: to name peers in errors.
     M->Addresses.assign(Ranks, "");
@@ -344,6 +346,12 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
                      formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
                              "directory holds the keys of an earlier run (give each run a new "
                              "or empty directory; gloo: {3})",
+                             Rank, Ranks, Id, Text));
+  // Nor is a key it cannot write a peer that did not come.
+  if (StringRef(Text).contains("File cannot be created"))
+    return makeError(ErrorKind::Backend,
+                     formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
+                             "directory cannot be written (gloo: {3})",
                              Rank, Ranks, Id, Text));
   return makeError(F.Kind == ErrorKind::Backend ? ErrorKind::Timeout : F.Kind,
                    formatv("rank {0} of {1} could not join gloo group '{2}' within {3} ms (every "

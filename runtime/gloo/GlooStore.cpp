@@ -85,6 +85,12 @@ Expected<std::shared_ptr<::gloo::rendezvous::Store>> processStore() {
       if (std::error_code EC = sys::fs::create_directories(W.Directory))
         return makeError(ErrorKind::Backend, formatv("gloo rendezvous directory '{0}': {1}",
                                                      W.Directory, EC.message()));
+      // create_directories takes an existing file for a directory.
+      if (!sys::fs::is_directory(W.Directory))
+        return makeError(ErrorKind::InvalidArgument,
+                         formatv("gloo rendezvous directory '{0}': it exists and is not a "
+                                 "directory; expected file:DIR with a directory new to this run",
+                                 W.Directory));
       S.Store = std::make_shared<::gloo::rendezvous::FileStore>(W.Directory);
     } else {
       S.Store = std::make_shared<::gloo::rendezvous::RedisStore>(W.Host, int(W.Port));

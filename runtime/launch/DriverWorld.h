@@ -9,6 +9,7 @@
 #ifndef COLLC_RUNTIME_LAUNCH_DRIVERWORLD_H
 #define COLLC_RUNTIME_LAUNCH_DRIVERWORLD_H
 
+#include "runtime/exec/GroupJoin.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/WorldGather.h"
 
@@ -41,10 +42,9 @@ template <class D>
 llvm::Expected<std::unique_ptr<WorldGather>> joinDriverWorld(llvm::StringRef Name,
                                                              const ProcessPlace &Place,
                                                              std::chrono::milliseconds Timeout) {
-  auto C = D::join(Name.str(), size_t(Place.World), size_t(Place.Rank));
+  auto C = joinGroup<D>(Name, size_t(Place.World), size_t(Place.Rank), Timeout);
   if (!C)
     return C.takeError();
-  D::setTimeout(*C, Timeout);
   return std::unique_ptr<WorldGather>(
       std::make_unique<DriverWorld<D>>(std::move(*C), Place.Rank, Place.World));
 }

@@ -4,6 +4,7 @@
 
 #include "runtime/exec/RuntimeError.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdlib>
@@ -20,13 +21,20 @@ struct LauncherVariables {
   const char *Rank, *World, *LocalRank;
 };
 
-// Looked for in this order: mpirun and srun set their own variables even
-// when a torchrun-style RANK is also exported by a job script.
-constexpr LauncherVariables Launchers[] = {
-    {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
-    {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
-    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
-};
+// Looked for in this order, the first found taken: mpirun and srun set
+// their own variables even when a job script also exports a torchrun-style
+// RANK, and mpirun's processes inside an sbatch job inherit the batch
+// script's SLURM_PROCID and SLURM_NTASKS.
+constexpr LauncherVariables Mpirun = {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                                      "OMPI_COMM_WORLD_LOCAL_RANK"},
+                            Srun = {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+                            Torchrun = {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"};
+constexpr LauncherVariables Launchers[] = {Mpirun, Srun, Torchrun};
+// But a torchrun worker (torchrun sets GROUP_RANK and LOCAL_WORLD_SIZE
+// beside RANK; a job script's RANK comes without them) is placed by
+// torchrun, whatever started torchrun: under srun or mpirun it inherits
+// their variables, which name torchrun's own task, not the worker.
+constexpr LauncherVariables TorchrunFirst[] = {Torchrun, Mpirun, Srun};
 
 /// The number in \p Name, or an error naming it and its value.
 Expected<std::optional<int64_t>> readNumber(EnvironmentLookup Env, const char *Name) {
@@ -51,7 +59,9 @@ std::optional<std::string> processEnvironment(StringRef Name) {
 Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLookup Env) {
   ProcessPlace Place;
   bool Found = false;
-  for (const LauncherVariables &L : Launchers) {
+  bool TorchrunWorker = Env("GROUP_RANK") && Env("LOCAL_WORLD_SIZE") && Env("RANK");
+  for (const LauncherVariables &L :
+       TorchrunWorker ? llvm::ArrayRef(TorchrunFirst) : llvm::ArrayRef(Launchers)) {
     Expected<std::optional<int64_t>> Rank = readNumber(Env, L.Rank);
     if (!Rank)
       return Rank.takeError();
@@ -95,6 +105,12 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
                              formatv("rank {0} of world {1} (from {2}): expected a rank in "
                                      "0..world-1 and a world of at least 1",
                                      Place.Rank, Place.World, Place.Source));
+  // A host runs at most the world's processes; the local rank picks a GPU.
+  if (Place.LocalRank >= Place.World)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("local rank {0} of world {1} (from {2}): expected a local "
+                                     "rank below the world",
+                                     Place.LocalRank, Place.World, Place.Source));
   return Place;
 }
 

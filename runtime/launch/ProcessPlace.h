@@ -3,7 +3,10 @@
 // Under a launcher every process runs one rank. The launcher says which in
 // its environment: mpirun (OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK), srun
 // (SLURM_PROCID/NTASKS/LOCALID) and torchrun (RANK/WORLD_SIZE/LOCAL_RANK),
-// looked for in that order; flags given on the command line win over all of
+// looked for in that order, the first found taken; but a torchrun worker
+// (GROUP_RANK and LOCAL_WORLD_SIZE set beside RANK) is placed by torchrun
+// first, since under srun or mpirun it inherits their variables, which name
+// torchrun's own task. Flags given on the command line win over all of
 // them. A value that is present but not a number in range is an error that
 // names the variable, never a silent default.
 //

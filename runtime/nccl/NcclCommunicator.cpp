@@ -2,9 +2,10 @@
 
 #include "runtime/nccl/NcclCommunicator.h"
 
-#include "runtime/seeds/DriverCommunicator.h"
+#include "runtime/exec/GroupJoin.h"
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclDriver.h"
+#include "runtime/seeds/DriverCommunicator.h"
 
 namespace collc::rt::nccl {
 
@@ -14,13 +15,9 @@ createNcclCommunicator(llvm::StringRef GroupName, size_t Size, size_t Rank, int 
   using D = NcclDriver;
   if (llvm::Error E = checkCuda(cudaSetDevice(Device), "cudaSetDevice(" + llvm::Twine(Device) + ")"))
     return E;
-  llvm::Expected<D::UniqueId> Id = D::groupId({GroupName.str()});
-  if (!Id)
-    return Id.takeError();
-  llvm::Expected<D::Communicator> C = D::join(*Id, Size, Rank);
+  llvm::Expected<D::Communicator> C = joinGroup<D>(GroupName, Size, Rank, Opts.Timeout);
   if (!C)
     return C.takeError();
-  D::setTimeout(*C, Opts.Timeout);
   return std::shared_ptr<Communicator>(
       std::make_shared<DriverCommunicator<D>>(*C, Rank, Size, GroupName.str()));
 }

@@ -11,6 +11,7 @@
 #define COLLC_RUNTIME_DRIVERCOMMUNICATOR_H
 
 #include "runtime/exec/CollectiveDriver.h"
+#include "runtime/exec/GroupJoin.h"
 #include "runtime/seeds/Communicator.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -129,13 +130,9 @@ template <typename D>
 llvm::Expected<std::shared_ptr<Communicator>> createDriverCommunicator(llvm::StringRef GroupName,
                                                                        size_t Size, size_t Rank,
                                                                        CommunicatorOptions Opts) {
-  llvm::Expected<typename D::UniqueId> Id = D::groupId({GroupName.str()});
-  if (!Id)
-    return Id.takeError();
-  llvm::Expected<typename D::Communicator> C = D::join(*Id, Size, Rank);
+  llvm::Expected<typename D::Communicator> C = joinGroup<D>(GroupName, Size, Rank, Opts.Timeout);
   if (!C)
     return C.takeError();
-  D::setTimeout(*C, Opts.Timeout);
   return std::shared_ptr<Communicator>(
       std::make_shared<DriverCommunicator<D>>(*C, Rank, Size, GroupName.str()));
 }

@@ -16,6 +16,7 @@
 #define COLLC_RUNTIME_HOSTSESSION_H
 
 #include "runtime/exec/CollectiveDriver.h"
+#include "runtime/exec/GroupJoin.h"
 #include "runtime/exec/HostStream.h"
 #include "runtime/exec/Timeout.h"
 #include "runtime/seeds/DistributedSession.h"
@@ -59,13 +60,9 @@ public:
   static llvm::Expected<std::unique_ptr<HostSession>>
   create(llvm::StringRef Name, size_t World, size_t Rank,
          std::chrono::milliseconds Timeout = defaultTimeout()) {
-    llvm::Expected<typename D::UniqueId> Id = D::groupId({Name.str()});
-    if (!Id)
-      return Id.takeError();
-    llvm::Expected<typename D::Communicator> C = D::join(*Id, World, Rank);
+    llvm::Expected<typename D::Communicator> C = joinGroup<D>(Name, World, Rank, Timeout);
     if (!C)
       return C.takeError();
-    D::setTimeout(*C, Timeout);
     return std::unique_ptr<HostSession>(new HostSession(*C, World, Rank));
   }
 

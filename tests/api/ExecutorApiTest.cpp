@@ -320,6 +320,109 @@ TEST(CApiExecutor, AFailingComputeStopsTheStepWithItsResult) {
   collcPlanDestroy(P);
 }
 
+/// What the compute callback of an executor's own step tries on it: each
+/// call that would change, wait for or destroy the executor mid-step.
+struct Reentry {
+  collcExecutor_t X = nullptr;
+  std::vector<collcResult_t> Results;
+  std::vector<std::string> Errors;
+};
+
+collcResult_t reenter(const char *, uint32_t, void *User) {
+  auto &R = *static_cast<Reentry *>(User);
+  float Spare[4] = {};
+  auto Note = [&](collcResult_t E) {
+    R.Results.push_back(E);
+    R.Errors.push_back(collcGetLastError());
+  };
+  Note(collcExecutorDestroy(R.X));
+  Note(collcExecutorReplay(R.X, nullptr, nullptr));
+  Note(collcExecutorCapture(R.X));
+  Note(collcExecutorBind(R.X, "a", Spare, 16));
+  Note(collcExecutorSynchronize(R.X, 1000));
+  return collcSuccess;
+}
+
+/// Destroying, replaying, capturing, binding or synchronizing an executor
+/// from the compute callback of its own step is refused (a destroy there
+/// crashed the process; a nested replay ran whole extra steps), with
+/// replayed steps as well as asyncReplay's; the step then completes and the
+/// executor goes on.
+TEST(CApiExecutor, ItsOwnStepsCallbackCannotChangeOrDestroyIt) {
+  collcPlan_t P = compileNone(TwoReduces);
+  for (int Async = 0; Async != 2; ++Async) {
+    std::array<Reentry, 2> Seen;
+    auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
+      collcExecutorOptions_t O = localOptions(Async ? "api-reenter-async" : "api-reenter");
+      O.asyncReplay = Async;
+      collcExecutor_t X = nullptr;
+      if (collcResult_t E = collcExecutorCreate(P, Rank, &O, &X))
+        return E;
+      float In[4] = {1, 2, 3, 4}, Out[4] = {};
+      collcExecutorBind(X, "a", In, 16);
+      collcExecutorBind(X, "r", Out, 16);
+      collcResult_t E = collcExecutorCapture(X);
+      Seen[Rank].X = X;
+      if (E == collcSuccess)
+        E = collcExecutorReplay(X, reenter, &Seen[Rank]);
+      if (E == collcSuccess)
+        E = collcExecutorSynchronize(X, 20000);
+      if (E == collcSuccess)
+        E = collcExecutorReplay(X, nullptr, nullptr);
+      if (E == collcSuccess)
+        E = collcExecutorSynchronize(X, 20000);
+      if (E == collcSuccess && Out[3] != 8)
+        E = collcInternalError;
+      collcExecutorDestroy(X);
+      return E;
+    });
+    for (int Rank = 0; Rank != 2; ++Rank) {
+      EXPECT_EQ(R[Rank], collcSuccess) << "async " << Async << ", rank " << Rank;
+      ASSERT_EQ(Seen[Rank].Results.size(), 10u) << "two computes, five calls each";
+      for (size_t I = 0; I != 10; ++I) {
+        EXPECT_EQ(Seen[Rank].Results[I], collcInvalidUsage) << Seen[Rank].Errors[I];
+        EXPECT_NE(Seen[Rank].Errors[I].find("from the compute callback of exec's own step"),
+                  std::string::npos)
+            << Seen[Rank].Errors[I];
+      }
+    }
+  }
+  collcPlanDestroy(P);
+}
+
+/// A step that broke a group (its peer gone) leaves the executor unhealthy:
+/// collcExecutorSynchronize reports it afterwards too (it checked only the
+/// world, and said collcSuccess).
+TEST(CApiExecutor, SynchronizeReportsAGroupThatAStepBroke) {
+  collcPlan_t P = compileNone(TwoReduces);
+  std::string Why;
+  collcResult_t Synced = collcSuccess, Replayed = collcSuccess;
+  auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
+    collcExecutorOptions_t O = localOptions("api-broken-group", /*TimeoutMs=*/500);
+    collcExecutor_t X = nullptr;
+    if (collcResult_t E = collcExecutorCreate(P, Rank, &O, &X))
+      return E;
+    float In[4] = {}, Out[4] = {};
+    collcExecutorBind(X, "a", In, 16);
+    collcExecutorBind(X, "r", Out, 16);
+    collcResult_t E = collcExecutorCapture(X);
+    if (E == collcSuccess && Rank == 0) {
+      // Rank 1 never replays: the all_reduce times out and breaks @dp.
+      Replayed = collcExecutorReplay(X, nullptr, nullptr);
+      Synced = collcExecutorSynchronize(X, 100);
+      Why = collcGetLastError();
+    }
+    collcExecutorDestroy(X);
+    return E;
+  });
+  EXPECT_EQ(R[0], collcSuccess);
+  EXPECT_EQ(R[1], collcSuccess);
+  EXPECT_NE(Replayed, collcSuccess);
+  EXPECT_NE(Synced, collcSuccess) << "the broken group is reported";
+  EXPECT_FALSE(Why.empty());
+  collcPlanDestroy(P);
+}
+
 TEST(CApiExecutor, OptionsOfTheFirstVersionGetTheLaterFieldsDefaults) {
   // A caller built against the collc.h before `device` and `asyncReplay`
   // passes the shorter struct: the missing fields are their defaults.

@@ -210,6 +210,29 @@ TEST(CApiPlanFile, SaveWritesWhatLoadFileReads) {
   llvm::sys::fs::remove_directories(Dir);
 }
 
+/// Saved as the tool writes its outputs: through a link (the file it names
+/// is replaced, the link stays) and into a device in place (run as root, a
+/// rename once put a plain file where /dev/null was).
+TEST(CApiPlanFile, SaveFollowsALinkAndWritesADeviceInPlace) {
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("collc-api", Dir));
+  std::string Real = (Dir + "/real.plan").str(), Link = (Dir + "/link.plan").str();
+  ASSERT_FALSE(llvm::sys::fs::create_link("real.plan", Link));
+  collcPlan_t P = compileNone(TwoReduces);
+  ASSERT_OK(collcPlanSave(P, Link.c_str()));
+  llvm::sys::fs::file_status Status;
+  ASSERT_FALSE(llvm::sys::fs::status(Link, Status, /*Follow=*/false));
+  EXPECT_EQ(Status.type(), llvm::sys::fs::file_type::symlink_file);
+  collcPlan_t Q = nullptr;
+  ASSERT_OK(collcPlanLoadFile(Real.c_str(), &Q));
+  collcPlanDestroy(Q);
+  ASSERT_OK(collcPlanSave(P, "/dev/null"));
+  ASSERT_FALSE(llvm::sys::fs::status("/dev/null", Status));
+  EXPECT_EQ(Status.type(), llvm::sys::fs::file_type::character_file);
+  collcPlanDestroy(P);
+  llvm::sys::fs::remove_directories(Dir);
+}
+
 TEST(CApiPlanFile, RefusesBadTextAndNullArguments) {
   collcPlan_t P = nullptr;
   EXPECT_TRUE(refused(collcPlanLoad("collc-plan 1\nbogus\n", &P), collcInvalidArgument,

@@ -31,7 +31,8 @@ LAYERS = [
     ("passes", ["ir", "passes/analysis"]),
     # ir/Quoting.h: the plan file spells its quoted strings (source, note,
     # why) exactly as the IR does, from the one quoting module.
-    ("compiler/plan", [*IR_VOCABULARY, "ir/Quoting.h"]),
+    # ir/InputFile.h: the plan reader reads its files as every input is read.
+    ("compiler/plan", [*IR_VOCABULARY, "ir/Quoting.h", "ir/InputFile.h"]),
     ("compiler", ["ir", "passes", "passes/analysis", "compiler/plan"]),
     # The ways to look at a plan (text, JSON, DOT, the simulated trace):
     # printed by the tool and by the C API alike.

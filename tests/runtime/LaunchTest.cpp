@@ -49,14 +49,39 @@ TEST(ProcessPlace, ReadsEachLauncher) {
   EXPECT_EQ(Torch->Source, "torchrun");
 }
 
-TEST(ProcessPlace, MpirunWinsOverAJobScriptsRank) {
+TEST(ProcessPlace, MpirunWinsOverAJobScriptsRankAndTheBatchScriptsSlurmTask) {
   llvm::Expected<ProcessPlace> P = placeIn({{"OMPI_COMM_WORLD_RANK", "2"},
-                                           {"OMPI_COMM_WORLD_SIZE", "4"},
-                                           {"RANK", "0"},
-                                           {"WORLD_SIZE", "1"}});
-  ASSERT_TRUE(bool(P));
+                                            {"OMPI_COMM_WORLD_SIZE", "4"},
+                                            {"RANK", "0"},
+                                            {"WORLD_SIZE", "1"},
+                                            {"SLURM_PROCID", "0"},
+                                            {"SLURM_NTASKS", "4"}});
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
   EXPECT_EQ(P->Rank, 2);
   EXPECT_EQ(P->World, 4);
+  EXPECT_EQ(P->Source, "mpirun");
+}
+
+/// A torchrun worker under srun inherits SLURM_PROCID/NTASKS of torchrun's
+/// own task (0 of 1 here, one task per node): torchrun's RANK, WORLD_SIZE
+/// and LOCAL_RANK place it. A RANK without torchrun's other variables (a
+/// job script's) does not win over srun.
+TEST(ProcessPlace, ATorchrunWorkerIsPlacedByTorchrunUnderSrun) {
+  llvm::StringMap<std::string> Worker = {{"SLURM_PROCID", "0"},  {"SLURM_NTASKS", "1"},
+                                         {"SLURM_LOCALID", "0"}, {"RANK", "2"},
+                                         {"WORLD_SIZE", "3"},    {"LOCAL_RANK", "2"},
+                                         {"GROUP_RANK", "0"},    {"LOCAL_WORLD_SIZE", "3"}};
+  llvm::Expected<ProcessPlace> P = placeIn(Worker);
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  EXPECT_EQ(P->Rank, 2);
+  EXPECT_EQ(P->World, 3);
+  EXPECT_EQ(P->LocalRank, 2);
+  EXPECT_EQ(P->Source, "torchrun");
+  Worker.erase("GROUP_RANK");
+  llvm::Expected<ProcessPlace> Script = placeIn(Worker);
+  ASSERT_TRUE(bool(Script)) << llvm::toString(Script.takeError());
+  EXPECT_EQ(Script->Rank, 0);
+  EXPECT_EQ(Script->Source, "srun");
 }
 
 TEST(ProcessPlace, FlagsOverrideTheEnvironment) {
@@ -84,6 +109,9 @@ TEST(ProcessPlace, RefusesWhatIsNotAPlace) {
   EXPECT_EQ(errorOf(placeIn({{"RANK", "2"}, {"WORLD_SIZE", "2"}})),
             "rank 2 of world 2 (from torchrun): expected a rank in 0..world-1 and a world of at "
             "least 1");
+  EXPECT_EQ(errorOf(placeIn({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "99999999999"}})),
+            "local rank 99999999999 of world 2 (from torchrun): expected a local rank below the "
+            "world");
   PlaceFlags OnlyRank;
   OnlyRank.Rank = 0;
   EXPECT_EQ(errorOf(placeIn({}, OnlyRank)),

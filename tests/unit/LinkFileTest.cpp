@@ -45,16 +45,23 @@ TEST(LinkFile, ReadsRangesInOrder) {
 TEST(LinkFile, ErrorsNameTheField) {
   std::string R = std::string("\"all_reduce\": [") + Range0 + "]";
   EXPECT_EQ(errorOf(linkText(R, "\"bus_gbps\": -3")),
-            "lab.json: bus_gbps: -3 is out of range: expected > 0");
+            "lab.json: bus_gbps: -3 is out of range: expected > 0 and <= 1e+06");
+  // A figure that would make a simulated step infinite.
+  EXPECT_EQ(
+      errorOf(linkText(
+          R"("all_reduce": [{"min_bytes": 0, "max_bytes": 8, "alpha_us": 1e308, "bus_gbps": 1}])")),
+      "lab.json: ops.all_reduce[0].alpha_us: 1e+308 is out of range: expected >= 0 and <= "
+      "1e+07");
   EXPECT_EQ(errorOf(linkText(R, "\"bus_gbpz\": 4")),
             "lab.json: (root): unknown field 'bus_gbpz'; expected collc_link, name, description, "
             "backend, world, alpha_us, bus_gbps, ops");
   EXPECT_EQ(errorOf(linkText(
                 R"("all_reduce": [{"min_bytes": 0, "max_bytes": 8, "alpha_us": 1}])")),
             "lab.json: ops.all_reduce[0]: missing field 'bus_gbps'");
-  EXPECT_EQ(errorOf(linkText(
-                R"("all_reduce": [{"min_bytes": 0, "max_bytes": 8, "alpha_us": 1, "bus_gbps": -1}])")),
-            "lab.json: ops.all_reduce[0].bus_gbps: -1 is out of range: expected > 0");
+  EXPECT_EQ(
+      errorOf(linkText(
+          R"("all_reduce": [{"min_bytes": 0, "max_bytes": 8, "alpha_us": 1, "bus_gbps": -1}])")),
+      "lab.json: ops.all_reduce[0].bus_gbps: -1 is out of range: expected > 0 and <= 1e+06");
   EXPECT_EQ(errorOf(linkText(
                 R"("all_reduce": [{"min_bytes": 64, "max_bytes": 8, "alpha_us": 1, "bus_gbps": 1}])")),
             "lab.json: ops.all_reduce[0].max_bytes: 8 is out of range: expected >= 65");

@@ -277,6 +277,46 @@ TEST(PlanValidator, Steps) {
       "launches its comm a second time");
   expectRefused([](plan::Plan &P) { P.Steps.push_back(P.Steps.front()); },
                  "runs its compute a second time");
-  expectRefused([](plan::Plan &P) { P.Steps.erase(P.Steps.begin()); },
-                 "compute 0 @make: no step runs it");
+  // The last step is a compute whose outputs nothing reads.
+  expectRefused([](plan::Plan &P) { P.Steps.pop_back(); }, ": no step runs it");
+  // Dataflow: a compute moved to the end leaves its readers before it; a
+  // wait moved to the end leaves the comm's readers reading its results
+  // while they are written.
+  expectRefused(
+      [](plan::Plan &P) { std::rotate(P.Steps.begin(), P.Steps.begin() + 1, P.Steps.end()); },
+      "reads %a before it is produced (by compute 0 @make)");
+  expectRefused(
+      [](plan::Plan &P) {
+        uint32_t Reduce = uint32_t(&commOf(P, CommKind::AllReduce) - P.Comms.data());
+        auto W = llvm::find_if(P.Steps, [&](const plan::Step &S) {
+          return S.Kind == plan::StepKind::Wait && S.Index == Reduce;
+        });
+        ASSERT_NE(W, P.Steps.end());
+        std::rotate(W, W + 1, P.Steps.end());
+      },
+      "compute @use reads %ra before it is produced (by comm ");
+  // An all_to_all_v reads its counts tensor at its launch.
+  expectRefused(
+      [](plan::Plan &P) {
+        auto Counts = llvm::find_if(P.Steps, [&](const plan::Step &S) {
+          return S.Kind == plan::StepKind::Compute && P.Computes[S.Index].Name == "counts";
+        });
+        ASSERT_NE(Counts, P.Steps.end());
+        std::rotate(Counts, Counts + 1, P.Steps.end());
+      },
+      "its comm reads %c before it is produced (by compute ");
+}
+
+/// Two inputs (or two outputs) of one comm may not share bytes of its bucket
+/// buffer; an input and an output may (in place).
+TEST(PlanValidator, SlotsOfOneRoleDoNotOverlap) {
+  expectRefused(
+      [](plan::Plan &P) {
+        plan::Comm &C = commOf(P, CommKind::AllReduce);
+        ASSERT_GE(C.OutBuffer, 0);
+        for (plan::Slot &S : P.Buffers[C.OutBuffer].Slots)
+          if (S.Tensor == C.Outputs[1])
+            S.Offset = 0;
+      },
+      "overlap in output buffer");
 }

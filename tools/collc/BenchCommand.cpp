@@ -20,10 +20,10 @@
 
 #include "compiler/Compile.h"
 #include "compiler/dump/JSONWriter.h"
+#include "compiler/plan/OutputFile.h"
 #include "passes/analysis/CostModel.h"
 #include "passes/analysis/LinkFile.h"
 #include "runtime/local/LocalDriver.h"
-#include "tools/collc/OutputFile.h"
 #include "tools/collc/ProcessBackends.h"
 #include "tools/collc/ProcessLaunchFlags.h"
 #include "tools/collc/bench/Calibrate.h"
@@ -211,7 +211,8 @@ static int runLinkCheck(uint64_t Max) {
     if (!Fitted)
       return reportError("bench", Fitted.takeError());
     if (Printer) {
-      Expected<std::unique_ptr<OutputFile>> File = OutputFile::create(LinkOut);
+      std::vector<StringRef> Read(CheckPrograms.begin(), CheckPrograms.end());
+      Expected<std::unique_ptr<OutputFile>> File = OutputFile::create(LinkOut, Read);
       if (!File)
         return reportError("bench", File.takeError());
       writeLinkFile(Fitted->Fit, Fitted->Overall, (*File)->os());
@@ -256,13 +257,33 @@ int run_benchCommand() {
   }
   // Ranks are threads: no more than the local backend holds (as collc run).
   constexpr size_t MaxRanks = rt::local::LocalDriver::MaxRanks;
-  if (*Max < 8 || Ranks < 1 || size_t(Ranks) > MaxRanks || Budget <= 0 || ReplayOps < 1) {
+  constexpr int MaxTimePerSize = 3600;
+  // Not `Budget <= 0`: NaN passes that; infinity and 1e308 never end.
+  bool BudgetOk = Budget > 0 && Budget <= MaxTimePerSize;
+  if (*Max < 8 || Ranks < 1 || size_t(Ranks) > MaxRanks || !BudgetOk || ReplayOps < 1) {
     WithColor::error(errs(), "collc bench")
         << formatv("expected --max-bytes >= 8 (got {0}), --ranks in 1..{4} (got {1}), "
-                   "--time-per-size > 0 (got {2}) and --replay-ops >= 1 (got {3})\n",
-                   *Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks);
+                   "--time-per-size in (0, {5}] s (got {2:e2}) and --replay-ops >= 1 (got {3})\n",
+                   *Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks, MaxTimePerSize);
     return ExitUsage;
   }
+  // The link check's flags, given to a plain bench, would be ignored.
+  bool LinkCheck = Calibrate || Validate.getNumOccurrences();
+  for (const cl::Option *O : {(const cl::Option *)&LinkOut, (const cl::Option *)&LinkName})
+    if (O->getNumOccurrences() && !Calibrate) {
+      WithColor::error(errs(), "collc bench")
+          << (O->ArgStr.size() > 1 ? "--" : "-") << O->ArgStr << " applies to --calibrate\n";
+      return ExitUsage;
+    }
+  if (CheckPrograms.getNumOccurrences() && !LinkCheck) {
+    WithColor::error(errs(), "collc bench") << "--program applies to --calibrate and --validate\n";
+    return ExitUsage;
+  }
+  if (Backend == "local")
+    if (Error E = Launch.refuseOnLocal()) {
+      WithColor::error(errs(), "collc bench") << toString(std::move(E)) << '\n';
+      return ExitUsage;
+    }
   if (Calibrate || Validate.getNumOccurrences())
     return runLinkCheck(*Max);
   if (Backend != "local") {

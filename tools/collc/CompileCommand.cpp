@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "OutputFile.h"
 #include "ToolSupport.h"
+#include "compiler/plan/OutputFile.h"
 
 #include "compiler/Compile.h"
 
@@ -113,7 +113,8 @@ int run_compileCommand() {
     WithColor::error(errs(), "collc compile") << toString(std::move(E)) << '\n';
     return ExitUsage;
   }
-  if (World < 0 || World > MaxWorldSize) {
+  // 0 is the default's value: given, it is a mistake, not "the declared one".
+  if ((World.getNumOccurrences() && World < 1) || World < 0 || World > MaxWorldSize) {
     WithColor::error(errs(), "collc compile")
         << "--world=" << World << " is not in 1.." << MaxWorldSize << '\n';
     return ExitUsage;
@@ -125,19 +126,28 @@ int run_compileCommand() {
 
   InputOptions In = Flags.get();
   In.Parse.WorldSize = World;
-  // Written beside the target and renamed on success: the input is never
-  // truncated, and a failure leaves the old output as it was.
-  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output);
+  // Written beside the target and renamed on success: a failure leaves the
+  // old output as it was (and the input is not an output).
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output, {StringRef(In.Path)});
   if (!Out) {
     WithColor::error(errs(), "collc compile") << toString(Out.takeError()) << '\n';
     return ExitUserError;
   }
+  unsigned Written = 0;
   int Exit = forEachProgram(In, [&](Program &P, DiagnosticEngine &Diags) -> Error {
     Expected<plan::Plan> Plan = compileProgram(P, Opts, Diags, errs());
     if (!Plan)
       return Plan.takeError();
     if (In.VerifyDiagnostics)
       return Error::success();
+    // A plan file holds one plan: several go to standard output only (each
+    // is read on its own there, as the tests do).
+    if (++Written > 1 && Output != "-")
+      return createStringError(inconvertibleErrorCode(),
+                               "@%s is the input's program #%u: a plan file holds one plan, so "
+                               "-o %s takes one program (give each its own file, or write to "
+                               "standard output)",
+                               P.name().str().c_str(), Written, Output.c_str());
     std::string Digest = writePlan(*Plan, (*Out)->os());
     if (Instrument.Stats)
       errs() << "compiled @" << P.name() << ": " << Plan->Comms.size() << " comms, "

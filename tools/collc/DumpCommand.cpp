@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "OutputFile.h"
 #include "ToolSupport.h"
+#include "compiler/plan/OutputFile.h"
 
 #include "compiler/dump/Dump.h"
 #include "runtime/nccl/NcclLowering.h"
@@ -86,6 +86,10 @@ static Expected<DotFocus> focusFlags() {
 }
 
 int run_dumpCommand() {
+  if (Rank.getNumOccurrences() && Fmt != Format::Nccl) {
+    WithColor::error(errs(), "collc dump") << "--rank applies to --format nccl only\n";
+    return ExitUsage;
+  }
   DumpOptions Opts;
   Opts.Explain = Explain;
   Expected<LinkClass> L = resolveLink(Link);
@@ -100,12 +104,19 @@ int run_dumpCommand() {
     return ExitUsage;
   }
   Opts.Focus = *Focus;
-  Expected<plan::Plan> P = loadOrCompilePlan(Input, Bucket);
+  Expected<CommandInput> In = readCommandInput(Input);
+  if (!In)
+    return reportError("dump", In.takeError());
+  if (Error E = refuseBucketForPlan(*In, Bucket)) {
+    WithColor::error(errs(), "collc dump") << toString(std::move(E)) << '\n';
+    return ExitUsage;
+  }
+  Expected<plan::Plan> P = loadOrCompilePlan(*In, Bucket);
   if (!P)
     return reportError("dump", P.takeError());
-  // Written beside the target and renamed on success: the input is never
-  // truncated, and a failure leaves the old output as it was.
-  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output);
+  // Written beside the target and renamed on success: a failure leaves the
+  // old output as it was (and the input is not an output).
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output, {StringRef(Input)});
   if (!Out) {
     WithColor::error(errs(), "collc dump") << toString(Out.takeError()) << '\n';
     return ExitUserError;

@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "OutputFile.h"
 #include "ToolSupport.h"
+#include "compiler/plan/OutputFile.h"
 
 #include "compiler/PassManager.h"
 #include "tools/collc/SourceChunks.h"
@@ -51,9 +51,10 @@ int run_optCommand() {
       }
   }
 
-  // Written beside the target and renamed on success: the input is never
-  // truncated, and a failure leaves the old output as it was.
-  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output);
+  // Written beside the target and renamed on success: a failure leaves the
+  // old output as it was (and the input is not an output).
+  Expected<std::unique_ptr<OutputFile>> Out =
+      OutputFile::create(Output, {StringRef(Flags.Input.getValue())});
   if (!Out) {
     WithColor::error(errs(), "collc opt") << toString(Out.takeError()) << '\n';
     return ExitUserError;

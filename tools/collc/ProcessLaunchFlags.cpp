@@ -24,6 +24,12 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
     return createStringError(inconvertibleErrorCode(), ("--backend " + Backend + ": " + Why).str());
   };
   rt::PlaceFlags Flags;
+  // -1 is the defaults' value: a value given must be a place.
+  for (const cl::opt<int64_t> *O : {&Rank, &World, &LocalRank})
+    if (O->getNumOccurrences() && *O < 0)
+      return Fail(
+          ("--" + O->ArgStr + " " + Twine(O->getValue()) + ": expected a non-negative number")
+              .str());
   if (Rank >= 0)
     Flags.Rank = Rank;
   if (World >= 0)
@@ -42,6 +48,19 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   if (!Where)
     return Fail(toString(Where.takeError()));
   return ProcessLaunch{std::move(*Place), std::move(*Where)};
+}
+
+Error ProcessLaunchFlags::refuseOnLocal() const {
+  for (const cl::Option *O : {(const cl::Option *)&Rendezvous, (const cl::Option *)&Rank,
+                              (const cl::Option *)&World, (const cl::Option *)&LocalRank})
+    if (O->getNumOccurrences())
+      return createStringError(inconvertibleErrorCode(),
+                               ("--" + O->ArgStr +
+                                " applies to a backend with one process per rank (mpi, gloo, "
+                                "nccl); --backend local runs every rank as a thread of this "
+                                "process")
+                                   .str());
+  return Error::success();
 }
 
 } // namespace collc::tool

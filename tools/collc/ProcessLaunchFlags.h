@@ -33,6 +33,9 @@ struct ProcessLaunchFlags {
   /// backend); an error, prefixed with --backend \p Backend, says what is
   /// missing or malformed (a usage error).
   llvm::Expected<ProcessLaunch> resolve(llvm::StringRef Backend) const;
+  /// For --backend local, whose ranks are threads: an error naming the first
+  /// of these flags given (they would be ignored), else success.
+  llvm::Error refuseOnLocal() const;
 };
 
 } // namespace collc::tool

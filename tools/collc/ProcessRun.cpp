@@ -2,6 +2,7 @@
 
 #include "tools/collc/ProcessRun.h"
 
+#include "runtime/exec/DigestHandshake.h"
 #include "runtime/process/CpuWorld.h"
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/ProcessBackends.h"
@@ -20,6 +21,21 @@ namespace collc::tool {
 
 namespace {
 
+/// Every process's plan digest, before any group of the plan is joined: a
+/// process whose plan differs is named at once. (Over gloo the groups are
+/// named by the plan's digest, so processes with different plans would
+/// never meet there, each waiting out its timeout instead.)
+Error checkPlansAgree(const plan::Plan &P, const ProcessRunOptions &O) {
+  Expected<std::unique_ptr<rt::WorldGather>> World =
+      rt::joinCpuWorld(O.Place, O.Where, "collc.run/#digests", O.Exec.Timeout);
+  if (!World)
+    return World.takeError();
+  Expected<std::vector<uint32_t>> All = (*World)->allGatherWords(rt::digestWords(P));
+  if (!All)
+    return All.takeError();
+  return rt::compareDigests(P, O.Place.Rank, *All);
+}
+
 int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
                       raw_ostream &Err) {
   int64_t Me = O.Place.Rank;
@@ -34,6 +50,8 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostre
                    P.Program, O.Place.World, O.Backend, O.Steps, P.Digest, O.Where.text());
     Out.flush();
   }
+  if (Error E = checkPlansAgree(P, O))
+    return Fail(toString(std::move(E)));
   Expected<std::unique_ptr<rt::Executor>> Made =
       createProcessExecutor(O.Backend, P, O.Place, O.Where, O.Exec);
   if (!Made)

@@ -16,11 +16,11 @@
 
 #include "Commands.h"
 #include "LocalRun.h"
-#include "OutputFile.h"
 #include "ProcessBackends.h"
 #include "ProcessLaunchFlags.h"
 #include "ProcessRun.h"
 #include "ToolSupport.h"
+#include "compiler/plan/OutputFile.h"
 
 #include "compiler/Compile.h"
 #include "tools/collc/Shrink.h"
@@ -87,9 +87,14 @@ cl::SubCommand &runCommand() { return Cmd; }
 
 namespace {
 
-uint64_t defaultBudget() {
+/// This machine's memory, 0 when unknown.
+uint64_t physicalMemory() {
   long Pages = sysconf(_SC_PHYS_PAGES), PageSize = sysconf(_SC_PAGE_SIZE);
-  uint64_t Third = Pages > 0 && PageSize > 0 ? uint64_t(Pages) * uint64_t(PageSize) / 3 : 0;
+  return Pages > 0 && PageSize > 0 ? uint64_t(Pages) * uint64_t(PageSize) : 0;
+}
+
+uint64_t defaultBudget() {
+  uint64_t Third = physicalMemory() / 3;
   uint64_t Cap = 8ull << 30;
   return Third ? std::min(Third, Cap) : Cap;
 }
@@ -102,9 +107,18 @@ std::string sizeText(uint64_t Bytes) {
 
 /// The memory a run may use: --memory-budget, else 8 GiB or a third of RAM.
 Expected<uint64_t> memoryBudget() {
-  if (!Budget.empty())
-    return parseByteSize(Budget);
-  return defaultBudget();
+  if (Budget.empty())
+    return defaultBudget();
+  Expected<uint64_t> Given = parseByteSize(Budget);
+  if (!Given)
+    return Given.takeError();
+  // A budget the machine does not have would let a run allocate until the
+  // system refuses (an abort, not an error).
+  if (uint64_t Memory = physicalMemory(); Memory && *Given > Memory)
+    return createStringError(inconvertibleErrorCode(),
+                             "--memory-budget %s is more than this machine's memory (%s)",
+                             Budget.c_str(), sizeText(Memory).c_str());
+  return *Given;
 }
 
 /// What a run holds at once, by the rule both paths use: the executor's
@@ -114,11 +128,12 @@ uint64_t runBytes(uint64_t CommunicatedOnAllRanks) {
   return SaturatingMultiply<uint64_t>(3, CommunicatedOnAllRanks);
 }
 
-/// The bytes of the tensors a plan's comms touch, summed over its ranks.
-uint64_t communicatedBytes(const plan::Plan &P) {
+/// The bytes of the tensors a plan's comms touch, summed over its ranks, or
+/// on rank \p Only (a process backend's process holds its own rank only).
+uint64_t communicatedBytes(const plan::Plan &P, std::optional<int64_t> Only = std::nullopt) {
   uint64_t Sum = 0;
   std::vector<int64_t> SeenOn(P.Tensors.size(), -1);
-  for (int64_t R = 0; R != P.World; ++R)
+  for (int64_t R = Only.value_or(0); R != (Only ? *Only + 1 : P.World); ++R)
     for (const plan::Comm &C : P.Comms) {
       if (!C.Ranks.contains(R))
         continue;
@@ -133,8 +148,10 @@ uint64_t communicatedBytes(const plan::Plan &P) {
 }
 
 /// Compiles the program for \p World ranks (0: its own world), shrunk to
-/// fit in memory when asked to.
-Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, raw_ostream &Log) {
+/// fit in memory when asked to: the memory of all its ranks, or of one
+/// (\p OneRankHere: a process backend's process).
+Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool OneRankHere,
+                                   raw_ostream &Log) {
   ParseOptions PO;
   PO.WorldSize = World;
   Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
@@ -148,7 +165,7 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, raw_os
   int64_t Factor = 1;
   auto Need = [&](int64_t F) {
     return runBytes(SaturatingMultiply<uint64_t>(communicatedBytesPerRank(Prog, F),
-                                                 uint64_t(Prog.worldSize())));
+                                                 OneRankHere ? 1 : uint64_t(Prog.worldSize())));
   };
   if (Shrink == "auto") {
     constexpr int64_t MaxFactor = 1 << 20;
@@ -164,6 +181,13 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, raw_os
   } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1) {
     return createStringError(inconvertibleErrorCode(),
                              "--shrink=%s: expected auto or a positive number", Shrink.c_str());
+  } else if (Need(Factor) > Limit) {
+    return createStringError(inconvertibleErrorCode(),
+                             "@%s needs %s with every dimension divided by %lld, more than the "
+                             "memory budget of %s: give a larger --shrink, --shrink auto, or "
+                             "raise --memory-budget",
+                             Prog.name().str().c_str(), sizeText(Need(Factor)).c_str(),
+                             (long long)Factor, sizeText(Limit).c_str());
   }
   if (Factor > 1) {
     uint64_t RealBytes = communicatedBytesPerRank(Prog);
@@ -182,7 +206,7 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, raw_os
 /// from the step's first event.
 Error writeTrace(StringRef Path, const plan::Plan &P,
                  const std::vector<std::unique_ptr<rt::Executor>> &Execs, double StepUs) {
-  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Path);
+  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Path, {StringRef(Input)});
   if (!Out)
     return Out.takeError();
   JSONWriter J((*Out)->os(), 1);
@@ -258,16 +282,24 @@ int run_runCommand() {
       return ExitUsage;
     }
     Launched = std::move(*Resolved);
+  } else if (Error E = Launch.refuseOnLocal()) {
+    WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
+    return ExitUsage;
   }
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
     return reportError("run", In.takeError());
+  if (Error E = refuseBucketForPlan(*In, Bucket)) {
+    WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
+    return ExitUsage;
+  }
   // Every process compiles the same program alike; only rank 0 speaks.
   const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;
   raw_ostream &CompileLog = Place && Place->Rank != 0 ? nulls() : outs();
-  Expected<plan::Plan> Loaded = In->isPlan() ? plan::readPlan(In->text(), In->Name)
-                                             : compileForRun(*In, CompileWorld, CompileLog);
+  Expected<plan::Plan> Loaded = In->isPlan()
+                                    ? plan::readPlan(In->text(), In->Name)
+                                    : compileForRun(*In, CompileWorld, Processes, CompileLog);
   if (!Loaded)
     return reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
@@ -285,7 +317,10 @@ int run_runCommand() {
     Expected<uint64_t> Limit = memoryBudget();
     if (!Limit)
       return reportError("run", Limit.takeError());
-    uint64_t Need = runBytes(communicatedBytes(P));
+    std::optional<int64_t> Here;
+    if (Place)
+      Here = Place->Rank;
+    uint64_t Need = runBytes(communicatedBytes(P, Here));
     if (Shrink.getNumOccurrences() && Shrink != "1") {
       WithColor::error(errs(), "collc run")
           << "--shrink applies to programs; a plan's sizes are fixed: run the program, or "
@@ -294,10 +329,13 @@ int run_runCommand() {
     }
     if (Need > *Limit) {
       WithColor::error(errs(), "collc run")
-          << formatv("plan @{0} needs about {1} on {2} ranks, more than the memory budget "
+          << formatv("plan @{0} needs about {1} {2}, more than the memory budget "
                      "of {3}: run the program instead (it shrinks to fit), or raise "
                      "--memory-budget\n",
-                     P.Program, sizeText(Need), P.World, sizeText(*Limit));
+                     P.Program, sizeText(Need),
+                     Here ? formatv("for rank {0} in this process", *Here).str()
+                          : formatv("on {0} ranks", P.World).str(),
+                     sizeText(*Limit));
       return ExitUserError;
     }
   }

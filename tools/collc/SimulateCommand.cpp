@@ -23,8 +23,9 @@ using namespace llvm;
 namespace collc::tool {
 
 static cl::SubCommand Cmd("simulate", "Simulate one step of a plan with the cost model");
+// Optional only so that --list-links needs none; checked below.
 static cl::opt<std::string> Input(cl::Positional, cl::desc("<plan, or a .coll program>"),
-                                  cl::Required, cl::sub(Cmd));
+                                  cl::sub(Cmd));
 static cl::opt<std::string> Link("link",
                                  cl::desc("Link class: h100-nvlink, h200-nvlink, ib-ndr, pcie, "
                                           "local; or a link file (collc bench --calibrate)"),
@@ -43,6 +44,11 @@ int run_simulateCommand() {
                         L.BusGBps, L.Description);
     return ExitOk;
   }
+  if (Input.empty()) {
+    WithColor::error(errs(), "collc simulate")
+        << "expected a plan or a .coll program (or --list-links)\n";
+    return ExitUsage;
+  }
   Expected<LinkClass> L = resolveLink(Link);
   if (!L) {
     WithColor::error(errs(), "collc simulate") << toString(L.takeError()) << '\n';
@@ -53,6 +59,10 @@ int run_simulateCommand() {
   Expected<CommandInput> In = readCommandInput(Input);
   if (!In)
     return reportError("simulate", In.takeError());
+  if (Error E = refuseBucketForPlan(*In, Bucket)) {
+    WithColor::error(errs(), "collc simulate") << toString(std::move(E)) << '\n';
+    return ExitUsage;
+  }
   // auto chooses its buckets for the link simulated here.
   std::string Policy = Bucket == "auto" ? "auto:" + Link : Bucket;
   Expected<plan::Plan> P = loadOrCompilePlan(*In, Policy);

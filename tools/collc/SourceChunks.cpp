@@ -2,6 +2,8 @@
 
 #include "tools/collc/SourceChunks.h"
 
+#include "ir/InputFile.h"
+
 #include "llvm/ADT/SmallVector.h"
 
 using namespace llvm;
@@ -9,10 +11,9 @@ using namespace llvm;
 namespace collc {
 
 Expected<std::vector<SourceChunk>> loadSourceChunks(StringRef Path, bool Split, SourceMgr &SM) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> File = MemoryBuffer::getFileOrSTDIN(Path);
+  Expected<std::unique_ptr<MemoryBuffer>> File = readInputFile(Path, "");
   if (!File)
-    return createStringError(File.getError(), "cannot read '%s': %s", Path.str().c_str(),
-                             File.getError().message().c_str());
+    return File.takeError();
   StringRef Text = (*File)->getBuffer();
   unsigned Id = SM.AddNewSourceBuffer(std::move(*File), SMLoc());
   if (!Split)

@@ -3,9 +3,10 @@
 #include "ToolSupport.h"
 
 #include "compiler/Compile.h"
-#include "tools/collc/SourceChunks.h"
+#include "ir/InputFile.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "tools/collc/SourceChunks.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
@@ -144,10 +145,9 @@ PassManagerOptions PassFlags::get() const {
 }
 
 Expected<CommandInput> readCommandInput(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path);
+  Expected<std::unique_ptr<MemoryBuffer>> Buf = readInputFile(Path, "");
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read %s: %s", Path.str().c_str(),
-                             Buf.getError().message().c_str());
+    return Buf.takeError();
   return CommandInput{Path == "-" ? std::string("<stdin>") : Path.str(), std::move(*Buf)};
 }
 
@@ -159,6 +159,15 @@ Expected<plan::Plan> loadOrCompilePlan(const CommandInput &In, StringRef BucketP
     return P.takeError();
   DiagnosticEngine Diags(P->Source.get());
   return compileWithBucketPolicy(*P->Prog, Diags, BucketPolicy);
+}
+
+Error refuseBucketForPlan(const CommandInput &In, const cl::Option &Bucket) {
+  if (!In.isPlan() || !Bucket.getNumOccurrences())
+    return Error::success();
+  return createStringError(inconvertibleErrorCode(),
+                           "--%s applies to programs; the buckets of plan '%s' are fixed: give "
+                           "its program, or compile it with the policy",
+                           Bucket.ArgStr.str().c_str(), In.Name.c_str());
 }
 
 Expected<plan::Plan> loadOrCompilePlan(StringRef Path, StringRef BucketPolicy) {

@@ -82,6 +82,9 @@ llvm::Expected<CommandInput> readCommandInput(llvm::StringRef Path);
 /// Reads a plan, or compiles a program with the default pipeline, so that
 /// commands that explain plans also take programs.
 llvm::Expected<plan::Plan> loadOrCompilePlan(const CommandInput &In, llvm::StringRef BucketPolicy);
+/// A --bucket given (\p Bucket) for an input that is a plan, whose buckets
+/// are fixed, is refused: it would be ignored.
+llvm::Error refuseBucketForPlan(const CommandInput &In, const llvm::cl::Option &Bucket);
 llvm::Expected<plan::Plan> loadOrCompilePlan(llvm::StringRef Path, llvm::StringRef BucketPolicy);
 
 /// The one way commands compile a program they were given instead of a plan:

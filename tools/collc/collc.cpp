@@ -23,6 +23,19 @@ namespace collc::tool {
 const char *CollcArgv0 = "collc";
 } // namespace collc::tool
 
+/// \p Rc, or a failure where standard output could not be written (a full
+/// disk, a closed pipe): said once here, and cleared, since a stream left
+/// in error aborts the process at exit.
+static int withStandardOutputChecked(int Rc) {
+  outs().flush();
+  if (!outs().has_error())
+    return Rc;
+  WithColor::error(errs(), "collc")
+      << "cannot write standard output: " << outs().error().message() << '\n';
+  outs().clear_error();
+  return Rc == ExitOk ? ExitUserError : Rc;
+}
+
 int main(int argc, char **argv) {
   InitLLVM Init(argc, argv);
   CollcArgv0 = argv[0];
@@ -38,7 +51,7 @@ int main(int argc, char **argv) {
   }
 #define COLLC_COMMAND(NAME)                                                                        \
   if (NAME##Command())                                                                             \
-    return run_##NAME##Command();
+    return withStandardOutputChecked(run_##NAME##Command());
 #include "Commands.def"
   WithColor::error(errs(), "collc") << "no subcommand given; see `collc --help`\n";
   return ExitUsage;

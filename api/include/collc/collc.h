@@ -337,7 +337,10 @@ COLLC_API collcResult_t collcExecutorCapture(collcExecutor_t exec);
 
 /* Runs the model's compute op \p computeName (the \p index-th compute of the
  * plan). Return collcSuccess, or another result to stop the step: the replay
- * returns that result, its text naming the compute. */
+ * returns that result, its text naming the compute. It may read and write
+ * the executor's tensors (collcExecutorTensor); a call that would change,
+ * wait for or destroy the executor of its own step (bind, capture, replay,
+ * synchronize, destroy) returns collcInvalidUsage. */
 typedef collcResult_t (*collcComputeFn)(const char *computeName, uint32_t index, void *user);
 
 /* One step: every launch, wait and compute of this rank in plan order.

@@ -1,0 +1,95 @@
+//===- compiler/plan/OutputFile.cpp - Outputs written whole or not at all ----===//
+
+#include "compiler/plan/OutputFile.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+using namespace llvm;
+
+namespace collc {
+
+static Error cannotWrite(StringRef Path, const Twine &Why) {
+  return createStringError(inconvertibleErrorCode(), "cannot write '%s': %s", Path.str().c_str(),
+                           Why.str().c_str());
+}
+
+Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRef<StringRef> Inputs,
+                                                         bool DashIsStandardOutput) {
+  std::unique_ptr<OutputFile> F(new OutputFile(Path.str()));
+  if (Path == "-" && DashIsStandardOutput)
+    return F;
+  for (StringRef In : Inputs) {
+    bool Same = false;
+    if (In != "-" && !sys::fs::equivalent(Path, In, Same) && Same)
+      return cannotWrite(Path, formatv("it is the command's input '{0}' (the output would "
+                                       "replace it): write the output to another file",
+                                       In));
+  }
+  sys::fs::file_status Link, Target;
+  bool IsLink = !sys::fs::status(Path, Link, /*Follow=*/false) &&
+                Link.type() == sys::fs::file_type::symlink_file;
+  bool Exists = !sys::fs::status(Path, Target);
+  if (Exists && Target.type() == sys::fs::file_type::directory_file)
+    return cannotWrite(Path, "it is a directory");
+  if (IsLink || (Exists && Target.type() != sys::fs::file_type::regular_file)) {
+    // Written in place, as a shell's `>` would: a device, a pipe or a
+    // socket has nothing to keep whole (and a rename would put a file where
+    // /dev/null was); a link is opened by the kernel, which follows it with
+    // its protections (a link planted in /tmp by another user is refused)
+    // and its loop limit, where renaming over the file it names would not.
+    std::error_code EC;
+    F->OS = std::make_unique<raw_fd_ostream>(Path, EC, sys::fs::OF_None);
+    if (EC)
+      return cannotWrite(Path, EC.message());
+    return F;
+  }
+  // Beside the target, so that the rename stays within one file system.
+  Expected<sys::fs::TempFile> T = sys::fs::TempFile::create(Path + ".tmp-%%%%%%%%");
+  if (!T)
+    return cannotWrite(Path, toString(T.takeError()));
+  F->Temp.emplace(std::move(*T));
+  F->OS = std::make_unique<raw_fd_ostream>(F->Temp->FD, /*shouldClose=*/false);
+  return F;
+}
+
+OutputFile::~OutputFile() {
+  if (OS) {
+    // Not committed (a failed command): what is buffered goes out, and an
+    // error writing it is dropped here rather than aborting the process.
+    OS->flush();
+    OS->clear_error();
+  }
+  OS.reset();
+  if (Temp)
+    consumeError(Temp->discard());
+}
+
+Error OutputFile::commit() {
+  if (!OS) {
+    outs().flush();
+    if (outs().has_error()) {
+      std::error_code EC = outs().error();
+      // Reported here, once: left set, it would abort the process at exit.
+      outs().clear_error();
+      return cannotWrite("-", EC.message());
+    }
+    return Error::success();
+  }
+  OS->flush();
+  std::error_code EC = OS->error();
+  OS->clear_error();
+  OS.reset();
+  if (EC)
+    return cannotWrite(Path, EC.message());
+  if (!Temp) // written in place
+    return Error::success();
+  Error E = Temp->keep(Path);
+  Temp.reset();
+  if (E)
+    return cannotWrite(Path, toString(std::move(E)));
+  return Error::success();
+}
+
+} // namespace collc
