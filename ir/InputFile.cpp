@@ -73,7 +73,7 @@ Expected<std::unique_ptr<MemoryBuffer>> readInputFile(StringRef Path, StringRef 
   if (Path != "-")
     sys::fs::closeFile(FD);
   if (Failed)
-    return std::move(Failed);
+    return Failed;
   std::unique_ptr<WritableMemoryBuffer> Buf =
       WritableMemoryBuffer::getNewUninitMemBuffer(size_t(Total), Path == "-" ? "<stdin>" : Path);
   if (!Buf)

@@ -2,7 +2,6 @@
 
 #include "compiler/plan/OutputFile.h"
 
-#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 

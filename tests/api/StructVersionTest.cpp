@@ -249,9 +249,10 @@ TEST(CApiStructVersions, SizedInitRefusesSizesNoVersionHadAndWritesNothing) {
                       {More.c_str(), Range.c_str(), "COLLC_SIM_RESULT_INIT"}));
   EXPECT_TRUE(refused(collcSimResultInitSized(R, 0), collcInvalidArgument, {"size is 0"}));
   // Between two versions: the struct would end in the middle of a field.
-  if (sizeof(SimResultV1) + 2 < sizeof *R)
+  if (sizeof(SimResultV1) + 2 < sizeof *R) {
     EXPECT_TRUE(refused(collcSimResultInitSized(R, sizeof(SimResultV1) + 2), collcInvalidArgument,
                         {Range.c_str()}));
+  }
   EXPECT_TRUE(S.intact());
   EXPECT_TRUE(S.untouched());
 
