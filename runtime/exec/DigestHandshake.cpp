@@ -61,4 +61,13 @@ llvm::Error compareDigests(const plan::Plan &P, int64_t Rank, llvm::ArrayRef<uin
                    Other < P.World ? Other : -1);
 }
 
+llvm::Error exchangeDigests(
+    const plan::Plan &P, int64_t Rank,
+    llvm::function_ref<llvm::Expected<std::vector<uint32_t>>(llvm::ArrayRef<uint32_t>)> Gather) {
+  llvm::Expected<std::vector<uint32_t>> All = Gather(digestWords(P));
+  if (!All)
+    return All.takeError();
+  return compareDigests(P, Rank, *All);
+}
+
 } // namespace collc::rt

@@ -12,10 +12,12 @@
 #include "compiler/plan/Plan.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace collc::rt {
 
@@ -26,6 +28,12 @@ std::array<uint32_t, 2> digestWords(const plan::Plan &P);
 /// names the ranks of each digest and blames the first rank that differs
 /// from \p Rank.
 llvm::Error compareDigests(const plan::Plan &P, int64_t Rank, llvm::ArrayRef<uint32_t> All);
+
+/// The handshake: \p Gather collects every rank's digestWords, rank by
+/// rank (over the backend's world), and compareDigests judges them.
+llvm::Error exchangeDigests(
+    const plan::Plan &P, int64_t Rank,
+    llvm::function_ref<llvm::Expected<std::vector<uint32_t>>(llvm::ArrayRef<uint32_t>)> Gather);
 
 } // namespace collc::rt
 

@@ -471,11 +471,9 @@ private:
   }
 
   llvm::Error checkDigests() {
-    std::array<uint32_t, 2> Words = digestWords(P);
-    auto All = D::allGatherWords(World, Words, D::streamOf(Stream));
-    if (!All)
-      return All.takeError();
-    return compareDigests(P, Rank, *All);
+    return exchangeDigests(P, Rank, [&](llvm::ArrayRef<uint32_t> Words) {
+      return D::allGatherWords(World, Words, D::streamOf(Stream));
+    });
   }
 
   typename D::Resource res(char *Data, uint64_t Bytes) const { return D::resource(Data, Bytes); }

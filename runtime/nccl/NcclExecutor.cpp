@@ -506,11 +506,9 @@ private:
   Error handshake() {
     if (!Opts.DigestHandshake || DigestChecked)
       return Error::success();
-    std::array<uint32_t, 2> Words = digestWords(P);
-    Expected<std::vector<uint32_t>> All = NcclDriver::allGatherWords(Comms[0], Words, Stream);
-    if (!All)
-      return All.takeError();
-    if (Error E = compareDigests(P, Rank, *All))
+    if (Error E = exchangeDigests(P, Rank, [&](ArrayRef<uint32_t> Words) {
+          return NcclDriver::allGatherWords(Comms[0], Words, Stream);
+        }))
       return E;
     DigestChecked = true;
     return Error::success();

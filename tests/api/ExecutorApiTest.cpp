@@ -37,6 +37,19 @@ collcExecutorOptions_t localOptions(const char *Rendezvous, int64_t TimeoutMs = 
   return O;
 }
 
+/// Rank \p Rank's executor of TwoReduces under \p O in *\p X, %a bound to
+/// \p In and %r to \p Out (4 floats each), captured: the capture's result,
+/// or the create's (*\p X then null).
+collcResult_t capturedTwoReduces(collcPlan_t P, int64_t Rank, const collcExecutorOptions_t &O,
+                                 float *In, float *Out, collcExecutor_t *X) {
+  *X = nullptr;
+  if (collcResult_t E = collcExecutorCreate(P, Rank, &O, X))
+    return E;
+  collcExecutorBind(*X, "a", In, 16);
+  collcExecutorBind(*X, "r", Out, 16);
+  return collcExecutorCapture(*X);
+}
+
 struct Counted {
   std::vector<std::string> Names;
 };
@@ -294,14 +307,9 @@ TEST(CApiExecutor, AFailingComputeStopsTheStepWithItsResult) {
   collcPlan_t P = compileNone(TwoReduces);
   std::array<std::string, 2> Why;
   auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
-    collcExecutorOptions_t O = localOptions("api-compute-fails");
     collcExecutor_t X = nullptr;
-    if (collcResult_t E = collcExecutorCreate(P, Rank, &O, &X))
-      return E;
     float In[4] = {}, Out[4] = {};
-    collcExecutorBind(X, "a", In, 16);
-    collcExecutorBind(X, "r", Out, 16);
-    collcResult_t E = collcExecutorCapture(X);
+    collcResult_t E = capturedTwoReduces(P, Rank, localOptions("api-compute-fails"), In, Out, &X);
     if (E == collcSuccess) {
       // Both ranks fail at their first compute, before any collective.
       auto Fail = [](const char *, uint32_t, void *) { return collcSystemError; };
@@ -356,12 +364,8 @@ TEST(CApiExecutor, ItsOwnStepsCallbackCannotChangeOrDestroyIt) {
       collcExecutorOptions_t O = localOptions(Async ? "api-reenter-async" : "api-reenter");
       O.asyncReplay = Async;
       collcExecutor_t X = nullptr;
-      if (collcResult_t E = collcExecutorCreate(P, Rank, &O, &X))
-        return E;
       float In[4] = {1, 2, 3, 4}, Out[4] = {};
-      collcExecutorBind(X, "a", In, 16);
-      collcExecutorBind(X, "r", Out, 16);
-      collcResult_t E = collcExecutorCapture(X);
+      collcResult_t E = capturedTwoReduces(P, Rank, O, In, Out, &X);
       Seen[Rank].X = X;
       if (E == collcSuccess)
         E = collcExecutorReplay(X, reenter, &Seen[Rank]);
@@ -398,14 +402,10 @@ TEST(CApiExecutor, SynchronizeReportsAGroupThatAStepBroke) {
   std::string Why;
   collcResult_t Synced = collcSuccess, Replayed = collcSuccess;
   auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
-    collcExecutorOptions_t O = localOptions("api-broken-group", /*TimeoutMs=*/500);
     collcExecutor_t X = nullptr;
-    if (collcResult_t E = collcExecutorCreate(P, Rank, &O, &X))
-      return E;
     float In[4] = {}, Out[4] = {};
-    collcExecutorBind(X, "a", In, 16);
-    collcExecutorBind(X, "r", Out, 16);
-    collcResult_t E = collcExecutorCapture(X);
+    collcResult_t E = capturedTwoReduces(
+        P, Rank, localOptions("api-broken-group", /*TimeoutMs=*/500), In, Out, &X);
     if (E == collcSuccess && Rank == 0) {
       // Rank 1 never replays: the all_reduce times out and breaks @dp.
       Replayed = collcExecutorReplay(X, nullptr, nullptr);

@@ -114,7 +114,7 @@ int run_compileCommand() {
     return ExitUsage;
   }
   // 0 is the default's value: given, it is a mistake, not "the declared one".
-  if ((World.getNumOccurrences() && World < 1) || World < 0 || World > MaxWorldSize) {
+  if ((World.getNumOccurrences() && World < 1) || World > MaxWorldSize) {
     WithColor::error(errs(), "collc compile")
         << "--world=" << World << " is not in 1.." << MaxWorldSize << '\n';
     return ExitUsage;

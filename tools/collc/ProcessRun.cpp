@@ -30,10 +30,8 @@ Error checkPlansAgree(const plan::Plan &P, const ProcessRunOptions &O) {
       rt::joinCpuWorld(O.Place, O.Where, "collc.run/#digests", O.Exec.Timeout);
   if (!World)
     return World.takeError();
-  Expected<std::vector<uint32_t>> All = (*World)->allGatherWords(rt::digestWords(P));
-  if (!All)
-    return All.takeError();
-  return rt::compareDigests(P, O.Place.Rank, *All);
+  return rt::exchangeDigests(
+      P, O.Place.Rank, [&](ArrayRef<uint32_t> Words) { return (*World)->allGatherWords(Words); });
 }
 
 int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
@@ -52,8 +50,11 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostre
   }
   if (Error E = checkPlansAgree(P, O))
     return Fail(toString(std::move(E)));
+  // The plans agree: the executor's own handshake would gather them again.
+  rt::ExecutorOptions Exec = O.Exec;
+  Exec.DigestHandshake = false;
   Expected<std::unique_ptr<rt::Executor>> Made =
-      createProcessExecutor(O.Backend, P, O.Place, O.Where, O.Exec);
+      createProcessExecutor(O.Backend, P, O.Place, O.Where, Exec);
   if (!Made)
     return Fail(toString(Made.takeError()));
   rt::Executor &X = **Made;
