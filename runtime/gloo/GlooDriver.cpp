@@ -3,11 +3,12 @@
 #include "runtime/gloo/GlooDriver.h"
 
 #include "runtime/exec/Timeout.h"
-#include "runtime/gloo/BoundedStore.h"
 #include "runtime/gloo/GlooFailure.h"
 #include "runtime/gloo/GlooReduction.h"
 #include "runtime/gloo/GlooSmallAllReduce.h"
 #include "runtime/gloo/GlooStore.h"
+#include "runtime/gloo/GroupStore.h"
+#include "runtime/gloo/ProbedStore.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -20,7 +21,6 @@
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
@@ -300,7 +300,7 @@ Expected<GlooDriver::UniqueId> GlooDriver::groupId(const CommunicationId &Id) {
 Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, size_t Rank) {
   if (Error E = checkJoin("a gloo", MaxRanks, Ranks, Rank))
     return E;
-  Expected<std::shared_ptr<::gloo::rendezvous::Store>> Store = processStore();
+  Expected<std::shared_ptr<ProbedStore>> Store = processStore();
   if (!Store)
     return Store.takeError();
   Expected<std::shared_ptr<::gloo::transport::Device>> Device = processDevice();
@@ -310,11 +310,11 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   std::lock_guard<std::mutex> L(JoinMutex);
   std::string Text;
   try {
-    ::gloo::rendezvous::PrefixStore Prefixed(storePrefix(Id), **Store);
-    BoundedStore Bounded(Prefixed, M->timeout());
+    GroupStore Group(**Store, storePrefix(Id), M->timeout());
+    Group.claimRank(Rank);
     M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
     M->Ctx->setTimeout(M->timeout());
-    M->Ctx->connectFullMesh(Bounded, *Device);
+    M->Ctx->connectFullMesh(Group, *Device);
     // The address each peer's pair to this rank listens on (one per pair),
     // which Gloo's errors about that pair quote: to name peers in errors.
     M->Addresses.assign(Ranks, "");
@@ -325,16 +325,19 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
       if (R == Rank)
         continue;
       std::string Mine = listeningAddress(M->Ctx->getPair(int(R))->address().str());
-      Prefixed.set(Key(Rank, R), std::vector<char>(Mine.begin(), Mine.end()));
+      Group.set(Key(Rank, R), std::vector<char>(Mine.begin(), Mine.end()));
     }
     for (size_t R = 0; R != Ranks; ++R) {
       if (R == Rank)
         continue;
-      Prefixed.wait({Key(R, Rank)}, M->timeout());
-      std::vector<char> A = Prefixed.get(Key(R, Rank));
+      std::vector<char> A = Group.get(Key(R, Rank));
       M->Addresses[R].assign(A.begin(), A.end());
     }
     return M;
+  } catch (const JoinRefused &X) {
+    return makeError(
+        ErrorKind::InvalidArgument,
+        formatv("rank {0} of {1} could not join gloo group '{2}': {3}", Rank, Ranks, Id, X.what()));
   } catch (const std::exception &X) {
     Text = X.what();
   }

@@ -2,8 +2,9 @@
 //
 // The process-wide rendezvous of the gloo backend, set once from the run's
 // address (runtime/launch/RendezvousAddress.h): Gloo's FileStore on a
-// shared directory (file:DIR) or its RedisStore (redis://HOST:PORT). Every
-// group the process joins is a PrefixStore of the group's name over it.
+// shared directory (file:DIR) or its RedisStore (redis://HOST:PORT), able to
+// say without waiting whether keys are set (ProbedStore.h). Every group the
+// process joins meets in it under the group's name (GroupStore.h).
 //
 // The TCP device every group shares listens on COLLC_GLOO_HOSTNAME when set;
 // otherwise on 127.0.0.1 when the rendezvous is a directory or a Redis
@@ -21,14 +22,13 @@
 #include <memory>
 #include <string>
 
-namespace gloo::rendezvous {
-class Store;
-} // namespace gloo::rendezvous
 namespace gloo::transport {
 class Device;
 } // namespace gloo::transport
 
 namespace collc::rt::gloo {
+
+class ProbedStore;
 
 /// Sets this process's rendezvous. Again with the same address: nothing;
 /// with another one: an error naming both. `mpi` is refused (the gloo
@@ -37,7 +37,7 @@ llvm::Error configureRendezvous(const RendezvousAddress &Where);
 
 /// The configured store (connecting to Redis on first use), or an error
 /// saying that configureRendezvous was not called.
-llvm::Expected<std::shared_ptr<::gloo::rendezvous::Store>> processStore();
+llvm::Expected<std::shared_ptr<ProbedStore>> processStore();
 
 /// The TCP device of this process, created on first use. It sets SIGPIPE
 /// to be ignored when it has no handler (a dead peer must fail an

@@ -204,12 +204,9 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool O
 /// The last step's measured events of every rank as a Chrome trace: compute
 /// on thread 0, the comm stream's launches and waits on thread 1, times
 /// from the step's first event.
-Error writeTrace(StringRef Path, const plan::Plan &P,
+Error writeTrace(OutputFile &Out, const plan::Plan &P,
                  const std::vector<std::unique_ptr<rt::Executor>> &Execs, double StepUs) {
-  Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Path, {StringRef(Input)});
-  if (!Out)
-    return Out.takeError();
-  JSONWriter J((*Out)->os(), 1);
+  JSONWriter J(Out.os(), 1);
   double Origin = std::numeric_limits<double>::max();
   for (const auto &X : Execs)
     for (const rt::TraceEvent &E : X->trace())
@@ -238,7 +235,7 @@ Error writeTrace(StringRef Path, const plan::Plan &P,
         });
     }
   });
-  return (*Out)->commit();
+  return Out.commit();
 }
 
 } // namespace
@@ -368,6 +365,15 @@ int run_runCommand() {
   Opts.CommPrefix = formatv("run{0}.{1}", getpid(), Runs++).str();
   Opts.Timeout = *Timeout;
   Opts.Trace = !TraceOut.empty();
+  // Opened before the run: a trace that cannot be written is said before
+  // the steps run, not after.
+  std::unique_ptr<OutputFile> Trace;
+  if (Opts.Trace) {
+    Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(TraceOut, {StringRef(Input)});
+    if (!Out)
+      return reportError("run", Out.takeError());
+    Trace = std::move(*Out);
+  }
 
   outs() << formatv("running @{0} on {1} local ranks for {2} steps (plan {3})\n", P.Program, World,
                     Steps, P.Digest);
@@ -397,8 +403,7 @@ int run_runCommand() {
   }
   // A trace that cannot be written fails the run (after the check below
   // has said whether the results were right).
-  Error TraceError = TraceOut.empty() ? Error::success()
-                                      : writeTrace(TraceOut, P, Execs, LastStepUs);
+  Error TraceError = Trace ? writeTrace(*Trace, P, Execs, LastStepUs) : Error::success();
 
   Expected<rt::CheckSummary> Check = checkLocalRun(P, Run);
   if (!Check) {

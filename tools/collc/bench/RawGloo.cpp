@@ -18,6 +18,7 @@
 #include "runtime/gloo/GlooCommContext.h"
 #include "runtime/gloo/GlooSmallAllReduce.h"
 #include "runtime/gloo/GlooStore.h"
+#include "runtime/gloo/ProbedStore.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -142,7 +143,7 @@ Expected<std::unique_ptr<RawEngine>> createRawGlooEngine(const rt::ProcessPlace 
                                                          std::chrono::milliseconds Timeout) {
   if (Error E = rt::gloo::configureRendezvous(Where))
     return E;
-  Expected<std::shared_ptr<::gloo::rendezvous::Store>> Store = rt::gloo::processStore();
+  Expected<std::shared_ptr<rt::gloo::ProbedStore>> Store = rt::gloo::processStore();
   if (!Store)
     return Store.takeError();
   Expected<std::shared_ptr<::gloo::transport::Device>> Device = rt::gloo::processDevice();
