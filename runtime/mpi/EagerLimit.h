@@ -2,11 +2,18 @@
 //
 // Open MPI's shared-memory transport sends a message eagerly (copied
 // through a fragment, no handshake) only when the message and its headers
-// fit its eager limit (btl_vader_eager_limit, 4096 B by default; btl_sm in
-// Open MPI 5). A message just over it goes by rendezvous, a round trip
-// more: measured here between two processes, a 4048-byte exchange took 3.7
-// us against 1.2 us at 4032 bytes. The limit is read through MPI's tool
-// interface (MPI_T), as the user's MCA settings left it.
+// fit its eager limit (btl_vader_eager_limit in Open MPI 4, btl_sm in 5;
+// 4096 B by default in both). A message just over it goes by rendezvous, a
+// round trip more: measured here between two processes, a 4048-byte
+// exchange took 3.7 us against 1.2 us at 4032 bytes.
+//
+// The limit is read from the environment (OMPI_MCA_btl_vader_eager_limit,
+// OMPI_MCA_btl_sm_eager_limit), else Open MPI's default. Not through MPI_T:
+// MPI_T_init_thread registers every component of every framework, 0.2 s a
+// process here, and resets the process's thread level. A limit set in an
+// MCA parameter file is not seen: a larger one costs a piece more than
+// needed (a fraction of a microsecond), a smaller one the rendezvous as
+// before.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_MPI_EAGERLIMIT_H
@@ -18,8 +25,8 @@ namespace collc::rt::mpi {
 
 /// The most payload bytes one message between two processes of this host
 /// carries eagerly: the shared-memory eager limit less a margin for the
-/// headers (64 B; they take between 49 and 64 of it); 0 where MPI does not
-/// say. Read once, after MPI_Init.
+/// headers (64 B; they take between 49 and 64 of it); 0 for an MPI other
+/// than Open MPI.
 uint64_t sharedMemoryEagerPayload();
 
 } // namespace collc::rt::mpi
