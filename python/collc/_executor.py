@@ -83,7 +83,7 @@ class Executor(OwnedHandle):
         raise Error(INVALID_ARGUMENT, f"Executor.bind: name is \"{name}\": {what}")
 
     def bind(self, name, array):
-        """Binds tensor `name` (without '%') to a contiguous numpy array or
+        """Binds tensor `name` (`g0` or `%g0`) to a contiguous numpy array or
         torch tensor of its element type and size. The executor keeps a
         reference to it until the next bind of the name or close(); binding
         again requires capture() again. A CUDA tensor (the nccl backend) is

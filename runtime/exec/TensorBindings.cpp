@@ -33,6 +33,7 @@ void TensorBindings::setView(uint32_t T, char *Addr) {
 }
 
 Expected<uint32_t> TensorBindings::indexOf(StringRef Name) const {
+  Name = plan::tensorName(Name);
   auto It = ByName.find(Name);
   if (It == ByName.end())
     return makeError(ErrorKind::InvalidArgument,
@@ -41,6 +42,7 @@ Expected<uint32_t> TensorBindings::indexOf(StringRef Name) const {
 }
 
 Error TensorBindings::bind(StringRef Name, void *Data, uint64_t Bytes) {
+  Name = plan::tensorName(Name);
   Expected<uint32_t> T = indexOf(Name);
   if (!T)
     return T.takeError();
@@ -64,6 +66,7 @@ Error TensorBindings::bind(StringRef Name, void *Data, uint64_t Bytes) {
 }
 
 Expected<char *> TensorBindings::lookup(StringRef Name) const {
+  Name = plan::tensorName(Name);
   Expected<uint32_t> T = indexOf(Name);
   if (!T)
     return T.takeError();
