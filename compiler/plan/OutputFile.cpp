@@ -9,6 +9,9 @@ using namespace llvm;
 
 namespace collc {
 
+/// The longest name (one path component) Linux's file systems take.
+static constexpr size_t MaxNameBytes = 255;
+
 static Error cannotWrite(StringRef Path, const Twine &Why) {
   return createStringError(inconvertibleErrorCode(), "cannot write '%s': %s", Path.str().c_str(),
                            Why.str().c_str());
@@ -44,8 +47,16 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRe
       return cannotWrite(Path, EC.message());
     return F;
   }
-  // Beside the target, so that the rename stays within one file system.
-  Expected<sys::fs::TempFile> T = sys::fs::TempFile::create(Path + ".tmp-%%%%%%%%");
+  // Beside the target, so that the rename stays within one file system;
+  // named after it unless that would pass the file system's limit on a
+  // name (255 bytes) where the target's own name does not.
+  std::string Model = (Path + ".tmp-%%%%%%%%").str();
+  if (sys::path::filename(Model).size() > MaxNameBytes) {
+    SmallString<256> Short(sys::path::parent_path(Path));
+    sys::path::append(Short, ".collc-tmp-%%%%%%%%");
+    Model = std::string(Short);
+  }
+  Expected<sys::fs::TempFile> T = sys::fs::TempFile::create(Model);
   if (!T)
     return cannotWrite(Path, toString(T.takeError()));
   F->Temp.emplace(std::move(*T));
