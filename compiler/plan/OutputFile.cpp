@@ -17,6 +17,15 @@ static Error cannotWrite(StringRef Path, const Twine &Why) {
                            Why.str().c_str());
 }
 
+bool OutputFile::writtenInPlace(StringRef Path) {
+  sys::fs::file_status Link, Target;
+  bool IsLink = !sys::fs::status(Path, Link, /*Follow=*/false) &&
+                Link.type() == sys::fs::file_type::symlink_file;
+  bool Exists = !sys::fs::status(Path, Target);
+  return IsLink || (Exists && Target.type() != sys::fs::file_type::regular_file &&
+                    Target.type() != sys::fs::file_type::directory_file);
+}
+
 Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRef<StringRef> Inputs,
                                                          bool DashIsStandardOutput) {
   std::unique_ptr<OutputFile> F(new OutputFile(Path.str()));
@@ -29,13 +38,10 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRe
                                        "replace it): write the output to another file",
                                        In));
   }
-  sys::fs::file_status Link, Target;
-  bool IsLink = !sys::fs::status(Path, Link, /*Follow=*/false) &&
-                Link.type() == sys::fs::file_type::symlink_file;
-  bool Exists = !sys::fs::status(Path, Target);
-  if (Exists && Target.type() == sys::fs::file_type::directory_file)
+  sys::fs::file_status Target;
+  if (!sys::fs::status(Path, Target) && Target.type() == sys::fs::file_type::directory_file)
     return cannotWrite(Path, "it is a directory");
-  if (IsLink || (Exists && Target.type() != sys::fs::file_type::regular_file)) {
+  if (writtenInPlace(Path)) {
     // Written in place, as a shell's `>` would: a device, a pipe or a
     // socket has nothing to keep whole (and a rename would put a file where
     // /dev/null was); a link is opened by the kernel, which follows it with

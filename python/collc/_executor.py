@@ -122,7 +122,8 @@ class Executor(OwnedHandle):
         else:
             self._refuse(name, f"got a {type(array).__name__}: expected a numpy array or "
                          "a torch tensor")
-        self._bound[name] = array
+        # One entry per tensor, however it was spelled (g0 or %g0).
+        self._bound[name[1:] if name.startswith("%") else name] = array
 
     def bind_device(self, name, pointer, nbytes):
         """Binds tensor `name` to `nbytes` of device memory at address

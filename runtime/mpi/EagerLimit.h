@@ -8,12 +8,17 @@
 // exchange took 3.7 us against 1.2 us at 4032 bytes.
 //
 // The limit is read from the environment (OMPI_MCA_btl_vader_eager_limit,
-// OMPI_MCA_btl_sm_eager_limit), else Open MPI's default. Not through MPI_T:
-// MPI_T_init_thread registers every component of every framework, 0.2 s a
-// process here, and resets the process's thread level. A limit set in an
-// MCA parameter file is not seen: a larger one costs a piece more than
-// needed (a fraction of a microsecond), a smaller one the rendezvous as
-// before.
+// OMPI_MCA_btl_sm_eager_limit, in Open MPI's syntax: 4096, 0x1000, 4k),
+// else Open MPI's default. Not through MPI_T: MPI_T_init_thread registers
+// every component of every framework, 0.2 s a process here, and resets the
+// process's thread level. What this does not see:
+// - a limit set in an MCA parameter file. A larger one than assumed splits
+//   operands that would have gone eagerly whole (a few more messages); a
+//   smaller one sends pieces that each go by rendezvous, slower than the
+//   one message they replace.
+// - the UCX PML (which Open MPI picks on hosts with InfiniBand), whose
+//   traffic between processes of a host does not go through these
+//   transports; where OMPI_MCA_pml names it, there is no limit here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_MPI_EAGERLIMIT_H

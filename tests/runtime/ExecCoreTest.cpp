@@ -60,6 +60,8 @@ TEST(ExecCore, BindingChecksInOneOrder) {
   EXPECT_EQ(Sigil.Text.find("%%"), std::string::npos) << Sigil.Text;
   ErrorFacts SigilSize = factsOf(B.bind("%a", Mem.data(), 3));
   EXPECT_EQ(SigilSize.Text, "%a is f32[4] (16 bytes); 3 bytes were bound");
+  ErrorFacts Twice = factsOf(B.bind("%%a", Mem.data(), 16));
+  EXPECT_NE(Twice.Text.find("has no tensor %%a"), std::string::npos) << Twice.Text;
   ASSERT_FALSE(bool(B.bind("%a", Mem.data(), 16)));
   ASSERT_FALSE(bool(B.bind("a", Mem.data(), 16)));
   ErrorFacts One = factsOf(B.checkAllBound("run"));

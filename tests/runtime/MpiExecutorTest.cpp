@@ -16,6 +16,7 @@
 #include "compiler/Compile.h"
 #include "ir/Parser.h"
 #include "runtime/mpi/ArrivalBoard.h"
+#include "runtime/mpi/EagerLimit.h"
 #include "runtime/mpi/MpiDriver.h"
 #include "runtime/mpi/MpiExecutor.h"
 #include "runtime/mpi/MpiSession.h"
@@ -408,6 +409,13 @@ TEST(MpiExecutorTest, TwoMembersSendAnOperandJustOverTheEagerLimitInPieces) {
   uint64_t Payload = (*C)->eagerPayload();
   // Both processes are on this host, under Open MPI.
   ASSERT_GT(Payload, 0u) << "no shared-memory eager limit between two processes of one host";
+  // main told rank 1 a larger limit: the group took the smaller one.
+  uint64_t Mine = mpi::sharedMemoryEagerPayload(), Least = 0, Most = 0;
+  MPI_Allreduce(&Mine, &Least, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&Mine, &Most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(Most, 16384u - 64);
+  EXPECT_LT(Least, Most);
+  ASSERT_EQ(Payload, Least);
   auto Counts = [&](unsigned E) {
     return std::vector<uint64_t>{Payload / E + 1, 2 * Payload / E + 3, 3 * Payload / E,
                                  3 * Payload / E + 1};
@@ -1030,6 +1038,12 @@ int main(int Argc, char **Argv) {
     fprintf(stderr, "%s\n", llvm::toString(Session.takeError()).c_str());
     return 1;
   }
+  // Rank 1 is told a larger shared-memory eager limit than the others, in
+  // the variable collc reads (MPI_Init has read its own already): the
+  // members of a group must agree on the smallest, or a pair's pieces
+  // would not match (TwoMembersSendAnOperandJustOverTheEagerLimitInPieces).
+  if (worldRank() == 1)
+    setenv("OMPI_MCA_btl_vader_eager_limit", "16k", 1);
   ::testing::InitGoogleTest(&Argc, Argv);
   if (worldRank() != 0) {
     auto &Listeners = ::testing::UnitTest::GetInstance()->listeners();
