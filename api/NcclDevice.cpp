@@ -115,7 +115,7 @@ public:
     if (!Where)
       return Where.takeError();
     for (const plan::Tensor &T : P.Tensors)
-      if (T.Name == Name)
+      if (T.Name == plan::tensorName(Name))
         return std::make_pair(*Where, uint64_t(T.Type.bytes()));
     return makeApiError(collcInternalError, "a tensor the executor has is not in its plan");
   }

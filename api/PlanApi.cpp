@@ -222,18 +222,19 @@ collcResult_t collcPlanTensorType(collcPlan_t Plan, const char *Name, const char
     if (Error E = checkPlan(A, Plan))
       return E;
     const plan::Plan &P = *Plan->P;
+    StringRef Wanted = plan::tensorName(Name);
     // Plans hold hundreds of tensors, not millions: a scan in plan order.
     for (const plan::Tensor &T : P.Tensors) {
-      if (T.Name != Name)
+      if (T.Name != Wanted)
         continue;
       *ElemType = elemTypeName(T.Type.Elem).data();
       *Rank = int64_t(T.Type.Shape.size());
       *Shape = T.Type.Shape.empty() ? nullptr : T.Type.Shape.data();
       return Error::success();
     }
-    return makeApiError(collcInvalidArgument,
-                        formatv("name is \"{0}\": plan @{1} has no tensor %{0}", Name,
-                                P.Program));
+    return makeApiError(
+        collcInvalidArgument,
+        formatv("name is \"{0}\": plan @{1} has no tensor %{2}", Name, P.Program, Wanted));
   });
 }
 

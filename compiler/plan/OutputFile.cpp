@@ -9,9 +9,21 @@ using namespace llvm;
 
 namespace collc {
 
+/// The longest name (one path component) Linux's file systems take.
+static constexpr size_t MaxNameBytes = 255;
+
 static Error cannotWrite(StringRef Path, const Twine &Why) {
   return createStringError(inconvertibleErrorCode(), "cannot write '%s': %s", Path.str().c_str(),
                            Why.str().c_str());
+}
+
+bool OutputFile::writtenInPlace(StringRef Path) {
+  sys::fs::file_status Link, Target;
+  bool IsLink = !sys::fs::status(Path, Link, /*Follow=*/false) &&
+                Link.type() == sys::fs::file_type::symlink_file;
+  bool Exists = !sys::fs::status(Path, Target);
+  return IsLink || (Exists && Target.type() != sys::fs::file_type::regular_file &&
+                    Target.type() != sys::fs::file_type::directory_file);
 }
 
 Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRef<StringRef> Inputs,
@@ -26,13 +38,10 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRe
                                        "replace it): write the output to another file",
                                        In));
   }
-  sys::fs::file_status Link, Target;
-  bool IsLink = !sys::fs::status(Path, Link, /*Follow=*/false) &&
-                Link.type() == sys::fs::file_type::symlink_file;
-  bool Exists = !sys::fs::status(Path, Target);
-  if (Exists && Target.type() == sys::fs::file_type::directory_file)
+  sys::fs::file_status Target;
+  if (!sys::fs::status(Path, Target) && Target.type() == sys::fs::file_type::directory_file)
     return cannotWrite(Path, "it is a directory");
-  if (IsLink || (Exists && Target.type() != sys::fs::file_type::regular_file)) {
+  if (writtenInPlace(Path)) {
     // Written in place, as a shell's `>` would: a device, a pipe or a
     // socket has nothing to keep whole (and a rename would put a file where
     // /dev/null was); a link is opened by the kernel, which follows it with
@@ -44,8 +53,16 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRe
       return cannotWrite(Path, EC.message());
     return F;
   }
-  // Beside the target, so that the rename stays within one file system.
-  Expected<sys::fs::TempFile> T = sys::fs::TempFile::create(Path + ".tmp-%%%%%%%%");
+  // Beside the target, so that the rename stays within one file system;
+  // named after it unless that would pass the file system's limit on a
+  // name (255 bytes) where the target's own name does not.
+  std::string Model = (Path + ".tmp-%%%%%%%%").str();
+  if (sys::path::filename(Model).size() > MaxNameBytes) {
+    SmallString<256> Short(sys::path::parent_path(Path));
+    sys::path::append(Short, ".collc-tmp-%%%%%%%%");
+    Model = std::string(Short);
+  }
+  Expected<sys::fs::TempFile> T = sys::fs::TempFile::create(Model);
   if (!T)
     return cannotWrite(Path, toString(T.takeError()));
   F->Temp.emplace(std::move(*T));

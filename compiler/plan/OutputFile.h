@@ -34,6 +34,9 @@ public:
   static llvm::Expected<std::unique_ptr<OutputFile>>
   create(llvm::StringRef Path, llvm::ArrayRef<llvm::StringRef> Inputs = {},
          bool DashIsStandardOutput = true);
+  /// Whether \p Path is written in place (a link, a device, a pipe, a
+  /// socket): opening it truncates it, or waits for a reader.
+  static bool writtenInPlace(llvm::StringRef Path);
   /// Removes the temporary file unless commit() succeeded.
   ~OutputFile();
 

@@ -63,6 +63,13 @@ struct Tensor {
   bool operator==(const Tensor &) const = default;
 };
 
+/// A tensor's name as a caller may give it (`g0`, or `%g0` as the IR spells
+/// it), as the plan keeps it.
+inline llvm::StringRef tensorName(llvm::StringRef Given) {
+  Given.consume_front("%");
+  return Given;
+}
+
 using collc::SlotMode; // ir/Types.h: the passes and the plan share it
 
 struct Slot {

@@ -83,7 +83,7 @@ class Executor(OwnedHandle):
         raise Error(INVALID_ARGUMENT, f"Executor.bind: name is \"{name}\": {what}")
 
     def bind(self, name, array):
-        """Binds tensor `name` (without '%') to a contiguous numpy array or
+        """Binds tensor `name` (`g0` or `%g0`) to a contiguous numpy array or
         torch tensor of its element type and size. The executor keeps a
         reference to it until the next bind of the name or close(); binding
         again requires capture() again. A CUDA tensor (the nccl backend) is
@@ -122,7 +122,8 @@ class Executor(OwnedHandle):
         else:
             self._refuse(name, f"got a {type(array).__name__}: expected a numpy array or "
                          "a torch tensor")
-        self._bound[name] = array
+        # One entry per tensor, however it was spelled (g0 or %g0).
+        self._bound[name[1:] if name.startswith("%") else name] = array
 
     def bind_device(self, name, pointer, nbytes):
         """Binds tensor `name` to `nbytes` of device memory at address

@@ -90,7 +90,7 @@ class Plan(OwnedHandle):
         call("collcPlanSave", self.handle, encode(os.fspath(path)))
 
     def tensor_type(self, name):
-        """The TensorType of tensor `name` (without '%')."""
+        """The TensorType of tensor `name` (`g0` or `%g0`)."""
         elem = ctypes.c_char_p()
         rank = ctypes.c_int64()
         shape = _lib.c_int64_p()

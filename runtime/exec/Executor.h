@@ -74,7 +74,7 @@ public:
   /// (llvm::dyn_cast, DriverExecutor::classof).
   virtual llvm::StringRef backend() const = 0;
 
-  /// Binds tensor \p Name (without '%') to \p Bytes of caller memory.
+  /// Binds tensor \p Name (`g0` or `%g0`) to \p Bytes of caller memory.
   virtual llvm::Error bind(llvm::StringRef Name, void *Data, uint64_t Bytes) = 0;
   /// Where tensor \p Name lives: its view slot or its binding.
   virtual llvm::Expected<llvm::MutableArrayRef<char>> tensor(llvm::StringRef Name) = 0;

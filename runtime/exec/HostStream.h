@@ -60,7 +60,7 @@ public:
   class Task {
   public:
     /// A callable of at most this size is stored inline.
-    static constexpr size_t InlineBytes = 192;
+    static constexpr size_t InlineBytes = 256;
     Task() = default;
     template <typename F> Task(F &&Fn) {
       using T = std::decay_t<F>;

@@ -33,6 +33,7 @@ void TensorBindings::setView(uint32_t T, char *Addr) {
 }
 
 Expected<uint32_t> TensorBindings::indexOf(StringRef Name) const {
+  Name = plan::tensorName(Name);
   auto It = ByName.find(Name);
   if (It == ByName.end())
     return makeError(ErrorKind::InvalidArgument,
@@ -40,10 +41,11 @@ Expected<uint32_t> TensorBindings::indexOf(StringRef Name) const {
   return It->second;
 }
 
-Error TensorBindings::bind(StringRef Name, void *Data, uint64_t Bytes) {
-  Expected<uint32_t> T = indexOf(Name);
+Error TensorBindings::bind(StringRef Given, void *Data, uint64_t Bytes) {
+  Expected<uint32_t> T = indexOf(Given);
   if (!T)
     return T.takeError();
+  StringRef Name = P.Tensors[*T].Name;
   if (IsView[*T])
     return makeError(ErrorKind::InvalidArgument,
                      formatv("%{0} is a zero-copy view of a plan buffer: write it at "
@@ -63,10 +65,11 @@ Error TensorBindings::bind(StringRef Name, void *Data, uint64_t Bytes) {
   return Error::success();
 }
 
-Expected<char *> TensorBindings::lookup(StringRef Name) const {
-  Expected<uint32_t> T = indexOf(Name);
+Expected<char *> TensorBindings::lookup(StringRef Given) const {
+  Expected<uint32_t> T = indexOf(Given);
   if (!T)
     return T.takeError();
+  StringRef Name = P.Tensors[*T].Name;
   if (!Home[*T])
     return makeError(ErrorKind::InvalidArgument,
                      formatv("%{0} is not a view of a plan buffer and is not bound", Name));

@@ -32,7 +32,7 @@ public:
 
   /// Tensor \p T lives at \p Addr inside a plan buffer (a view).
   void setView(uint32_t T, char *Addr);
-  /// Binds tensor \p Name (without '%') to \p Bytes at \p Data.
+  /// Binds tensor \p Name (`g0` or `%g0`) to \p Bytes at \p Data.
   llvm::Error bind(llvm::StringRef Name, void *Data, uint64_t Bytes);
   /// Where tensor \p Name lives: its view or its binding.
   llvm::Expected<char *> lookup(llvm::StringRef Name) const;

@@ -338,6 +338,11 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     return makeError(
         ErrorKind::InvalidArgument,
         formatv("rank {0} of {1} could not join gloo group '{2}': {3}", Rank, Ranks, Id, X.what()));
+  } catch (const StoreWriteFailed &X) {
+    return makeError(ErrorKind::Backend,
+                     formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
+                             "{3} cannot be written ({4})",
+                             Rank, Ranks, Id, (*Store)->kind(), X.what()));
   } catch (const std::exception &X) {
     Text = X.what();
   }

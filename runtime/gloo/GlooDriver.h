@@ -6,8 +6,9 @@
 // buffers), except a small all_reduce, which goes by recursive doubling
 // over the same pairs (GlooSmallAllReduce.h). Processes meet through a
 // Gloo store built from the run's rendezvous address
-// (runtime/gloo/GlooStore.h): a group joins by name, as a PrefixStore of
-// that name over the process's store, and connects a full mesh.
+// (runtime/gloo/GlooStore.h): a group joins by name, under that name's
+// prefix in the process's store (GroupStore.h: its rank claimed first),
+// and connects a full mesh.
 //
 // Gloo throws C++ exceptions; every one is caught inside this backend and
 // returned as a RuntimeError naming the peer when the message allows (see

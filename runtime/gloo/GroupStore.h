@@ -1,19 +1,24 @@
 //===- runtime/gloo/GroupStore.h - A gloo group's view of the rendezvous -*- C++ -*-===//
 //
-// Where the ranks of one gloo group meet: the process's store (GlooStore.h)
-// under the group's prefix, with three things Gloo's PrefixStore lacks.
+// Where the ranks of one gloo group meet: the process's store (GlooStore.h,
+// ProbedStore.h) under the group's prefix (as Gloo's PrefixStore names
+// keys: prefix/key), with three things Gloo's PrefixStore lacks.
 //
-// - Waits take the group's timeout. Gloo's connectFullMesh waits with the
-//   store's default (30 s) whatever the context's timeout; here every wait
-//   takes the group's (COLLC_TIMEOUT_MS, --timeout-ms, an executor's
-//   option), no longer and no shorter.
-// - A rank is claimed before the group forms, atomically (ProbedStore::claim):
-//   the first process to claim a rank holds it; a second one (two processes
-//   started with the same rank, or a rendezvous that served an earlier run)
-//   is refused at once, naming the process that holds it.
-// - A refused rank posts why under the group's refusal key, and every wait
-//   watches that key: the ranks already waiting for their peers fail at
-//   once with that reason instead of waiting out their timeout.
+// - Waits take the group's timeout. Gloo's stores wait 30 s where their
+//   caller names no timeout (a get, a wait without one), and count whole
+//   seconds where it does (a 100 ms wait lasts 1 s); before this store a
+//   join was seen to wait Gloo's 30 s whatever collc's timeout. Here every
+//   wait takes the group's (COLLC_TIMEOUT_MS, --timeout-ms, an executor's
+//   option), counted in milliseconds.
+// - A rank is claimed before the group forms, atomically (ProbedStore's
+//   claim): the first process to claim a rank holds it. A second one is
+//   refused at once, told which process holds it and whether that process
+//   is running: two processes started with the same rank, or a rendezvous
+//   that served an earlier run.
+// - A refused rank posts why, as a claim of the group's refusal key (the
+//   first reason stays), and every wait watches that key: the ranks already
+//   waiting for their peers fail at once with that reason instead of
+//   waiting out their timeout.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_GLOO_GROUPSTORE_H
@@ -47,11 +52,9 @@ public:
   void wait(const std::vector<std::string> &Keys, const std::chrono::milliseconds &) override;
 
   /// Claims \p Rank for this process (see above). Throws JoinRefused, after
-  /// posting why, when another process holds it or the group was refused.
+  /// posting why, when another process holds it or the group was refused;
+  /// StoreWriteFailed when the store cannot be written.
   void claimRank(size_t Rank);
-
-  /// This process as a claim names it: host:pid.
-  static std::string thisProcess();
 
 private:
   std::string key(const std::string &Key) const { return Prefix + "/" + Key; }

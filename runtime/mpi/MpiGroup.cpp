@@ -5,6 +5,7 @@
 #include "runtime/exec/HostStream.h"
 #include "runtime/mpi/AbandonedMemory.h"
 #include "runtime/mpi/ArrivalBoard.h"
+#include "runtime/mpi/EagerLimit.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -55,20 +56,22 @@ Error MpiGroup::joinBoard() {
   if (!Board)
     return Error::success();
   // What the members agree on: the highest ordinal any of them would give
-  // the name, and whether any lacks a free entry (1).
+  // the name, whether any lacks a free entry (1), and the smallest eager
+  // payload (as UINT64_MAX less it; 0 where a member is on another host).
   Entry = Board->reserve();
   auto DropEntry = [&] {
     Board->release(Entry);
     Entry = -1;
   };
+  bool OneHost = llvm::all_of(WorldRanks, [&](int W) { return Board->readsDirectly(W); });
   // Mine, then All; on the heap: a request given up may still use them.
-  auto Words = std::make_shared<std::array<uint64_t, 4>>();
-  uint64_t *Mine = Words->data(), *All = Words->data() + 2;
+  auto Words = std::make_shared<std::array<uint64_t, 6>>();
+  uint64_t *Mine = Words->data(), *All = Words->data() + 3;
   Mine[0] = Board->nextOrdinal(Name);
   Mine[1] = Entry < 0 ? 1u : 0u;
+  Mine[2] = UINT64_MAX - (OneHost ? sharedMemoryEagerPayload() : 0);
   MPI_Request Req = MPI_REQUEST_NULL;
-  if (int Rc = MPI_Iallreduce(Mine, All, 2, MPI_UINT64_T, MPI_MAX, Comm, &Req);
-      Rc != MPI_SUCCESS) {
+  if (int Rc = MPI_Iallreduce(Mine, All, 3, MPI_UINT64_T, MPI_MAX, Comm, &Req); Rc != MPI_SUCCESS) {
     DropEntry();
     return breakWith(mpiError(Rc, "agreeing on the arrival board's key", Name));
   }
@@ -78,12 +81,13 @@ Error MpiGroup::joinBoard() {
     return E;
   }
   Key = Board->settle(Name, All[0]);
+  EagerPayload = UINT64_MAX - All[2];
   if (All[1]) {
     DropEntry();
     return Error::success();
   }
   Board->assign(Entry, Key);
-  OnBoard = llvm::all_of(WorldRanks, [&](int W) { return Board->readsDirectly(W); });
+  OnBoard = OneHost;
   return Error::success();
 }
 

@@ -78,6 +78,10 @@ public:
   /// Whether testArrivals can run: every member's record is read directly
   /// (one host) and this group has its entry on the board.
   bool gatesOnBoard() const { return OnBoard; }
+  /// The most payload one message between members carries eagerly
+  /// (EagerLimit.h), the same on every member; 0 when unknown, or when a
+  /// member is on another host.
+  uint64_t eagerPayload() const { return EagerPayload; }
   /// One look at the board (gatesOnBoard): \p Done when every member has
   /// announced collective \p Seq (or a later one) and none gave up on it
   /// (ArrivalBoard::Verdict: all members pass, or none); not done past
@@ -133,6 +137,7 @@ private:
   uint64_t Key = 0;            ///< the group on the arrival board
   int Entry = -1;              ///< its entry there (-1: none free)
   bool OnBoard = false;        ///< gatesOnBoard()
+  uint64_t EagerPayload = 0;   ///< eagerPayload()
   std::vector<int> WorldRanks; ///< of the members, for the board
   int Rank = 0, Size = 1;
   std::string Name;

@@ -4,6 +4,9 @@
 
 #include "runtime/mpi/AbandonedMemory.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
 #include <cstring>
 
 using namespace llvm;
@@ -32,13 +35,26 @@ Error PairAllReduce::start(MpiGroup &G, const Buffers &B, MpiReduction M) {
   const char *SendFrom = Phase == 1 ? B.Mine + (Halves ? OtherFirst * B.ElemBytes : 0)
                                     : B.Wire + First * B.ElemBytes;
   uint64_t SendCount = Phase == 1 ? (Halves ? Other : B.Count) : Own;
-  // Counts fit: MpiDriver refuses more than INT_MAX elements.
-  if (int Rc = MPI_Irecv(RecvInto, int(RecvCount), M.Type, Peer, Tag, G.comm(), &Reqs[0]);
-      Rc != MPI_SUCCESS)
-    return G.breakWith(mpiError(Rc, "all_reduce (MPI_Irecv from the peer)", G.name()));
-  if (int Rc = MPI_Isend(SendFrom, int(SendCount), M.Type, Peer, Tag, G.comm(), &Reqs[1]);
-      Rc != MPI_SUCCESS)
-    return G.breakWith(mpiError(Rc, "all_reduce (MPI_Isend to the peer)", G.name()));
+  // In pieces (the first exchange without halves), the same on both: each
+  // piece's send matches its recv, in order. Counts fit: MpiDriver refuses
+  // more than INT_MAX elements.
+  unsigned N = Phase == 1 ? Pieces : 1;
+  uint64_t Step = (RecvCount + N - 1) / N;
+  for (unsigned I = 0; I != N; ++I) {
+    uint64_t From = std::min(RecvCount, I * Step), Count = std::min(RecvCount - From, Step);
+    if (int Rc = MPI_Irecv(RecvInto + From * B.ElemBytes, int(Count), M.Type, Peer, Tag, G.comm(),
+                           &Reqs[I]);
+        Rc != MPI_SUCCESS)
+      return G.breakWith(mpiError(Rc, "all_reduce (MPI_Irecv from the peer)", G.name()));
+  }
+  Step = (SendCount + N - 1) / N;
+  for (unsigned I = 0; I != N; ++I) {
+    uint64_t From = std::min(SendCount, I * Step), Count = std::min(SendCount - From, Step);
+    if (int Rc = MPI_Isend(SendFrom + From * B.ElemBytes, int(Count), M.Type, Peer, Tag, G.comm(),
+                           &Reqs[MaxPieces + I]);
+        Rc != MPI_SUCCESS)
+      return G.breakWith(mpiError(Rc, "all_reduce (MPI_Isend to the peer)", G.name()));
+  }
   return Error::success();
 }
 
@@ -71,6 +87,7 @@ Error PairAllReduce::run(MpiGroup &G, HostStream::Poll &Q, const Buffers &B, Mpi
     if (Error E = G.check())
       return E;
     Halves = halves(B.Count, B.ElemBytes);
+    Pieces = Halves ? 1 : uint8_t(pieces(B.Count * B.ElemBytes, G.eagerPayload()));
     Seq = G.arrive();
     Deadline = std::chrono::steady_clock::now() + G.timeout();
     Phase = 1;
@@ -88,7 +105,7 @@ Error PairAllReduce::run(MpiGroup &G, HostStream::Poll &Q, const Buffers &B, Mpi
   }
   // Not done, or a half to reduce, which the issuing thread leaves to
   // another (HostStream::Poll).
-  Q.More = Reqs[0] != MPI_REQUEST_NULL || Reqs[1] != MPI_REQUEST_NULL ||
+  Q.More = llvm::any_of(Reqs, [](MPI_Request R) { return R != MPI_REQUEST_NULL; }) ||
            (Phase == 1 && Halves && !Q.MayBlock);
   if (Q.More || Phase == 2)
     return Error::success();

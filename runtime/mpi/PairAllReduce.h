@@ -8,8 +8,12 @@
 // MPI_Iallreduce on two sends two in a row. From it each reduces its half
 // of the vector (rank 0 the first) and the two then swap the reduced
 // halves: half the bytes each way twice, as MPI's blocking all_reduce
-// does, but with a deadline. The reduction is MPI_Reduce_local (MPI's
-// arithmetic) with rank 0's operand first, the order MPI_Allreduce keeps.
+// does, but with a deadline. Just over the eager limit of the transport
+// between the two (EagerLimit.h) the whole operand goes as a few messages
+// that each fit it (up to MaxPieces): at 4 KiB between two processes of
+// this host that took 1.2 us against 3.3 us for one message (a
+// rendezvous), at 8 KiB 3.1 us against 5.7; at 12 KiB one message caught up. The reduction is
+// MPI_Reduce_local (MPI's arithmetic) with rank 0's operand first, the order MPI_Allreduce keeps.
 //
 // Plain data, like MpiRequest: a task that holds one moves by copying.
 //
@@ -42,6 +46,9 @@ public:
     uint64_t Count;
     unsigned ElemBytes;
   };
+  /// The most messages a whole operand goes in (above: beyond it, one
+  /// message's single copy is as fast).
+  static constexpr unsigned MaxPieces = 3;
   /// Whether \p Count wire elements of \p ElemBytes go as halves.
   static bool halves(uint64_t Count, unsigned ElemBytes) {
     return Count * ElemBytes >= HalvesFromBytes;
@@ -49,6 +56,15 @@ public:
   /// Elements of scratch \p Count wire elements of \p ElemBytes need.
   static uint64_t peerElements(uint64_t Count, unsigned ElemBytes) {
     return halves(Count, ElemBytes) ? Count / 2 + 1 : Count;
+  }
+
+  /// The messages a whole operand of \p Bytes goes in, where one message
+  /// carries \p EagerPayload bytes eagerly (0: unknown).
+  static unsigned pieces(uint64_t Bytes, uint64_t EagerPayload) {
+    if (EagerPayload == 0 || Bytes <= EagerPayload)
+      return 1;
+    uint64_t N = (Bytes + EagerPayload - 1) / EagerPayload;
+    return N <= MaxPieces ? unsigned(N) : 1;
   }
 
   bool started() const { return Phase != 0; }
@@ -69,12 +85,16 @@ private:
   llvm::Error start(MpiGroup &G, const Buffers &B, MpiReduction M);
   llvm::Error reduceOwn(MpiGroup &G, const Buffers &B, MpiReduction M);
 
-  MPI_Request Reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  /// Receives first, then sends; a piece each.
+  MPI_Request Reqs[2 * MaxPieces] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+                                     MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   uint64_t Seq = 0;
   std::chrono::steady_clock::time_point Deadline;
   /// 0: not started; 1: the operands travel; 2: the reduced halves do.
   uint8_t Phase = 0;
   bool Halves = false;
+  /// Messages each way in the first exchange (1 with halves).
+  uint8_t Pieces = 1;
 };
 
 } // namespace collc::rt::mpi

@@ -138,7 +138,7 @@ public:
     if (int32_t K = MadeBy[*T]; K >= 0)
       return Done[K];
     return makeError(ErrorKind::InvalidArgument,
-                     formatv("no comm of rank {0} produces %{1}", Rank, Tensor));
+                     formatv("no comm of rank {0} produces %{1}", Rank, P.Tensors[*T].Name));
   }
 
   Error capture() override {

@@ -269,6 +269,13 @@ TEST(CApiPlanTensorType, GivesTheElementTypeAndShapeOfTheTensor) {
   EXPECT_TRUE(refused(collcPlanTensorType(P, "nope", &Elem, &Rank, &Shape),
                       collcInvalidArgument,
                       {"collcPlanTensorType: name is \"nope\": plan @bucketed has no tensor %nope"}));
+  // The IR's sigil may be given.
+  Shape = nullptr;
+  ASSERT_OK(collcPlanTensorType(P, "%b", &Elem, &Rank, &Shape));
+  ASSERT_EQ(Rank, 1);
+  EXPECT_EQ(Shape[0], 8);
+  EXPECT_TRUE(refused(collcPlanTensorType(P, "%nope", &Elem, &Rank, &Shape), collcInvalidArgument,
+                      {"name is \"%nope\": plan @bucketed has no tensor %nope"}));
   EXPECT_TRUE(refused(collcPlanTensorType(nullptr, "b", &Elem, &Rank, &Shape),
                       collcInvalidArgument, {"plan is NULL"}));
   EXPECT_TRUE(refused(collcPlanTensorType(P, nullptr, &Elem, &Rank, &Shape),

@@ -14,6 +14,8 @@ def test_compile_gives_a_plan_of_the_programs_world_and_types(two_reduces):
     assert two_reduces.digest.startswith("xxh64:")
     assert two_reduces.tensor_type("b") == collc.TensorType("f32", [2, 3])
     assert repr(two_reduces.tensor_type("a")) == "f32[4]"
+    # The IR spells it %b: that is its name too.
+    assert two_reduces.tensor_type("%b") == collc.TensorType("f32", [2, 3])
     assert collc.version() > 0
 
 

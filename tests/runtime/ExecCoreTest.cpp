@@ -54,6 +54,15 @@ TEST(ExecCore, BindingChecksInOneOrder) {
   EXPECT_NE(Two.Text.find("rank 0 cannot capture plan @bind: 2 tensors are not bound: %a, %ra"),
             std::string::npos)
       << Two.Text;
+  // The IR's sigil may be given, in bindings and in errors alike.
+  ErrorFacts Sigil = factsOf(B.bind("%nope", nullptr, 0));
+  EXPECT_NE(Sigil.Text.find("plan @bind has no tensor %nope"), std::string::npos) << Sigil.Text;
+  EXPECT_EQ(Sigil.Text.find("%%"), std::string::npos) << Sigil.Text;
+  ErrorFacts SigilSize = factsOf(B.bind("%a", Mem.data(), 3));
+  EXPECT_EQ(SigilSize.Text, "%a is f32[4] (16 bytes); 3 bytes were bound");
+  ErrorFacts Twice = factsOf(B.bind("%%a", Mem.data(), 16));
+  EXPECT_NE(Twice.Text.find("has no tensor %%a"), std::string::npos) << Twice.Text;
+  ASSERT_FALSE(bool(B.bind("%a", Mem.data(), 16)));
   ASSERT_FALSE(bool(B.bind("a", Mem.data(), 16)));
   ErrorFacts One = factsOf(B.checkAllBound("run"));
   EXPECT_NE(One.Text.find("1 tensor is not bound: %ra"), std::string::npos) << One.Text;
@@ -66,6 +75,9 @@ TEST(ExecCore, BindingChecksInOneOrder) {
   llvm::Expected<char *> Home = B.lookup("ra");
   ASSERT_TRUE(bool(Home));
   EXPECT_EQ(*Home, Mem.data());
+  llvm::Expected<char *> SigilHome = B.lookup("%ra");
+  ASSERT_TRUE(bool(SigilHome));
+  EXPECT_EQ(*SigilHome, Mem.data());
 }
 
 TEST(ExecCore, EveryRankWalksTheStepsInPlanOrder) {

@@ -365,15 +365,20 @@ int run_runCommand() {
   Opts.CommPrefix = formatv("run{0}.{1}", getpid(), Runs++).str();
   Opts.Timeout = *Timeout;
   Opts.Trace = !TraceOut.empty();
-  // Opened before the run: a trace that cannot be written is said before
-  // the steps run, not after.
+  // A trace that cannot be written is said before the steps run: its
+  // temporary file is made now. One written in place (a link, a pipe) is
+  // opened after the run, which opening would truncate, or wait on.
   std::unique_ptr<OutputFile> Trace;
-  if (Opts.Trace) {
+  auto OpenTrace = [&]() -> Error {
     Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(TraceOut, {StringRef(Input)});
     if (!Out)
-      return reportError("run", Out.takeError());
+      return Out.takeError();
     Trace = std::move(*Out);
-  }
+    return Error::success();
+  };
+  if (Opts.Trace && !OutputFile::writtenInPlace(TraceOut))
+    if (Error E = OpenTrace())
+      return reportError("run", std::move(E));
 
   outs() << formatv("running @{0} on {1} local ranks for {2} steps (plan {3})\n", P.Program, World,
                     Steps, P.Digest);
@@ -403,7 +408,15 @@ int run_runCommand() {
   }
   // A trace that cannot be written fails the run (after the check below
   // has said whether the results were right).
-  Error TraceError = Trace ? writeTrace(*Trace, P, Execs, LastStepUs) : Error::success();
+  auto WriteTrace = [&]() -> Error {
+    if (!Opts.Trace)
+      return Error::success();
+    if (!Trace)
+      if (Error E = OpenTrace())
+        return E;
+    return writeTrace(*Trace, P, Execs, LastStepUs);
+  };
+  Error TraceError = WriteTrace();
 
   Expected<rt::CheckSummary> Check = checkLocalRun(P, Run);
   if (!Check) {

@@ -138,7 +138,7 @@ COLLC_API collcResult_t collcPlanDigest(collcPlan_t plan, const char **digest);
 /* The world the plan was compiled for. */
 COLLC_API collcResult_t collcPlanWorld(collcPlan_t plan, int64_t *world);
 
-/* The type of tensor \p name (without '%') in the plan: *elemType spells its
+/* The type of tensor \p name (`g0` or `%g0`) in the plan: *elemType spells its
  * element type ("f32", "bf16", ...: docs/ir.md), *rank is its number of
  * dimensions and *shape points at them (NULL for a scalar). All three belong
  * to the plan. What a binding's element type is checked against. */
@@ -291,7 +291,7 @@ COLLC_API collcResult_t collcExecutorCreate(collcPlan_t plan, int64_t rank,
 /* The rank the executor runs. */
 COLLC_API collcResult_t collcExecutorRank(collcExecutor_t exec, int64_t *rank);
 
-/* Binds tensor \p name (without '%') to \p bytes of host memory at \p data,
+/* Binds tensor \p name (`g0` or `%g0`) to \p bytes of host memory at \p data,
  * which stays the caller's and must outlive the executor or the next bind of
  * the name. \p bytes must be the tensor's size exactly. Binding again
  * requires capturing again. An nccl executor binds device memory instead

@@ -1,0 +1,167 @@
+//===- runtime/gloo/ProbedStore.cpp - A rendezvous store for a group's join -===//
+
+#include "runtime/gloo/ProbedStore.h"
+
+#include "runtime/exec/RuntimeError.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
+
+#define HIREDIS_NESTED_INCLUDE // Debian installs hiredis.h under hiredis/
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/redis_store.h>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <random>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace collc::rt::gloo {
+
+namespace {
+
+/// Gloo's \p GlooStore with its check() asked as has().
+template <typename GlooStore> class Probed : public ProbedStore {
+public:
+  template <typename... Args>
+  Probed(const char *Kind, Args &&...A) : Kind(Kind), Inner(std::forward<Args>(A)...) {}
+  void set(const std::string &Key, const std::vector<char> &Data) override { Inner.set(Key, Data); }
+  std::vector<char> get(const std::string &Key) override { return Inner.get(Key); }
+  void wait(const std::vector<std::string> &Keys) override { Inner.wait(Keys); }
+  void wait(const std::vector<std::string> &Keys, const std::chrono::milliseconds &T) override {
+    Inner.wait(Keys, T);
+  }
+  bool has(const std::vector<std::string> &Keys) override { return Inner.check(Keys); }
+  const char *kind() const override { return Kind; }
+
+private:
+  /// FileStore's check() is protected.
+  struct Open : GlooStore {
+    using GlooStore::check;
+    using GlooStore::GlooStore;
+  };
+  const char *Kind;
+  Open Inner;
+};
+
+class ProbedRedisStore final : public Probed<::gloo::rendezvous::RedisStore> {
+public:
+  ProbedRedisStore(const std::string &Host, int Port) : Probed("Redis database", Host, Port) {}
+  /// Gloo's set is SETNX: it fails on a key already set.
+  Claim claim(const std::string &Key, const std::string &Value) override {
+    try {
+      set(Key, std::vector<char>(Value.begin(), Value.end()));
+      return {true, Value};
+    } catch (const std::exception &X) {
+      if (!has({Key}))
+        throw StoreWriteFailed(X.what()); // not a key already set: the server refused
+    }
+    std::vector<char> Held = get(Key);
+    return {false, std::string(Held.begin(), Held.end())};
+  }
+  std::optional<std::string> claimed(const std::string &Key) override {
+    if (!has({Key}))
+      return std::nullopt;
+    std::vector<char> Held = get(Key);
+    return std::string(Held.begin(), Held.end());
+  }
+};
+
+class ProbedFileStore final : public Probed<::gloo::rendezvous::FileStore> {
+public:
+  explicit ProbedFileStore(std::string Directory)
+      : Probed("directory", Directory), Directory(std::move(Directory)) {}
+
+  Claim claim(const std::string &Key, const std::string &Value) override {
+    std::string Path = claimPath(Key);
+    // Aside under a name no other process (of any host) takes.
+    std::string Aside = formatv("{0}.{1:x-16}", Path, randomWord()).str();
+    int FD = open(Aside.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (FD < 0)
+      failed("create", Aside, errno);
+    auto Remove = make_scope_exit([&] { unlink(Aside.c_str()); });
+    for (size_t Done = 0; Done != Value.size();) {
+      ssize_t N = ::write(FD, Value.data() + Done, Value.size() - Done);
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N <= 0) {
+        int E = N < 0 ? errno : ENOSPC;
+        close(FD);
+        failed("write", Aside, E);
+      }
+      Done += size_t(N);
+    }
+    if (close(FD) != 0)
+      failed("write", Aside, errno);
+    if (link(Aside.c_str(), Path.c_str()) == 0)
+      return {true, Value};
+    int E = errno;
+    // NFS may answer EEXIST to a link it made (a retried request): then
+    // the file aside has two names.
+    struct stat St;
+    if (E == EEXIST && stat(Aside.c_str(), &St) == 0 && St.st_nlink == 2)
+      return {true, Value};
+    if (E != EEXIST)
+      failed("link", Path, E);
+    std::optional<std::string> Held = claimed(Key);
+    return {false, Held.value_or("an unreadable claim")};
+  }
+
+  std::optional<std::string> claimed(const std::string &Key) override {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> Held = MemoryBuffer::getFile(claimPath(Key));
+    if (!Held)
+      return std::nullopt;
+    return (*Held)->getBuffer().str();
+  }
+
+private:
+  std::string claimPath(const std::string &Key) const {
+    return formatv("{0}/collc-claim-{1:x-16}", Directory, xxHash64(Key)).str();
+  }
+  [[noreturn]] static void failed(StringRef What, StringRef Path, int Errno) {
+    throw StoreWriteFailed(formatv("cannot {0} '{1}': {2}", What, Path,
+                                   std::error_code(Errno, std::generic_category()).message())
+                               .str());
+  }
+  static uint64_t randomWord() {
+    std::random_device R;
+    return (uint64_t(R()) << 32) ^ R();
+  }
+
+  std::string Directory;
+};
+
+} // namespace
+
+Expected<std::shared_ptr<ProbedStore>> openProbedStore(const RendezvousAddress &Where) {
+  try {
+    if (Where.How == RendezvousAddress::Kind::File) {
+      if (std::error_code EC = sys::fs::create_directories(Where.Directory))
+        return makeError(ErrorKind::Backend, formatv("gloo rendezvous directory '{0}': {1}",
+                                                     Where.Directory, EC.message()));
+      // create_directories takes an existing file for a directory.
+      if (!sys::fs::is_directory(Where.Directory))
+        return makeError(ErrorKind::InvalidArgument,
+                         formatv("gloo rendezvous directory '{0}': it exists and is not a "
+                                 "directory; expected file:DIR with a directory new to this run",
+                                 Where.Directory));
+      return std::make_shared<ProbedFileStore>(Where.Directory);
+    }
+    if (Where.How == RendezvousAddress::Kind::Redis)
+      return std::make_shared<ProbedRedisStore>(Where.Host, int(Where.Port));
+  } catch (const std::exception &X) {
+    return makeError(ErrorKind::Backend,
+                     formatv("gloo rendezvous {0} is not usable: {1}", Where.text(), X.what()));
+  }
+  return makeError(
+      ErrorKind::InvalidArgument,
+      formatv("gloo rendezvous {0}: expected file:DIR or redis://HOST:PORT", Where.text()));
+}
+
+} // namespace collc::rt::gloo

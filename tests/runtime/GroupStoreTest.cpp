@@ -1,0 +1,146 @@
+//===- tests/runtime/GroupStoreTest.cpp - A gloo group's rendezvous, in one process -===//
+//
+// The rank claims and refusals of runtime/gloo/GroupStore.h on a directory
+// store (ProbedStore.h), in one process: a claim is the first one's, a
+// waiting rank learns a refusal at once, waits take the group's timeout, and a
+// store that cannot be written or that served an earlier run says so. The
+// same across processes, and on Redis: tests/lit/run/gloo.test (TWICE).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/gloo/GroupStore.h"
+#include "runtime/gloo/ProbedStore.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include "gtest/gtest.h"
+
+#include <gloo/common/error.h>
+
+#include <thread>
+#include <unistd.h>
+
+using namespace collc;
+using namespace collc::rt;
+using namespace collc::rt::gloo;
+using namespace std::chrono;
+
+namespace {
+
+/// A directory store in a directory of its own, removed after.
+struct DirectoryStore {
+  llvm::SmallString<128> Dir;
+  std::shared_ptr<ProbedStore> Store;
+  DirectoryStore() {
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("collc-group-store", Dir));
+    RendezvousAddress Where;
+    Where.How = RendezvousAddress::Kind::File;
+    Where.Directory = std::string(Dir);
+    llvm::Expected<std::shared_ptr<ProbedStore>> S = openProbedStore(Where);
+    if (!S)
+      ADD_FAILURE() << llvm::toString(S.takeError());
+    else
+      Store = std::move(*S);
+  }
+  ~DirectoryStore() { llvm::sys::fs::remove_directories(Dir); }
+};
+
+/// What claimRank or wait threw, as "JoinRefused: ...", "StoreWriteFailed:
+/// ...", "IoException: ..." or "none".
+template <typename F> std::string thrown(F &&Do) {
+  try {
+    Do();
+  } catch (const JoinRefused &X) {
+    return std::string("JoinRefused: ") + X.what();
+  } catch (const StoreWriteFailed &X) {
+    return std::string("StoreWriteFailed: ") + X.what();
+  } catch (const ::gloo::IoException &X) {
+    return std::string("IoException: ") + X.what();
+  }
+  return "none";
+}
+
+TEST(GroupStore, AClaimIsTheFirstOnesAndTheOthersLearnWhatItHolds) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  ProbedStore::Claim First = D.Store->claim("k", "first");
+  EXPECT_TRUE(First.Set);
+  ProbedStore::Claim Second = D.Store->claim("k", "second");
+  EXPECT_FALSE(Second.Set);
+  EXPECT_EQ(Second.Holder, "first");
+  EXPECT_EQ(D.Store->claimed("k"), std::optional<std::string>("first"));
+  EXPECT_EQ(D.Store->claimed("other"), std::nullopt);
+  // Nothing is left aside: the directory holds the claim alone.
+  std::error_code EC;
+  int Files = 0;
+  for (llvm::sys::fs::directory_iterator I(D.Dir, EC), E; I != E && !EC; I.increment(EC))
+    ++Files;
+  EXPECT_EQ(Files, 1);
+}
+
+TEST(GroupStore, AWaitingRankLearnsARefusalAtOnce) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  // Without the refusal it would wait 60 s, and end in a timeout.
+  GroupStore Holder(*D.Store, "g", seconds(60));
+  ASSERT_EQ(thrown([&] { Holder.claimRank(0); }), "none");
+  // The same rank claimed again (here by this process itself), while the
+  // holder waits for a peer that never comes.
+  std::string Again;
+  std::thread Second([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    GroupStore Other(*D.Store, "g", minutes(10));
+    Again = thrown([&] { Other.claimRank(0); });
+  });
+  auto Start = steady_clock::now();
+  std::string Waited = thrown([&] { Holder.wait({"never"}); });
+  Second.join();
+  EXPECT_LT(steady_clock::now() - Start, seconds(50));
+  EXPECT_EQ(Again.rfind("JoinRefused: this process (", 0), 0u) << Again;
+  EXPECT_NE(Again.find(") already joined this group as rank 0"), std::string::npos) << Again;
+  EXPECT_EQ(Waited, Again);
+  // A rank that comes later is refused before it waits, whatever its rank.
+  GroupStore Late(*D.Store, "g", minutes(10));
+  EXPECT_EQ(thrown([&] { Late.claimRank(1); }),
+            "JoinRefused: the group was refused before this process joined it: " +
+                Again.substr(strlen("JoinRefused: ")));
+}
+
+TEST(GroupStore, AWaitTakesTheGroupsTimeout) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  GroupStore G(*D.Store, "g", milliseconds(100));
+  auto Start = steady_clock::now();
+  std::string Waited = thrown([&] { G.wait({"never"}); });
+  auto Took = steady_clock::now() - Start;
+  EXPECT_EQ(Waited, "IoException: Wait timeout for key(s): never");
+  EXPECT_GE(Took, milliseconds(100));
+  // Not Gloo's default of 30 s (generous: a loaded host).
+  EXPECT_LT(Took, seconds(20));
+}
+
+TEST(GroupStore, AClaimByAProcessThatIsGoneIsAnEarlierRun) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  char Host[256] = {};
+  ASSERT_EQ(gethostname(Host, sizeof(Host) - 1), 0);
+  // Linux's pids stay below 2^22.
+  ASSERT_TRUE(D.Store->claim("g/collc.claim.3", std::string(Host) + ":99999999 1 ab").Set);
+  GroupStore G(*D.Store, "g", minutes(10));
+  EXPECT_EQ(thrown([&] { G.claimRank(3); }),
+            "JoinRefused: the rendezvous directory holds the keys of an earlier run (give each "
+            "run a new or empty directory; rank 3 was claimed there by process " +
+                std::string(Host) + ":99999999, which is not running)");
+}
+
+TEST(GroupStore, AStoreThatCannotBeWrittenSaysSo) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  ASSERT_FALSE(llvm::sys::fs::remove_directories(D.Dir));
+  GroupStore G(*D.Store, "g", minutes(10));
+  std::string Claimed = thrown([&] { G.claimRank(0); });
+  EXPECT_EQ(Claimed.rfind("StoreWriteFailed: cannot create '", 0), 0u) << Claimed;
+  EXPECT_NE(Claimed.find("No such file or directory"), std::string::npos) << Claimed;
+}
+
+} // namespace
