@@ -311,7 +311,7 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   std::string Text;
   try {
     GroupStore Group(**Store, storePrefix(Id), M->timeout());
-    Group.claimRank(Rank);
+    Group.claimRank(Rank, Ranks);
     M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
     M->Ctx->setTimeout(M->timeout());
     M->Ctx->connectFullMesh(Group, *Device);
@@ -361,6 +361,14 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
                      formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
                              "directory cannot be written (gloo: {3})",
                              Rank, Ranks, Id, Text));
+  // The store failed (a key it wrote empty on a full disk, a Redis server
+  // that went away): no rank is late.
+  if ((StringRef(Text).contains("file_store.cc") || StringRef(Text).contains("redis_store.cc")) &&
+      !StringRef(Text).contains("Wait timeout"))
+    return makeError(ErrorKind::Backend,
+                     formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
+                             "{3} failed (gloo: {4})",
+                             Rank, Ranks, Id, (*Store)->kind(), Text));
   return makeError(F.Kind == ErrorKind::Backend ? ErrorKind::Timeout : F.Kind,
                    formatv("rank {0} of {1} could not join gloo group '{2}' within {3} ms (every "
                            "rank must join; gloo: {4})",

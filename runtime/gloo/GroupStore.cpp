@@ -10,6 +10,7 @@
 #include <gloo/common/error.h>
 
 #include <cerrno>
+#include <optional>
 #include <random>
 #include <signal.h>
 #include <thread>
@@ -73,17 +74,18 @@ struct ClaimHolder {
     }();
     return Me;
   }
-  static ClaimHolder parse(StringRef Text) {
+  /// The holder \p Text names, if it is a claim collc wrote.
+  static std::optional<ClaimHolder> parse(StringRef Text) {
     ClaimHolder H;
     SmallVector<StringRef, 3> Parts;
     Text.split(Parts, ' ');
+    if (Parts.size() != 3)
+      return std::nullopt;
     auto [Host, Pid] = Parts[0].rsplit(':');
     H.Host = Host.str();
-    if (Pid.getAsInteger(10, H.Pid))
-      H.Pid = 0;
-    if (Parts.size() == 3 &&
-        (Parts[1].getAsInteger(10, H.Start) || Parts[2].getAsInteger(16, H.Nonce)))
-      H.Start = H.Nonce = 0;
+    if (Host.empty() || Pid.getAsInteger(10, H.Pid) || H.Pid <= 0 ||
+        Parts[1].getAsInteger(10, H.Start) || Parts[2].getAsInteger(16, H.Nonce))
+      return std::nullopt;
     return H;
   }
   std::string text() const { return formatv("{0}:{1} {2} {3:x-}", Host, Pid, Start, Nonce).str(); }
@@ -95,6 +97,7 @@ struct ClaimHolder {
   bool runningHere() const {
     if (!onThisHost() || Pid <= 0 || (kill(pid_t(Pid), 0) != 0 && errno != EPERM))
       return false;
+    // 0: /proc could not say when it started (then the pid alone).
     return Start == 0 || startTicks(Pid) == Start;
   }
 };
@@ -144,18 +147,30 @@ void GroupStore::refuse(const std::string &Why) {
   throw JoinRefused(Why);
 }
 
-void GroupStore::claimRank(size_t Rank) {
+void GroupStore::claimRank(size_t Rank, size_t Size) {
   const ClaimHolder &Me = ClaimHolder::thisProcess();
-  ProbedStore::Claim C = Inner.claim(key("collc.claim." + std::to_string(Rank)), Me.text());
+  std::string ClaimKey = key("collc.claim." + std::to_string(Rank));
+  ProbedStore::Claim C = Inner.claim(ClaimKey, Me.text());
+  const char *Kind = Inner.kind();
   if (C.Set) {
     // Refused by a rank of this run before this one came, or by an earlier
     // run whose ranks were not this one.
     if (std::optional<std::string> Why = Inner.claimed(key(RefusalKey)))
       throw JoinRefused("the group was refused before this process joined it: " + *Why);
+    ProbedStore::Claim Sized = Inner.claim(key("collc.size"), std::to_string(Size));
+    if (!Sized.Set && Sized.Holder != std::to_string(Size))
+      refuse(formatv("its ranks were started with different sizes: {0} (the rank that came "
+                     "first) and {1} (process {2}, rank {3})",
+                     Sized.Holder, Size, Me.name(), Rank));
     return;
   }
-  ClaimHolder Holder = ClaimHolder::parse(C.Holder);
-  const char *Kind = Inner.kind();
+  std::optional<ClaimHolder> Parsed = ClaimHolder::parse(C.Holder);
+  if (!Parsed)
+    refuse(formatv("the rendezvous {0} holds a claim of rank {1} that collc did not write "
+                   "('{2}' at {3}): expected HOST:PID START NONCE (give each run a new or empty "
+                   "{0})",
+                   Kind, Rank, StringRef(C.Holder).take_front(80), Inner.where(ClaimKey)));
+  const ClaimHolder &Holder = *Parsed;
   if (Holder.Host == Me.Host && Holder.Pid == Me.Pid && Holder.Nonce == Me.Nonce)
     refuse(formatv("this process ({0}) already joined this group as rank {1} (a group's name "
                    "joins once per rendezvous)",

@@ -14,7 +14,8 @@
 //   claim): the first process to claim a rank holds it. A second one is
 //   refused at once, told which process holds it and whether that process
 //   is running: two processes started with the same rank, or a rendezvous
-//   that served an earlier run.
+//   that served an earlier run. The group's size is claimed too, by its
+//   first rank: a rank started with another size is refused.
 // - A refused rank posts why, as a claim of the group's refusal key (the
 //   first reason stays), and every wait watches that key: the ranks already
 //   waiting for their peers fail at once with that reason instead of
@@ -51,10 +52,11 @@ public:
   void wait(const std::vector<std::string> &Keys) override;
   void wait(const std::vector<std::string> &Keys, const std::chrono::milliseconds &) override;
 
-  /// Claims \p Rank for this process (see above). Throws JoinRefused, after
-  /// posting why, when another process holds it or the group was refused;
-  /// StoreWriteFailed when the store cannot be written.
-  void claimRank(size_t Rank);
+  /// Claims \p Rank of a group of \p Size for this process (see above).
+  /// Throws JoinRefused, after posting why, when another process holds it,
+  /// when the group's first rank said another size, or when the group was
+  /// refused; StoreWriteFailed when the store cannot be written.
+  void claimRank(size_t Rank, size_t Size);
 
 private:
   std::string key(const std::string &Key) const { return Prefix + "/" + Key; }

@@ -71,6 +71,7 @@ public:
     std::vector<char> Held = get(Key);
     return std::string(Held.begin(), Held.end());
   }
+  std::string where(const std::string &Key) const override { return "key '" + Key + "'"; }
 };
 
 class ProbedFileStore final : public Probed<::gloo::rendezvous::FileStore> {
@@ -119,6 +120,8 @@ public:
       return std::nullopt;
     return (*Held)->getBuffer().str();
   }
+
+  std::string where(const std::string &Key) const override { return claimPath(Key); }
 
 private:
   std::string claimPath(const std::string &Key) const {

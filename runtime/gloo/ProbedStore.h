@@ -52,6 +52,9 @@ public:
   /// What a claim set \p Key to, if one did (never waits).
   virtual std::optional<std::string> claimed(const std::string &Key) = 0;
 
+  /// Where \p Key is, for errors: a claim's file, or a Redis key.
+  virtual std::string where(const std::string &Key) const = 0;
+
   /// What the store is, for advice in errors: "directory" or "Redis database".
   virtual const char *kind() const = 0;
 };

@@ -83,14 +83,14 @@ TEST(GroupStore, AWaitingRankLearnsARefusalAtOnce) {
   ASSERT_TRUE(D.Store);
   // Without the refusal it would wait 60 s, and end in a timeout.
   GroupStore Holder(*D.Store, "g", seconds(60));
-  ASSERT_EQ(thrown([&] { Holder.claimRank(0); }), "none");
+  ASSERT_EQ(thrown([&] { Holder.claimRank(0, 2); }), "none");
   // The same rank claimed again (here by this process itself), while the
   // holder waits for a peer that never comes.
   std::string Again;
   std::thread Second([&] {
     std::this_thread::sleep_for(milliseconds(200));
     GroupStore Other(*D.Store, "g", minutes(10));
-    Again = thrown([&] { Other.claimRank(0); });
+    Again = thrown([&] { Other.claimRank(0, 2); });
   });
   auto Start = steady_clock::now();
   std::string Waited = thrown([&] { Holder.wait({"never"}); });
@@ -101,7 +101,7 @@ TEST(GroupStore, AWaitingRankLearnsARefusalAtOnce) {
   EXPECT_EQ(Waited, Again);
   // A rank that comes later is refused before it waits, whatever its rank.
   GroupStore Late(*D.Store, "g", minutes(10));
-  EXPECT_EQ(thrown([&] { Late.claimRank(1); }),
+  EXPECT_EQ(thrown([&] { Late.claimRank(1, 2); }),
             "JoinRefused: the group was refused before this process joined it: " +
                 Again.substr(strlen("JoinRefused: ")));
 }
@@ -127,10 +127,39 @@ TEST(GroupStore, AClaimByAProcessThatIsGoneIsAnEarlierRun) {
   // Linux's pids stay below 2^22.
   ASSERT_TRUE(D.Store->claim("g/collc.claim.3", std::string(Host) + ":99999999 1 ab").Set);
   GroupStore G(*D.Store, "g", minutes(10));
-  EXPECT_EQ(thrown([&] { G.claimRank(3); }),
+  EXPECT_EQ(thrown([&] { G.claimRank(3, 4); }),
             "JoinRefused: the rendezvous directory holds the keys of an earlier run (give each "
             "run a new or empty directory; rank 3 was claimed there by process " +
                 std::string(Host) + ":99999999, which is not running)");
+}
+
+TEST(GroupStore, ARankStartedWithAnotherSizeIsRefused) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  GroupStore First(*D.Store, "g", minutes(10));
+  ASSERT_EQ(thrown([&] { First.claimRank(0, 2); }), "none");
+  GroupStore Second(*D.Store, "g", minutes(10));
+  std::string Refused = thrown([&] { Second.claimRank(1, 3); });
+  EXPECT_EQ(Refused.rfind("JoinRefused: its ranks were started with different sizes: 2 (the rank "
+                          "that came first) and 3 (process ",
+                          0),
+            0u)
+      << Refused;
+  EXPECT_NE(Refused.find(", rank 1)"), std::string::npos) << Refused;
+}
+
+TEST(GroupStore, AClaimCollcDidNotWriteIsSaidToBeOne) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  ASSERT_TRUE(D.Store->claim("g/collc.claim.1", "garbage").Set);
+  GroupStore G(*D.Store, "g", minutes(10));
+  std::string Refused = thrown([&] { G.claimRank(1, 2); });
+  EXPECT_EQ(Refused.rfind("JoinRefused: the rendezvous directory holds a claim of rank 1 that "
+                          "collc did not write ('garbage' at " +
+                              D.Store->where("g/collc.claim.1") + ")",
+                          0),
+            0u)
+      << Refused;
 }
 
 TEST(GroupStore, AStoreThatCannotBeWrittenSaysSo) {
@@ -138,7 +167,7 @@ TEST(GroupStore, AStoreThatCannotBeWrittenSaysSo) {
   ASSERT_TRUE(D.Store);
   ASSERT_FALSE(llvm::sys::fs::remove_directories(D.Dir));
   GroupStore G(*D.Store, "g", minutes(10));
-  std::string Claimed = thrown([&] { G.claimRank(0); });
+  std::string Claimed = thrown([&] { G.claimRank(0, 2); });
   EXPECT_EQ(Claimed.rfind("StoreWriteFailed: cannot create '", 0), 0u) << Claimed;
   EXPECT_NE(Claimed.find("No such file or directory"), std::string::npos) << Claimed;
 }
