@@ -26,8 +26,19 @@ namespace collc::rt::gloo {
 
 namespace {
 
-/// Gloo's \p GlooStore with its check() asked as has().
-template <typename GlooStore> class Probed : public ProbedStore {
+/// Gloo's stores with what they keep protected in reach.
+struct OpenFileStore : ::gloo::rendezvous::FileStore {
+  using FileStore::check;
+  using FileStore::FileStore;
+};
+struct OpenRedisStore : ::gloo::rendezvous::RedisStore {
+  using RedisStore::check;
+  using RedisStore::RedisStore;
+  redisContext *context() { return redis_; }
+};
+
+/// Gloo's store \p Open with its check() asked as has().
+template <typename Open> class Probed : public ProbedStore {
 public:
   template <typename... Args>
   Probed(const char *Kind, Args &&...A) : Kind(Kind), Inner(std::forward<Args>(A)...) {}
@@ -40,30 +51,31 @@ public:
   bool has(const std::vector<std::string> &Keys) override { return Inner.check(Keys); }
   const char *kind() const override { return Kind; }
 
-private:
-  /// FileStore's check() is protected.
-  struct Open : GlooStore {
-    using GlooStore::check;
-    using GlooStore::GlooStore;
-  };
+protected:
   const char *Kind;
   Open Inner;
 };
 
-class ProbedRedisStore final : public Probed<::gloo::rendezvous::RedisStore> {
+class ProbedRedisStore final : public Probed<OpenRedisStore> {
 public:
   ProbedRedisStore(const std::string &Host, int Port) : Probed("Redis database", Host, Port) {}
-  /// Gloo's set is SETNX: it fails on a key already set.
+  /// SETNX on Gloo's connection. Not through Gloo's set, which is SETNX too
+  /// but throws on a key already set before it frees Redis's reply.
   Claim claim(const std::string &Key, const std::string &Value) override {
-    try {
-      set(Key, std::vector<char>(Value.begin(), Value.end()));
+    redisContext *C = Inner.context();
+    auto *Reply = static_cast<redisReply *>(
+        redisCommand(C, "SETNX %b %b", Key.data(), Key.size(), Value.data(), Value.size()));
+    if (!Reply)
+      throw StoreWriteFailed(std::string("Redis: ") + C->errstr);
+    auto Free = make_scope_exit([&] { freeReplyObject(Reply); });
+    if (Reply->type == REDIS_REPLY_ERROR)
+      throw StoreWriteFailed(std::string("Redis: ") + Reply->str);
+    if (Reply->type != REDIS_REPLY_INTEGER)
+      throw StoreWriteFailed("Redis answered SETNX with a reply of type " +
+                             std::to_string(Reply->type) + ", not an integer");
+    if (Reply->integer == 1)
       return {true, Value};
-    } catch (const std::exception &X) {
-      if (!has({Key}))
-        throw StoreWriteFailed(X.what()); // not a key already set: the server refused
-    }
-    std::vector<char> Held = get(Key);
-    return {false, std::string(Held.begin(), Held.end())};
+    return {false, claimed(Key).value_or("a claim that went away")};
   }
   std::optional<std::string> claimed(const std::string &Key) override {
     if (!has({Key}))
@@ -74,7 +86,7 @@ public:
   std::string where(const std::string &Key) const override { return "key '" + Key + "'"; }
 };
 
-class ProbedFileStore final : public Probed<::gloo::rendezvous::FileStore> {
+class ProbedFileStore final : public Probed<OpenFileStore> {
 public:
   explicit ProbedFileStore(std::string Directory)
       : Probed("directory", Directory), Directory(std::move(Directory)) {}
