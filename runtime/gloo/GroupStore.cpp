@@ -153,10 +153,10 @@ void GroupStore::claimRank(size_t Rank, size_t Size) {
   ProbedStore::Claim C = Inner.claim(ClaimKey, Me.text());
   const char *Kind = Inner.kind();
   if (C.Set) {
-    // Refused by a rank of this run before this one came, or by an earlier
-    // run whose ranks were not this one.
+    // Refused by a rank of this run (one started as this rank too, just
+    // now, or any other), or by an earlier run whose ranks were not this one.
     if (std::optional<std::string> Why = Inner.claimed(key(RefusalKey)))
-      throw JoinRefused("the group was refused before this process joined it: " + *Why);
+      throw JoinRefused("the group was refused: " + *Why);
     ProbedStore::Claim Sized = Inner.claim(key("collc.size"), std::to_string(Size));
     if (!Sized.Set && Sized.Holder != std::to_string(Size))
       refuse(formatv("its ranks were started with different sizes: {0} (the rank that came "
