@@ -104,13 +104,10 @@ int run_dumpCommand() {
     return ExitUsage;
   }
   Opts.Focus = *Focus;
-  Expected<CommandInput> In = readCommandInput(Input);
+  int Exit = ExitOk;
+  std::optional<CommandInput> In = readBucketedInput("dump", Input, Bucket, Exit);
   if (!In)
-    return reportError("dump", In.takeError());
-  if (Error E = refuseBucketForPlan(*In, Bucket)) {
-    WithColor::error(errs(), "collc dump") << toString(std::move(E)) << '\n';
-    return ExitUsage;
-  }
+    return Exit;
   Expected<plan::Plan> P = loadOrCompilePlan(*In, Bucket);
   if (!P)
     return reportError("dump", P.takeError());

@@ -283,13 +283,10 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
     return ExitUsage;
   }
-  Expected<CommandInput> In = readCommandInput(Input);
+  int Exit = ExitOk;
+  std::optional<CommandInput> In = readBucketedInput("run", Input, Bucket, Exit);
   if (!In)
-    return reportError("run", In.takeError());
-  if (Error E = refuseBucketForPlan(*In, Bucket)) {
-    WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
-    return ExitUsage;
-  }
+    return Exit;
   // Every process compiles the same program alike; only rank 0 speaks.
   const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;

@@ -56,13 +56,10 @@ int run_simulateCommand() {
   }
   SimOptions Opts;
   Opts.Link = *L;
-  Expected<CommandInput> In = readCommandInput(Input);
+  int Exit = ExitOk;
+  std::optional<CommandInput> In = readBucketedInput("simulate", Input, Bucket, Exit);
   if (!In)
-    return reportError("simulate", In.takeError());
-  if (Error E = refuseBucketForPlan(*In, Bucket)) {
-    WithColor::error(errs(), "collc simulate") << toString(std::move(E)) << '\n';
-    return ExitUsage;
-  }
+    return Exit;
   // auto chooses its buckets for the link simulated here.
   std::string Policy = Bucket == "auto" ? "auto:" + Link : Bucket;
   Expected<plan::Plan> P = loadOrCompilePlan(*In, Policy);

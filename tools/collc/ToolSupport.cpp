@@ -161,13 +161,21 @@ Expected<plan::Plan> loadOrCompilePlan(const CommandInput &In, StringRef BucketP
   return compileWithBucketPolicy(*P->Prog, Diags, BucketPolicy);
 }
 
-Error refuseBucketForPlan(const CommandInput &In, const cl::Option &Bucket) {
-  if (!In.isPlan() || !Bucket.getNumOccurrences())
-    return Error::success();
-  return createStringError(inconvertibleErrorCode(),
-                           "--%s applies to programs; the buckets of plan '%s' are fixed: give "
-                           "its program, or compile it with the policy",
-                           Bucket.ArgStr.str().c_str(), In.Name.c_str());
+std::optional<CommandInput> readBucketedInput(StringRef Command, StringRef Path,
+                                              const cl::Option &Bucket, int &Exit) {
+  Expected<CommandInput> In = readCommandInput(Path);
+  if (!In) {
+    Exit = reportError(Command, In.takeError());
+    return std::nullopt;
+  }
+  if (In->isPlan() && Bucket.getNumOccurrences()) {
+    WithColor::error(errs(), ("collc " + Command).str())
+        << "--" << Bucket.ArgStr << " applies to programs; the buckets of plan '" << In->Name
+        << "' are fixed: give its program, or compile it with the policy\n";
+    Exit = ExitUsage;
+    return std::nullopt;
+  }
+  return std::move(*In);
 }
 
 Expected<plan::Plan> loadOrCompilePlan(StringRef Path, StringRef BucketPolicy) {

@@ -13,6 +13,8 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <optional>
+
 namespace collc::tool {
 
 /// Exit codes of every subcommand.
@@ -82,9 +84,12 @@ llvm::Expected<CommandInput> readCommandInput(llvm::StringRef Path);
 /// Reads a plan, or compiles a program with the default pipeline, so that
 /// commands that explain plans also take programs.
 llvm::Expected<plan::Plan> loadOrCompilePlan(const CommandInput &In, llvm::StringRef BucketPolicy);
-/// A --bucket given (\p Bucket) for an input that is a plan, whose buckets
-/// are fixed, is refused: it would be ignored.
-llvm::Error refuseBucketForPlan(const CommandInput &In, const llvm::cl::Option &Bucket);
+/// Reads command \p Command's input \p Path (readCommandInput), refusing a
+/// --bucket (\p Bucket) given for a plan, whose buckets are fixed: it would
+/// be ignored. On failure, says why as "collc <Command>" and sets \p Exit
+/// (ExitUsage for the flag).
+std::optional<CommandInput> readBucketedInput(llvm::StringRef Command, llvm::StringRef Path,
+                                              const llvm::cl::Option &Bucket, int &Exit);
 llvm::Expected<plan::Plan> loadOrCompilePlan(llvm::StringRef Path, llvm::StringRef BucketPolicy);
 
 /// The one way commands compile a program they were given instead of a plan:
