@@ -11,6 +11,7 @@ packages=(
   graphviz                           # renders `collc dump --format dot` in the tests
   libopenmpi-dev openmpi-bin         # Open MPI: the mpi backend, mpirun, MPI_Allreduce in `collc bench`
   libgloo-dev                        # Gloo (TCP): the gloo backend
+  libhiredis-dev                     # hiredis, which the gloo backend's Redis rank claims call
   redis-server                       # a real Redis for the gloo backend's RedisStore tests
   python3-numpy python3-pytest python3-torch  # the Python package's tests (docs/python.md)
 )
