@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <signal.h>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -26,6 +27,9 @@ namespace {
 constexpr const char *RefusalKey = "collc.refused";
 /// How often a wait asks the store again (as Gloo's own stores do).
 constexpr std::chrono::milliseconds PollEvery{10};
+/// How often a wait looks whether a peer that claimed its rank still runs
+/// (a look reads every rank's claim).
+constexpr std::chrono::milliseconds LivenessEvery{250};
 
 std::string hostName() {
   char Name[256] = {};
@@ -34,42 +38,62 @@ std::string hostName() {
   return Name;
 }
 
-/// When process \p Pid started (clock ticks since boot, /proc/PID/stat's
-/// 22nd field), or 0: with its pid, a process that a reused pid is not.
-uint64_t startTicks(long Pid) {
+/// What /proc/PID/stat says of process \p Pid: when it started (clock
+/// ticks since boot, the 22nd field; 0 if /proc cannot say) and whether it
+/// ended (a zombie that its parent has not yet reaped: kill() still finds
+/// it, and a rank SIGKILLed under a launcher is one for a while).
+struct ProcessStat {
+  uint64_t Start = 0;
+  bool Ended = false;
+};
+ProcessStat processStat(long Pid) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> Stat =
       MemoryBuffer::getFileAsStream(formatv("/proc/{0}/stat", Pid).str());
   if (!Stat)
-    return 0;
+    return {};
   // After the command's name (in parentheses, which it may contain).
   StringRef After = (*Stat)->getBuffer().rsplit(')').second;
   SmallVector<StringRef, 24> Fields;
   After.split(Fields, ' ', -1, /*KeepEmpty=*/false);
-  uint64_t Ticks = 0;
+  ProcessStat S;
   // Fields from the 3rd (state) on: the 22nd is the 20th here.
-  if (Fields.size() < 20 || Fields[19].getAsInteger(10, Ticks))
-    return 0;
-  return Ticks;
+  if (Fields.size() < 20 || Fields[19].getAsInteger(10, S.Start))
+    return {};
+  S.Ended = Fields[0] == "Z" || Fields[0] == "X";
+  return S;
 }
 
-/// A process as a claim names it: "HOST:PID START NONCE". The nonce tells
-/// this process from an earlier one with the same host and pid (a
+/// This process's pid namespace (the inode /proc/self/ns/pid names), or 0:
+/// processes of one host name that live in different pid namespaces (two
+/// containers on the host's network) cannot see each other's pids.
+uint64_t pidNamespace() {
+  struct stat St;
+  if (stat("/proc/self/ns/pid", &St) != 0)
+    return 0;
+  return uint64_t(St.st_ino);
+}
+
+/// A process as a claim names it: "HOST:PID START NONCE PIDNS". The nonce
+/// tells this process from an earlier one with the same host and pid (a
 /// container's pid 1); the start time tells a running process from one
-/// whose pid was reused.
+/// whose pid was reused; the pid namespace tells whether this process can
+/// see that pid at all.
 struct ClaimHolder {
   std::string Host;
   long Pid = 0;
   uint64_t Start = 0;
   uint64_t Nonce = 0;
+  uint64_t PidNs = 0;
 
   static const ClaimHolder &thisProcess() {
     static const ClaimHolder Me = [] {
       ClaimHolder H;
       H.Host = hostName();
       H.Pid = long(getpid());
-      H.Start = startTicks(H.Pid);
+      H.Start = processStat(H.Pid).Start;
       std::random_device R;
       H.Nonce = (uint64_t(R()) << 32) ^ R();
+      H.PidNs = pidNamespace();
       return H;
     }();
     return Me;
@@ -77,29 +101,40 @@ struct ClaimHolder {
   /// The holder \p Text names, if it is a claim collc wrote.
   static std::optional<ClaimHolder> parse(StringRef Text) {
     ClaimHolder H;
-    SmallVector<StringRef, 3> Parts;
+    SmallVector<StringRef, 4> Parts;
     Text.split(Parts, ' ');
-    if (Parts.size() != 3)
+    if (Parts.size() != 4)
       return std::nullopt;
     auto [Host, Pid] = Parts[0].rsplit(':');
     H.Host = Host.str();
     if (Host.empty() || Pid.getAsInteger(10, H.Pid) || H.Pid <= 0 ||
-        Parts[1].getAsInteger(10, H.Start) || Parts[2].getAsInteger(16, H.Nonce))
+        Parts[1].getAsInteger(10, H.Start) || Parts[2].getAsInteger(16, H.Nonce) ||
+        Parts[3].getAsInteger(10, H.PidNs))
       return std::nullopt;
     return H;
   }
-  std::string text() const { return formatv("{0}:{1} {2} {3:x-}", Host, Pid, Start, Nonce).str(); }
+  std::string text() const {
+    return formatv("{0}:{1} {2} {3:x-} {4}", Host, Pid, Start, Nonce, PidNs).str();
+  }
   /// How errors name it.
   std::string name() const { return formatv("{0}:{1}", Host, Pid).str(); }
-  bool onThisHost() const { return Host == hostName(); }
-  /// Whether it runs now on this host: its pid is alive and started when
-  /// the claim says.
-  bool runningHere() const {
-    if (!onThisHost() || Pid <= 0 || (kill(pid_t(Pid), 0) != 0 && errno != EPERM))
-      return false;
-    // 0: /proc could not say when it started (then the pid alone).
-    return Start == 0 || startTicks(Pid) == Start;
+  /// Whether its pid means a process this one can see: the same host, and
+  /// the same pid namespace (where both could tell theirs).
+  bool seenFromHere() const {
+    const ClaimHolder &Me = thisProcess();
+    return Host == Me.Host && (PidNs == 0 || Me.PidNs == 0 || PidNs == Me.PidNs);
   }
+  /// Whether it runs now: a pid this process can see, alive, and started
+  /// when the claim says.
+  bool runningHere() const {
+    if (!seenFromHere() || Pid <= 0 || (kill(pid_t(Pid), 0) != 0 && errno != EPERM))
+      return false;
+    ProcessStat S = processStat(Pid);
+    // Start 0: /proc could not say when it started (then the pid alone).
+    return !S.Ended && (Start == 0 || S.Start == Start);
+  }
+  /// Whether it is known to have ended: seen from here and not running.
+  bool gone() const { return seenFromHere() && !runningHere(); }
 };
 
 } // namespace
@@ -129,30 +164,69 @@ void GroupStore::wait(const std::vector<std::string> &Keys) {
   for (;;) {
     if (Inner.has(Full))
       return;
-    if (std::optional<std::string> Why = Inner.claimed(Refusal))
+    if (std::optional<std::string> Why = Inner.claimed(Refusal)) {
+      // A gone peer another rank saw first: this one can see it too.
+      if (std::optional<PeerGone> Gone = goneRank())
+        throw *Gone;
       throw JoinRefused(*Why);
-    if (std::chrono::steady_clock::now() >= Deadline)
+    }
+    auto Now = std::chrono::steady_clock::now();
+    if (Now >= NextLivenessCheck) {
+      NextLivenessCheck = Now + LivenessEvery;
+      if (std::optional<PeerGone> Gone = goneRank()) {
+        post(Gone->what());
+        throw *Gone;
+      }
+    }
+    if (Now >= Deadline)
       throw ::gloo::IoException(
           formatv("Wait timeout for key(s): {0}", join(Keys.begin(), Keys.end(), ", ")).str());
     std::this_thread::sleep_for(PollEvery);
   }
 }
 
-void GroupStore::refuse(const std::string &Why) {
+std::optional<PeerGone> GroupStore::goneRank() {
+  // Before this rank claimed its own, the group's size is not known.
+  if (GroupSize == 0)
+    return std::nullopt;
+  for (size_t R = 0; R != GroupSize; ++R) {
+    if (R == MyRank)
+      continue;
+    std::optional<std::string> Text = Inner.claimed(claimKey(R));
+    if (!Text)
+      continue;
+    std::optional<ClaimHolder> Holder = ClaimHolder::parse(*Text);
+    if (Holder && Holder->gone())
+      return PeerGone(R, formatv("rank {0} (process {1}) is not running: it claimed its rank and "
+                                 "ended before the group formed (killed, or failed), or the "
+                                 "rendezvous {2} holds the keys of an earlier run (give each run "
+                                 "a new or empty {2})",
+                                 R, Holder->name(), Inner.kind()));
+  }
+  return std::nullopt;
+}
+
+void GroupStore::post(const std::string &Why) {
   try {
     Inner.claim(key(RefusalKey), Why);
   } catch (const StoreWriteFailed &) {
     // This rank is refused all the same; the others wait out their timeout.
   }
+}
+
+void GroupStore::refuse(const std::string &Why) {
+  post(Why);
   throw JoinRefused(Why);
 }
 
 void GroupStore::claimRank(size_t Rank, size_t Size) {
   const ClaimHolder &Me = ClaimHolder::thisProcess();
-  std::string ClaimKey = key("collc.claim." + std::to_string(Rank));
+  std::string ClaimKey = claimKey(Rank);
   ProbedStore::Claim C = Inner.claim(ClaimKey, Me.text());
   const char *Kind = Inner.kind();
   if (C.Set) {
+    MyRank = Rank;
+    GroupSize = Size;
     // Refused by a rank of this run (one started as this rank too, just
     // now, or any other), or by an earlier run whose ranks were not this one.
     if (std::optional<std::string> Why = Inner.claimed(key(RefusalKey)))
@@ -166,10 +240,11 @@ void GroupStore::claimRank(size_t Rank, size_t Size) {
   }
   std::optional<ClaimHolder> Parsed = ClaimHolder::parse(C.Holder);
   if (!Parsed)
-    refuse(formatv("the rendezvous {0} holds a claim of rank {1} that collc did not write "
-                   "('{2}' at {3}): expected HOST:PID START NONCE (give each run a new or empty "
-                   "{0})",
-                   Kind, Rank, StringRef(C.Holder).take_front(80), Inner.where(ClaimKey)));
+    refuse(
+        formatv("the rendezvous {0} holds a claim of rank {1} that collc did not write "
+                "('{2}' at {3}): expected HOST:PID START NONCE PIDNS (give each run a new or empty "
+                "{0})",
+                Kind, Rank, StringRef(C.Holder).take_front(80), Inner.where(ClaimKey)));
   const ClaimHolder &Holder = *Parsed;
   if (Holder.Host == Me.Host && Holder.Pid == Me.Pid && Holder.Nonce == Me.Nonce)
     refuse(formatv("this process ({0}) already joined this group as rank {1} (a group's name "
@@ -179,11 +254,12 @@ void GroupStore::claimRank(size_t Rank, size_t Size) {
     refuse(formatv("two running processes were started as rank {0}: {1}, which holds it, and "
                    "{2} (each process of a run needs a rank of its own)",
                    Rank, Holder.name(), Me.name()));
-  if (Holder.onThisHost())
+  if (Holder.seenFromHere())
     refuse(formatv("the rendezvous {0} holds the keys of an earlier run (give each run a new or "
                    "empty {0}; rank {1} was claimed there by process {2}, which is not running)",
                    Kind, Rank, Holder.name()));
-  refuse(formatv("rank {0} is held by process {1} on another host, and {2} was started as rank "
+  refuse(formatv("rank {0} is held by process {1} of another host or pid namespace, and {2} was "
+                 "started as rank "
                  "{0} too: either two processes of this run have that rank, or the rendezvous {3} "
                  "holds the keys of an earlier run (give each run a new or empty {3})",
                  Rank, Holder.name(), Me.name(), Kind));

@@ -20,6 +20,11 @@
 //   first reason stays), and every wait watches that key: the ranks already
 //   waiting for their peers fail at once with that reason instead of
 //   waiting out their timeout.
+// - A rank that claimed its rank and then stopped (killed during the join)
+//   is named: every wait looks, four times a second, whether the processes
+//   that claimed the group's other ranks still run, where their pids can be
+//   seen (the same host and pid namespace). A peer on another host is
+//   waited for until the timeout, as Gloo would.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_GLOO_GROUPSTORE_H
@@ -29,6 +34,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,6 +45,12 @@ namespace collc::rt::gloo {
 struct JoinRefused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+/// Thrown by a GroupStore whose group cannot form because rank \p Rank
+/// stopped running; what() says so.
+struct PeerGone : JoinRefused {
+  PeerGone(size_t Rank, const std::string &Why) : JoinRefused(Why), Rank(Rank) {}
+  size_t Rank;
+};
 
 class GroupStore : public ::gloo::rendezvous::Store {
 public:
@@ -47,10 +59,14 @@ public:
   void set(const std::string &Key, const std::vector<char> &Data) override;
   std::vector<char> get(const std::string &Key) override;
   /// Waits up to the group's timeout, whatever the caller asks; throws
-  /// JoinRefused as soon as the group is refused, and gloo::IoException at
-  /// the timeout.
+  /// JoinRefused as soon as the group is refused (PeerGone when a peer
+  /// stopped running), and gloo::IoException at the timeout.
   void wait(const std::vector<std::string> &Keys) override;
   void wait(const std::vector<std::string> &Keys, const std::chrono::milliseconds &) override;
+
+  /// A peer that claimed its rank and no longer runs (see above), if one
+  /// does not; nothing before claimRank.
+  std::optional<PeerGone> goneRank();
 
   /// Claims \p Rank of a group of \p Size for this process (see above).
   /// Throws JoinRefused, after posting why, when another process holds it,
@@ -60,12 +76,18 @@ public:
 
 private:
   std::string key(const std::string &Key) const { return Prefix + "/" + Key; }
-  /// Posts \p Why as the group's refusal (the first one stays) and throws it.
+  std::string claimKey(size_t R) const { return key("collc.claim." + std::to_string(R)); }
+  /// Posts \p Why as the group's refusal (the first one stays).
+  void post(const std::string &Why);
+  /// Posts \p Why and throws it.
   [[noreturn]] void refuse(const std::string &Why);
 
   ProbedStore &Inner;
   std::string Prefix;
   std::chrono::milliseconds Timeout;
+  /// This process's rank and the group's size, once claimed.
+  size_t MyRank = 0, GroupSize = 0;
+  std::chrono::steady_clock::time_point NextLivenessCheck;
 };
 
 } // namespace collc::rt::gloo

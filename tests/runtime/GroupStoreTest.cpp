@@ -2,8 +2,9 @@
 //
 // The rank claims and refusals of runtime/gloo/GroupStore.h on a directory
 // store (ProbedStore.h), in one process: a claim is the first one's, a
-// waiting rank learns a refusal at once, waits take the group's timeout, and a
-// store that cannot be written or that served an earlier run says so. The
+// waiting rank learns a refusal at once and names a peer that ended after
+// it claimed its rank, waits take the group's timeout, and a store that
+// cannot be written or that served an earlier run says so. The
 // same across processes, and on Redis: tests/lit/run/gloo.test (TWICE).
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +18,9 @@
 
 #include <gloo/common/error.h>
 
+#include <fstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -124,12 +128,88 @@ TEST(GroupStore, AClaimByAProcessThatIsGoneIsAnEarlierRun) {
   char Host[256] = {};
   ASSERT_EQ(gethostname(Host, sizeof(Host) - 1), 0);
   // Linux's pids stay below 2^22.
-  ASSERT_TRUE(D.Store->claim("g/collc.claim.3", std::string(Host) + ":99999999 1 ab").Set);
+  ASSERT_TRUE(D.Store->claim("g/collc.claim.3", std::string(Host) + ":99999999 1 ab 0").Set);
   GroupStore G(*D.Store, "g", minutes(10));
   EXPECT_EQ(thrown([&] { G.claimRank(3, 4); }),
             "JoinRefused: the rendezvous directory holds the keys of an earlier run (give each "
             "run a new or empty directory; rank 3 was claimed there by process " +
                 std::string(Host) + ":99999999, which is not running)");
+}
+
+/// A child process that has ended, not yet reaped (a zombie, as a rank
+/// SIGKILLed under a launcher is until the launcher waits for it), and its
+/// claim text: HOST:PID START NONCE PIDNS, as GroupStore writes it.
+struct EndedChild {
+  pid_t Pid = fork();
+  EndedChild() {
+    if (Pid == 0)
+      _exit(0);
+    // Until it is a zombie (its state in /proc/PID/stat is Z).
+    for (int I = 0; I != 5000 && state() != 'Z'; ++I)
+      std::this_thread::sleep_for(milliseconds(2));
+  }
+  ~EndedChild() { waitpid(Pid, nullptr, 0); }
+  char state() const {
+    std::ifstream Stat("/proc/" + std::to_string(Pid) + "/stat");
+    std::string Text((std::istreambuf_iterator<char>(Stat)), {});
+    size_t Paren = Text.rfind(')');
+    return Paren == std::string::npos || Paren + 2 >= Text.size() ? '?' : Text[Paren + 2];
+  }
+  std::string claim(const std::string &Host) const {
+    struct stat Ns;
+    EXPECT_EQ(stat("/proc/self/ns/pid", &Ns), 0);
+    return Host + ":" + std::to_string(Pid) + " 0 cd " + std::to_string(Ns.st_ino);
+  }
+};
+
+TEST(GroupStore, AWaitingRankNamesAPeerThatEndedAfterItClaimedItsRank) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  char Host[256] = {};
+  ASSERT_EQ(gethostname(Host, sizeof(Host) - 1), 0);
+  GroupStore Waiting(*D.Store, "g", seconds(60));
+  ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 3); }), "none");
+  // Rank 2 claims its rank and is killed before the group forms; rank 1
+  // has not come yet. Without the look at the claims this waits 60 s.
+  EndedChild Killed;
+  ASSERT_EQ(Killed.state(), 'Z');
+  ASSERT_TRUE(D.Store->claim("g/collc.claim.2", Killed.claim(Host)).Set);
+  std::string Expected = "JoinRefused: rank 2 (process " + std::string(Host) + ":" +
+                         std::to_string(Killed.Pid) +
+                         ") is not running: it claimed its rank and ended before the group formed "
+                         "(killed, or failed), or the rendezvous directory holds the keys of an "
+                         "earlier run (give each run a new or empty directory)";
+  auto Start = steady_clock::now();
+  std::string Waited;
+  try {
+    Waiting.wait({"never"});
+  } catch (const PeerGone &X) {
+    EXPECT_EQ(X.Rank, 2u);
+    Waited = std::string("JoinRefused: ") + X.what();
+  }
+  EXPECT_LT(steady_clock::now() - Start, seconds(50));
+  EXPECT_EQ(Waited, Expected);
+  // Posted as the group's refusal: a rank that comes now is refused at once.
+  GroupStore Late(*D.Store, "g", minutes(10));
+  EXPECT_EQ(thrown([&] { Late.claimRank(1, 3); }),
+            "JoinRefused: the group was refused: " + Expected.substr(strlen("JoinRefused: ")));
+}
+
+TEST(GroupStore, APeerOfAnotherPidNamespaceIsNotTakenForGone) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  char Host[256] = {};
+  ASSERT_EQ(gethostname(Host, sizeof(Host) - 1), 0);
+  GroupStore Waiting(*D.Store, "g", milliseconds(300));
+  ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 2); }), "none");
+  // The same host name, but a pid namespace that is not this one's (a
+  // container on the host's network): its pid means nothing here.
+  EndedChild Other;
+  std::string Claim = Other.claim(Host);
+  Claim += "1";
+  ASSERT_TRUE(D.Store->claim("g/collc.claim.1", Claim).Set);
+  EXPECT_EQ(thrown([&] { Waiting.wait({"never"}); }),
+            "IoException: Wait timeout for key(s): never");
 }
 
 TEST(GroupStore, ARankStartedWithAnotherSizeIsRefused) {
