@@ -171,6 +171,49 @@ TEST(CApiExecutor, TheExecutorKeepsItsPlanAlive) {
   EXPECT_OK(collcExecutorDestroy(nullptr));
 }
 
+TEST(CApiExecutor, ADestroyedOrForeignHandleIsRefusedNotUsed) {
+  collcPlan_t P = compileNone(TwoReduces);
+  collcExecutorOptions_t O = localOptions("api-stale");
+  collcExecutor_t X = nullptr;
+  ASSERT_OK(collcExecutorCreate(P, 0, &O, &X));
+  ASSERT_OK(collcExecutorDestroy(X));
+  // Under ASan each of these was a use of freed memory; the second Destroy
+  // a double free.
+  size_t Count = 0;
+  EXPECT_TRUE(refused(collcExecutorUnbound(X, &Count, nullptr), collcInvalidArgument,
+                      {"collcExecutorUnbound: exec (",
+                       ") is not a live executor (destroyed "
+                       "already, or not made by collc): expected an executor from "
+                       "collcExecutorCreate"}));
+  EXPECT_TRUE(refused(collcExecutorReplay(X, nullptr, nullptr), collcInvalidArgument,
+                      {"collcExecutorReplay: exec (", "not a live executor"}));
+  EXPECT_TRUE(refused(collcExecutorDestroy(X), collcInvalidArgument,
+                      {"collcExecutorDestroy: exec (", "not a live executor"}));
+  // A new handle does not take a destroyed one's address: the stale
+  // pointer stays refused while the new handle works.
+  collcExecutor_t Y = nullptr;
+  ASSERT_OK(collcExecutorCreate(P, 0, &O, &Y));
+  EXPECT_NE(Y, X);
+  EXPECT_TRUE(refused(collcExecutorUnbound(X, &Count, nullptr), collcInvalidArgument,
+                      {"not a live executor"}));
+  EXPECT_OK(collcExecutorUnbound(Y, &Count, nullptr));
+  // A pointer collc never made, of either kind.
+  int NotAHandle = 0;
+  int64_t Rank = -1;
+  EXPECT_TRUE(refused(collcExecutorRank(reinterpret_cast<collcExecutor_t>(&NotAHandle), &Rank),
+                      collcInvalidArgument, {"not a live executor"}));
+  EXPECT_TRUE(refused(collcExecutorCreate(reinterpret_cast<collcPlan_t>(&NotAHandle), 0, &O, &X),
+                      collcInvalidArgument,
+                      {"collcExecutorCreate: plan (",
+                       ") is not a live plan (destroyed already, "
+                       "or not made by collc): expected a plan from collcCompile or "
+                       "collcPlanLoad"}));
+  EXPECT_OK(collcExecutorDestroy(Y));
+  EXPECT_OK(collcPlanDestroy(P));
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
+                      {"collcExecutorCreate: plan (", "not a live plan"}));
+}
+
 TEST(CApiExecutor, CreateRefusals) {
   collcPlan_t P = compileNone(TwoReduces);
   collcExecutor_t X = nullptr;
