@@ -395,7 +395,11 @@ collcResult_t collcExecutorDestroy(collcExecutor_t Exec) {
       return E;
     if (Error E = checkNotInItsStep(Exec, "collcExecutorDestroy"))
       return E;
-    destroy(Exec);
+    if (!destroy(Exec))
+      return makeApiError(
+          collcInvalidArgument,
+          formatv("exec ({0}) is being destroyed by another call", static_cast<const void *>(Exec))
+              .str());
     return Error::success();
   });
 }

@@ -4,7 +4,6 @@
 
 #include "api/ApiEntry.h"
 
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <deque>
@@ -12,6 +11,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 namespace collc::api {
 
@@ -34,22 +34,26 @@ public:
 
   bool isLive(const H *Handle) {
     std::lock_guard<std::mutex> L(M);
-    return Live.contains(Handle);
+    return Live.count(Handle) != 0;
   }
 
   bool destroy(H *Handle) {
     {
       std::lock_guard<std::mutex> L(M);
-      if (!Live.erase(Handle))
+      if (!Live.count(Handle) || !Dying.insert(Handle).second)
         return false;
     }
     // Outside the lock: an executor's end may wait (its step thread, its
-    // backend). Its storage stays allocated, so no new handle takes it.
+    // backend), and that step may still call on its executor, which stays
+    // live until its end. Its storage stays allocated after, so no new
+    // handle takes its address.
     Handle->~H();
     new (Handle) H();
     H *Oldest = nullptr;
     {
       std::lock_guard<std::mutex> L(M);
+      Live.erase(Handle);
+      Dying.erase(Handle);
       Quarantine.push_back(Handle);
       if (Quarantine.size() > QuarantineSize) {
         Oldest = Quarantine.front();
@@ -62,7 +66,12 @@ public:
 
 private:
   std::mutex M;
-  llvm::DenseSet<const H *> Live;
+  /// No order is taken from these (lookups only). Not llvm::DenseSet: two
+  /// pointer values are its empty and deleted keys, and a caller's garbage
+  /// pointer may be one of them.
+  std::unordered_set<const H *> Live;
+  /// Live handles whose Destroy runs: a second Destroy is refused.
+  std::unordered_set<const H *> Dying;
   /// Destroyed handles, oldest first, holding nothing.
   std::deque<H *> Quarantine;
 };

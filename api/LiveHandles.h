@@ -7,6 +7,10 @@
 // collcInvalidArgument instead of being used as freed memory; a second
 // Destroy is refused the same way instead of freeing twice.
 //
+// This is no lock: one handle is used by one thread at a time (collc.h),
+// and a call that races the Destroy of its handle on another thread is not
+// caught. A second Destroy while the first runs is.
+//
 // A destroyed handle's contents are released at once, but its few bytes
 // are kept for the next QuarantineSize destroys of its kind: a new handle
 // cannot take its address meanwhile, so a stale pointer is known for a
@@ -35,7 +39,9 @@ bool isLive(const collcPlan *H);
 bool isLive(const collcExecutor *H);
 
 /// Releases \p H's contents and marks it destroyed; false (nothing done)
-/// when it is not live.
+/// when it is not live or its Destroy runs already. It is live until its
+/// contents are released (a step that an executor's end waits for may call
+/// on it).
 bool destroy(collcPlan *H);
 bool destroy(collcExecutor *H);
 

@@ -23,8 +23,11 @@
 // - A rank that claimed its rank and then stopped (killed during the join)
 //   is named: every wait looks, four times a second, whether the processes
 //   that claimed the group's other ranks still run, where their pids can be
-//   seen (the same host and pid namespace). A peer on another host is
-//   waited for until the timeout, as Gloo would.
+//   seen (the same host, boot and pid namespace, each known), and posts the
+//   gone rank as the refusal. A peer whose pid cannot be seen, or that
+//   /proc and kill() cannot tell about, is waited for until the timeout, as
+//   Gloo would. A claim is read once (claims never change), at most 16 new
+//   ones a look.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_GLOO_GROUPSTORE_H
@@ -34,6 +37,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -55,6 +59,7 @@ struct PeerGone : JoinRefused {
 class GroupStore : public ::gloo::rendezvous::Store {
 public:
   GroupStore(ProbedStore &Inner, std::string Prefix, std::chrono::milliseconds Timeout);
+  ~GroupStore() override;
 
   void set(const std::string &Key, const std::vector<char> &Data) override;
   std::vector<char> get(const std::string &Key) override;
@@ -65,7 +70,7 @@ public:
   void wait(const std::vector<std::string> &Keys, const std::chrono::milliseconds &) override;
 
   /// A peer that claimed its rank and no longer runs (see above), if one
-  /// does not; nothing before claimRank.
+  /// does not; nothing before claimRank. Reads every claim not read yet.
   std::optional<PeerGone> goneRank();
 
   /// Claims \p Rank of a group of \p Size for this process (see above).
@@ -77,6 +82,8 @@ public:
 private:
   std::string key(const std::string &Key) const { return Prefix + "/" + Key; }
   std::string claimKey(size_t R) const { return key("collc.claim." + std::to_string(R)); }
+  /// goneRank, reading at most \p MaxReads claims not read before.
+  std::optional<PeerGone> lookForGoneRank(size_t MaxReads);
   /// Posts \p Why as the group's refusal (the first one stays).
   void post(const std::string &Why);
   /// Posts \p Why and throws it.
@@ -88,6 +95,8 @@ private:
   /// This process's rank and the group's size, once claimed.
   size_t MyRank = 0, GroupSize = 0;
   std::chrono::steady_clock::time_point NextLivenessCheck;
+  struct PeerClaims;
+  std::unique_ptr<PeerClaims> Peers;
 };
 
 } // namespace collc::rt::gloo
