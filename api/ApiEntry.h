@@ -51,6 +51,10 @@ public:
       set(collcInvalidArgument, llvm::formatv("{0} is NULL: expected {1}", Name, What));
     return *this;
   }
+  /// A plan or executor handle: not NULL, and one that collc made and has
+  /// not destroyed (api/LiveHandles.h).
+  Args &plan(const collcPlan *P, const char *Name);
+  Args &executor(const collcExecutor *E, const char *Name);
   /// A versioned struct (null allowed when \p Optional): its first field
   /// `size` must be at least the size of its first version
   /// (api/StructVersions.h); a larger one than this library's is read as far

@@ -79,7 +79,7 @@ collcResult_t(collcDumpOptionsInit)(collcDumpOptions_t *Options) {
 collcResult_t collcPlanDump(collcPlan_t Plan, const collcDumpOptions_t *Options, char **Out) {
   return entry(__func__, [&]() -> Error {
     Args A;
-    A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
+    A.plan(Plan, "plan")
         .notNull(Out, "out", "where to store the dump")
         .versioned(Options, "options", /*Optional=*/true);
     if (Options)
@@ -136,10 +136,7 @@ collcResult_t(collcSimResultInit)(collcSimResult_t *Result) {
 
 collcResult_t collcPlanSimulate(collcPlan_t Plan, const char *Link, collcSimResult_t *Result) {
   return entry(__func__, [&]() -> Error {
-    if (Error E = Args()
-                      .notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
-                      .versioned(Result, "result", /*Optional=*/false)
-                      .done())
+    if (Error E = Args().plan(Plan, "plan").versioned(Result, "result", /*Optional=*/false).done())
       return E;
     SimOptions Opts;
     Expected<LinkClass> L = linkOf(Link, "link");

@@ -11,6 +11,7 @@
 #include "api/ApiEntry.h"
 #include "api/BackendSessions.h"
 #include "api/Handles.h"
+#include "api/LiveHandles.h"
 #include "api/StepQueue.h"
 
 #include "runtime/exec/RuntimeError.h"
@@ -60,9 +61,7 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
   return rt::createProcessExecutor(Backend, P, Place, *Where, std::move(Opts));
 }
 
-Error checkExec(Args &A, collcExecutor_t Exec) {
-  return A.notNull(Exec, "exec", "an executor from collcExecutorCreate").done();
-}
+Error checkExec(Args &A, collcExecutor_t Exec) { return A.executor(Exec, "exec").done(); }
 
 /// A call that needs memory of the other kind than \p Exec's backend binds.
 Error wrongMemory(collcExecutor_t Exec, StringRef Call) {
@@ -147,10 +146,10 @@ collcResult_t collcExecutorCreate(collcPlan_t Plan, int64_t Rank,
                                   const collcExecutorOptions_t *Options, collcExecutor_t *Out) {
   return entry(__func__, [&]() -> Error {
     Args A;
-    A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad")
+    A.plan(Plan, "plan")
         .notNull(Out, "exec", "where to store the executor")
         .versioned(Options, "options", /*Optional=*/true);
-    if (Plan)
+    if (isLive(Plan))
       A.inRange(Rank, "rank", 0, Plan->P->World - 1);
     if (Error E = A.done())
       return E;
@@ -209,7 +208,7 @@ collcResult_t collcExecutorCreate(collcPlan_t Plan, int64_t Rank,
       if (O.asyncReplay)
         H->Steps = std::make_unique<StepQueue>(Rank);
     }
-    *Out = H.release();
+    *Out = adopt(std::move(H));
     return Error::success();
   });
 }
@@ -389,10 +388,18 @@ collcResult_t collcExecutorSynchronize(collcExecutor_t Exec, int64_t TimeoutMs) 
 
 collcResult_t collcExecutorDestroy(collcExecutor_t Exec) {
   return entry(__func__, [&]() -> Error {
-    if (Exec)
-      if (Error E = checkNotInItsStep(Exec, "collcExecutorDestroy"))
-        return E;
-    delete Exec;
+    if (!Exec)
+      return Error::success();
+    Args A;
+    if (Error E = checkExec(A, Exec))
+      return E;
+    if (Error E = checkNotInItsStep(Exec, "collcExecutorDestroy"))
+      return E;
+    if (!destroy(Exec))
+      return makeApiError(
+          collcInvalidArgument,
+          formatv("exec ({0}) is being destroyed by another call", static_cast<const void *>(Exec))
+              .str());
     return Error::success();
   });
 }

@@ -2,6 +2,7 @@
 
 #include "api/ApiEntry.h"
 #include "api/Handles.h"
+#include "api/LiveHandles.h"
 
 #include "compiler/Compile.h"
 #include "compiler/plan/OutputFile.h"
@@ -39,13 +40,12 @@ namespace {
 Error returnPlan(Expected<plan::Plan> P, collcPlan_t *Out) {
   if (!P)
     return P.takeError();
-  *Out = new collcPlan{std::make_shared<const plan::Plan>(std::move(*P))};
+  *Out = adopt(
+      std::make_unique<collcPlan>(collcPlan{std::make_shared<const plan::Plan>(std::move(*P))}));
   return Error::success();
 }
 
-Error checkPlan(Args &A, collcPlan_t Plan) {
-  return A.notNull(Plan, "plan", "a plan from collcCompile or collcPlanLoad").done();
-}
+Error checkPlan(Args &A, collcPlan_t Plan) { return A.plan(Plan, "plan").done(); }
 
 /// The pipeline \p O asks for, as `collc compile` builds it from its flags.
 Expected<std::string> pipelineOf(const collcCompileOptions_t &O) {
@@ -241,9 +241,7 @@ collcResult_t collcPlanTensorType(collcPlan_t Plan, const char *Name, const char
 collcResult_t collcPlanDiff(collcPlan_t PlanA, collcPlan_t PlanB, char **Diff) {
   return entry(__func__, [&]() -> Error {
     Args A;
-    A.notNull(PlanA, "a", "a plan from collcCompile or collcPlanLoad")
-        .notNull(PlanB, "b", "a plan from collcCompile or collcPlanLoad")
-        .notNull(Diff, "diff", "where to store the differences");
+    A.plan(PlanA, "a").plan(PlanB, "b").notNull(Diff, "diff", "where to store the differences");
     if (Error E = A.done())
       return E;
     std::string S;
@@ -255,7 +253,15 @@ collcResult_t collcPlanDiff(collcPlan_t PlanA, collcPlan_t PlanB, char **Diff) {
 
 collcResult_t collcPlanDestroy(collcPlan_t Plan) {
   return entry(__func__, [&]() -> Error {
-    delete Plan;
+    if (!Plan)
+      return Error::success();
+    if (Error E = Args().plan(Plan, "plan").done())
+      return E;
+    if (!destroy(Plan))
+      return makeApiError(
+          collcInvalidArgument,
+          formatv("plan ({0}) is being destroyed by another call", static_cast<const void *>(Plan))
+              .str());
     return Error::success();
   });
 }

@@ -65,7 +65,7 @@ public:
   std::string renderAll() const;
 
   /// An llvm::Error whose message is every diagnostic rendered, or success
-  /// when nothing failed. \p What names the phase ("parse", "verify").
+  /// when nothing failed. \p What names the phase ("reading the program", "verify").
   llvm::Error takeError(llvm::StringRef What) const;
 
   /// Checks the recorded diagnostics against `expected-error {{...}}`

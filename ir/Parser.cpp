@@ -887,7 +887,8 @@ Expected<std::unique_ptr<Program>> parseProgram(const SourceMgr &SM, unsigned Bu
   Parser P(Part ? *Part : SM.getMemoryBuffer(BufferID)->getBuffer(), Diags, Opts);
   std::unique_ptr<Program> Prog = P.parseFile();
   if (!Prog || Diags.numErrors() != ErrorsBefore)
-    return Diags.takeError("parse");
+    // Syntax and the types inferred while reading alike.
+    return Diags.takeError("reading the program");
   Prog->setSourceMgr(&SM);
   return Prog;
 }

@@ -309,8 +309,8 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   auto M = std::make_shared<Membership>(Id, int(Rank), int(Ranks));
   std::lock_guard<std::mutex> L(JoinMutex);
   std::string Text;
+  GroupStore Group(**Store, storePrefix(Id), M->timeout());
   try {
-    GroupStore Group(**Store, storePrefix(Id), M->timeout());
     Group.claimRank(Rank, Ranks);
     M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
     M->Ctx->setTimeout(M->timeout());
@@ -334,6 +334,11 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
       M->Addresses[R].assign(A.begin(), A.end());
     }
     return M;
+  } catch (const PeerGone &X) {
+    return makeError(
+        ErrorKind::PeerLost,
+        formatv("rank {0} of {1} could not join gloo group '{2}': {3}", Rank, Ranks, Id, X.what()),
+        int64_t(X.Rank));
   } catch (const JoinRefused &X) {
     return makeError(
         ErrorKind::InvalidArgument,
@@ -369,6 +374,19 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
                      formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
                              "{3} failed (gloo: {4})",
                              Rank, Ranks, Id, (*Store)->kind(), Text));
+  // A peer that ended after it posted its address (Gloo could not
+  // connect to it) is named, as a wait names one that ended before.
+  std::optional<PeerGone> Gone;
+  try {
+    Gone = Group.goneRank();
+  } catch (const std::exception &) {
+    // The store failed too: the error says what Gloo said.
+  }
+  if (Gone)
+    return makeError(ErrorKind::PeerLost,
+                     formatv("rank {0} of {1} could not join gloo group '{2}': {3} (gloo: {4})",
+                             Rank, Ranks, Id, Gone->what(), Text),
+                     int64_t(Gone->Rank));
   return makeError(F.Kind == ErrorKind::Backend ? ErrorKind::Timeout : F.Kind,
                    formatv("rank {0} of {1} could not join gloo group '{2}' within {3} ms (every "
                            "rank must join; gloo: {4})",

@@ -20,6 +20,14 @@
 //   first reason stays), and every wait watches that key: the ranks already
 //   waiting for their peers fail at once with that reason instead of
 //   waiting out their timeout.
+// - A rank that claimed its rank and then stopped (killed during the join)
+//   is named: every wait looks, four times a second, whether the processes
+//   that claimed the group's other ranks still run, where their pids can be
+//   seen (the same host, boot and pid namespace, each known), and posts the
+//   gone rank as the refusal. A peer whose pid cannot be seen, or that
+//   /proc and kill() cannot tell about, is waited for until the timeout, as
+//   Gloo would. A claim is read once (claims never change), at most 16 new
+//   ones a look.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_GLOO_GROUPSTORE_H
@@ -29,6 +37,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,18 +49,29 @@ namespace collc::rt::gloo {
 struct JoinRefused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+/// Thrown by a GroupStore whose group cannot form because rank \p Rank
+/// stopped running; what() says so.
+struct PeerGone : JoinRefused {
+  PeerGone(size_t Rank, const std::string &Why) : JoinRefused(Why), Rank(Rank) {}
+  size_t Rank;
+};
 
 class GroupStore : public ::gloo::rendezvous::Store {
 public:
   GroupStore(ProbedStore &Inner, std::string Prefix, std::chrono::milliseconds Timeout);
+  ~GroupStore() override;
 
   void set(const std::string &Key, const std::vector<char> &Data) override;
   std::vector<char> get(const std::string &Key) override;
   /// Waits up to the group's timeout, whatever the caller asks; throws
-  /// JoinRefused as soon as the group is refused, and gloo::IoException at
-  /// the timeout.
+  /// JoinRefused as soon as the group is refused (PeerGone when a peer
+  /// stopped running), and gloo::IoException at the timeout.
   void wait(const std::vector<std::string> &Keys) override;
   void wait(const std::vector<std::string> &Keys, const std::chrono::milliseconds &) override;
+
+  /// A peer that claimed its rank and no longer runs (see above), if one
+  /// does not; nothing before claimRank. Reads every claim not read yet.
+  std::optional<PeerGone> goneRank();
 
   /// Claims \p Rank of a group of \p Size for this process (see above).
   /// Throws JoinRefused, after posting why, when another process holds it,
@@ -60,12 +81,22 @@ public:
 
 private:
   std::string key(const std::string &Key) const { return Prefix + "/" + Key; }
-  /// Posts \p Why as the group's refusal (the first one stays) and throws it.
+  std::string claimKey(size_t R) const { return key("collc.claim." + std::to_string(R)); }
+  /// goneRank, reading at most \p MaxReads claims not read before.
+  std::optional<PeerGone> lookForGoneRank(size_t MaxReads);
+  /// Posts \p Why as the group's refusal (the first one stays).
+  void post(const std::string &Why);
+  /// Posts \p Why and throws it.
   [[noreturn]] void refuse(const std::string &Why);
 
   ProbedStore &Inner;
   std::string Prefix;
   std::chrono::milliseconds Timeout;
+  /// This process's rank and the group's size, once claimed.
+  size_t MyRank = 0, GroupSize = 0;
+  std::chrono::steady_clock::time_point NextLivenessCheck;
+  struct PeerClaims;
+  std::unique_ptr<PeerClaims> Peers;
 };
 
 } // namespace collc::rt::gloo

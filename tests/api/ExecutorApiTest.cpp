@@ -8,6 +8,7 @@
 #include "ApiTestUtil.h"
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -169,6 +170,54 @@ TEST(CApiExecutor, TheExecutorKeepsItsPlanAlive) {
   EXPECT_EQ(Count, 2u);
   EXPECT_OK(collcExecutorDestroy(X));
   EXPECT_OK(collcExecutorDestroy(nullptr));
+}
+
+TEST(CApiExecutor, ADestroyedOrForeignHandleIsRefusedNotUsed) {
+  collcPlan_t P = compileNone(TwoReduces);
+  collcExecutorOptions_t O = localOptions("api-stale");
+  collcExecutor_t X = nullptr;
+  ASSERT_OK(collcExecutorCreate(P, 0, &O, &X));
+  ASSERT_OK(collcExecutorDestroy(X));
+  // Under ASan each of these was a use of freed memory; the second Destroy
+  // a double free.
+  size_t Count = 0;
+  EXPECT_TRUE(refused(collcExecutorUnbound(X, &Count, nullptr), collcInvalidArgument,
+                      {"collcExecutorUnbound: exec (",
+                       ") is not a live executor (destroyed "
+                       "already, or not made by collc): expected an executor from "
+                       "collcExecutorCreate"}));
+  EXPECT_TRUE(refused(collcExecutorReplay(X, nullptr, nullptr), collcInvalidArgument,
+                      {"collcExecutorReplay: exec (", "not a live executor"}));
+  EXPECT_TRUE(refused(collcExecutorDestroy(X), collcInvalidArgument,
+                      {"collcExecutorDestroy: exec (", "not a live executor"}));
+  // A new handle does not take a destroyed one's address: the stale
+  // pointer stays refused while the new handle works.
+  collcExecutor_t Y = nullptr;
+  ASSERT_OK(collcExecutorCreate(P, 0, &O, &Y));
+  EXPECT_NE(Y, X);
+  EXPECT_TRUE(refused(collcExecutorUnbound(X, &Count, nullptr), collcInvalidArgument,
+                      {"not a live executor"}));
+  EXPECT_OK(collcExecutorUnbound(Y, &Count, nullptr));
+  // A pointer collc never made, of either kind.
+  int NotAHandle = 0;
+  int64_t Rank = -1;
+  EXPECT_TRUE(refused(collcExecutorRank(reinterpret_cast<collcExecutor_t>(&NotAHandle), &Rank),
+                      collcInvalidArgument, {"not a live executor"}));
+  EXPECT_TRUE(refused(collcExecutorCreate(reinterpret_cast<collcPlan_t>(&NotAHandle), 0, &O, &X),
+                      collcInvalidArgument,
+                      {"collcExecutorCreate: plan (",
+                       ") is not a live plan (destroyed already, "
+                       "or not made by collc): expected a plan from collcCompile or "
+                       "collcPlanLoad"}));
+  // Nor is a pointer that a hash table keeps for its own use (LLVM's
+  // DenseSet: -1 << 12 and -2 << 12).
+  for (uintptr_t Odd : {~uintptr_t(0) << 12, ~uintptr_t(1) << 12})
+    EXPECT_TRUE(refused(collcExecutorRank(reinterpret_cast<collcExecutor_t>(Odd), &Rank),
+                        collcInvalidArgument, {"not a live executor"}));
+  EXPECT_OK(collcExecutorDestroy(Y));
+  EXPECT_OK(collcPlanDestroy(P));
+  EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
+                      {"collcExecutorCreate: plan (", "not a live plan"}));
 }
 
 TEST(CApiExecutor, CreateRefusals) {
@@ -507,6 +556,51 @@ collcResult_t asyncRank(collcPlan_t P, int64_t Rank, const char *Rendezvous, int
   EXPECT_OK(collcExecutorBind(*X, "a", In, 16));
   EXPECT_OK(collcExecutorBind(*X, "r", Out, 16));
   return collcExecutorCapture(*X);
+}
+
+/// A step's compute that, once its executor's Destroy has begun (and waits
+/// for the step), reads a tensor of its executor.
+struct ReadsDuringDestroy {
+  collcExecutor_t X = nullptr;
+  std::atomic<bool> Entered{false};
+  collcResult_t Read = collcInternalError;
+  std::string Text;
+};
+collcResult_t readDuringDestroy(const char *Name, uint32_t, void *User) {
+  auto *R = static_cast<ReadsDuringDestroy *>(User);
+  if (std::string(Name) != "fwd")
+    return collcSuccess;
+  R->Entered = true;
+  // The main thread calls Destroy meanwhile.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  void *Data = nullptr;
+  size_t Bytes = 0;
+  R->Read = collcExecutorTensor(R->X, "a", &Data, &Bytes);
+  R->Text = collcGetLastError();
+  return R->Read;
+}
+
+TEST(CApiExecutor, AStepThatDestroyWaitsForMayStillReadItsExecutor) {
+  collcPlan_t P = compileNone(R"(program @one world(1) {
+  group @dp = world
+  %a = compute @fwd cost(1us) : f32[4]
+  %r = all_reduce sum %a in @dp
+  compute @use(%r) cost(1us)
+})");
+  collcExecutorOptions_t O = localOptions("api-destroying");
+  O.asyncReplay = 1;
+  ReadsDuringDestroy R;
+  ASSERT_OK(collcExecutorCreate(P, 0, &O, &R.X));
+  float In[4] = {1, 2, 3, 4}, Out[4] = {};
+  ASSERT_OK(collcExecutorBind(R.X, "a", In, sizeof In));
+  ASSERT_OK(collcExecutorBind(R.X, "r", Out, sizeof Out));
+  ASSERT_OK(collcExecutorCapture(R.X));
+  ASSERT_OK(collcExecutorReplay(R.X, readDuringDestroy, &R));
+  while (!R.Entered)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_OK(collcExecutorDestroy(R.X));
+  EXPECT_EQ(R.Read, collcSuccess) << R.Text;
+  EXPECT_OK(collcPlanDestroy(P));
 }
 
 TEST(CApiExecutor, AsyncReplayQueuesStepsThatSynchronizeWaitsFor) {

@@ -85,6 +85,14 @@ TEST(CApiCompile, GivesThePlanTheCompilerGives) {
   EXPECT_EQ(World, 2);
   EXPECT_OK(collcPlanDestroy(P));
   EXPECT_OK(collcPlanDestroy(nullptr));
+  // A destroyed plan is refused, not read (nor freed twice).
+  EXPECT_TRUE(refused(collcPlanWorld(P, &World), collcInvalidArgument,
+                      {"collcPlanWorld: plan (", ") is not a live plan"}));
+  char *Diff = nullptr;
+  EXPECT_TRUE(refused(collcPlanDiff(P, P, &Diff), collcInvalidArgument,
+                      {"collcPlanDiff: a (", ") is not a live plan"}));
+  EXPECT_TRUE(refused(collcPlanDestroy(P), collcInvalidArgument,
+                      {"collcPlanDestroy: plan (", ") is not a live plan"}));
 }
 
 TEST(CApiCompile, OptionsReachThePipeline) {

@@ -2,8 +2,9 @@
 //
 // The rank claims and refusals of runtime/gloo/GroupStore.h on a directory
 // store (ProbedStore.h), in one process: a claim is the first one's, a
-// waiting rank learns a refusal at once, waits take the group's timeout, and a
-// store that cannot be written or that served an earlier run says so. The
+// waiting rank learns a refusal at once and names a peer that ended after
+// it claimed its rank (and only one it can see), waits take the group's timeout, and a store that
+// cannot be written or that served an earlier run says so. The
 // same across processes, and on Redis: tests/lit/run/gloo.test (TWICE).
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +18,9 @@
 
 #include <gloo/common/error.h>
 
+#include <fstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -44,6 +48,35 @@ struct DirectoryStore {
   }
   ~DirectoryStore() { llvm::sys::fs::remove_directories(Dir); }
 };
+
+std::string hostName() {
+  char Host[256] = {};
+  EXPECT_EQ(gethostname(Host, sizeof(Host) - 1), 0);
+  return Host;
+}
+
+/// This machine's boot id without dashes, and this process's pid namespace.
+std::string thisBoot() {
+  std::ifstream In("/proc/sys/kernel/random/boot_id");
+  std::string Id, Hex;
+  std::getline(In, Id);
+  for (char C : Id)
+    if (C != '-')
+      Hex += C;
+  return Hex;
+}
+std::string thisPidNamespace() {
+  struct stat Ns;
+  EXPECT_EQ(stat("/proc/self/ns/pid", &Ns), 0);
+  return std::to_string(Ns.st_ino);
+}
+
+/// A claim as GroupStore writes one (HOST:PID START NONCE BOOT PIDNS), of
+/// process \p Pid, by default of this host, boot and pid namespace.
+std::string claimOf(long Pid, const std::string &Boot = thisBoot(),
+                    const std::string &PidNs = thisPidNamespace()) {
+  return hostName() + ":" + std::to_string(Pid) + " 0 cd " + Boot + " " + PidNs;
+}
 
 /// What claimRank or wait threw, as "JoinRefused: ...", "StoreWriteFailed:
 /// ...", "IoException: ..." or "none".
@@ -121,15 +154,119 @@ TEST(GroupStore, AWaitTakesTheGroupsTimeout) {
 TEST(GroupStore, AClaimByAProcessThatIsGoneIsAnEarlierRun) {
   DirectoryStore D;
   ASSERT_TRUE(D.Store);
-  char Host[256] = {};
-  ASSERT_EQ(gethostname(Host, sizeof(Host) - 1), 0);
   // Linux's pids stay below 2^22.
-  ASSERT_TRUE(D.Store->claim("g/collc.claim.3", std::string(Host) + ":99999999 1 ab").Set);
+  ASSERT_TRUE(D.Store->claim("g/collc.claim.3", claimOf(99999999)).Set);
   GroupStore G(*D.Store, "g", minutes(10));
   EXPECT_EQ(thrown([&] { G.claimRank(3, 4); }),
             "JoinRefused: the rendezvous directory holds the keys of an earlier run (give each "
             "run a new or empty directory; rank 3 was claimed there by process " +
-                std::string(Host) + ":99999999, which is not running)");
+                hostName() + ":99999999, which is not running)");
+}
+
+/// A child process that has ended, not yet reaped (a zombie, as a rank
+/// SIGKILLed under a launcher is until the launcher waits for it).
+struct EndedChild {
+  pid_t Pid = fork();
+  EndedChild() {
+    if (Pid == 0)
+      _exit(0);
+    // Until it is a zombie (its state in /proc/PID/stat is Z).
+    for (int I = 0; I != 5000 && state() != 'Z'; ++I)
+      std::this_thread::sleep_for(milliseconds(2));
+  }
+  ~EndedChild() { waitpid(Pid, nullptr, 0); }
+  char state() const {
+    std::ifstream Stat("/proc/" + std::to_string(Pid) + "/stat");
+    std::string Text((std::istreambuf_iterator<char>(Stat)), {});
+    size_t Paren = Text.rfind(')');
+    return Paren == std::string::npos || Paren + 2 >= Text.size() ? '?' : Text[Paren + 2];
+  }
+};
+
+TEST(GroupStore, AWaitingRankNamesAPeerThatEndedAfterItClaimedItsRank) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  GroupStore Waiting(*D.Store, "g", seconds(60));
+  ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 3); }), "none");
+  // Rank 2 claims its rank and is killed before the group forms; rank 1
+  // has not come yet. Without the look at the claims this waits 60 s.
+  EndedChild Killed;
+  ASSERT_EQ(Killed.state(), 'Z');
+  ASSERT_TRUE(D.Store->claim("g/collc.claim.2", claimOf(Killed.Pid)).Set);
+  std::string Expected = "JoinRefused: rank 2 (process " + hostName() + ":" +
+                         std::to_string(Killed.Pid) +
+                         ") is not running: it claimed its rank and ended before the group formed "
+                         "(killed, or failed), or the rendezvous directory holds the keys of an "
+                         "earlier run (give each run a new or empty directory)";
+  auto Start = steady_clock::now();
+  std::string Waited;
+  try {
+    Waiting.wait({"never"});
+  } catch (const PeerGone &X) {
+    EXPECT_EQ(X.Rank, 2u);
+    Waited = std::string("JoinRefused: ") + X.what();
+  }
+  EXPECT_LT(steady_clock::now() - Start, seconds(50));
+  EXPECT_EQ(Waited, Expected);
+  // Posted as the group's refusal: a rank that comes now is refused at
+  // once, with the same rank to blame.
+  GroupStore Late(*D.Store, "g", minutes(10));
+  try {
+    Late.claimRank(1, 3);
+    ADD_FAILURE() << "rank 1 joined a group whose rank 2 is gone";
+  } catch (const PeerGone &X) {
+    EXPECT_EQ(X.Rank, 2u);
+    EXPECT_EQ(std::string(X.what()),
+              "the group was refused: " + Expected.substr(strlen("JoinRefused: ")));
+  }
+}
+
+TEST(GroupStore, ALargeGroupsClaimsAreReadOverSeveralLooks) {
+  // 16 claims not yet read a look: rank 90 of 100 (the others not come
+  // yet) is found after a few looks, not missed.
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  GroupStore Waiting(*D.Store, "g", seconds(60));
+  ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 100); }), "none");
+  EndedChild Killed;
+  ASSERT_TRUE(D.Store->claim("g/collc.claim.90", claimOf(Killed.Pid)).Set);
+  std::string Waited = thrown([&] { Waiting.wait({"never"}); });
+  EXPECT_EQ(Waited.rfind("JoinRefused: rank 90 (process ", 0), 0u) << Waited;
+}
+
+TEST(GroupStore, APostedRefusalIsTheOneReportedThoughAPeerIsGone) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  GroupStore Waiting(*D.Store, "g", seconds(60));
+  ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 3); }), "none");
+  // A rank refused for a reason of its own posts it and exits: the reason
+  // is what its peers report, not that it is gone.
+  EndedChild Refused;
+  ASSERT_TRUE(D.Store->claim("g/collc.claim.2", claimOf(Refused.Pid)).Set);
+  ASSERT_TRUE(D.Store->claim("g/collc.refused", "its ranks were started with different sizes").Set);
+  EXPECT_EQ(thrown([&] { Waiting.wait({"never"}); }),
+            "JoinRefused: its ranks were started with different sizes");
+}
+
+TEST(GroupStore, APeerWhosePidCannotBeSeenFromHereIsNotTakenForGone) {
+  // The same host name, with a pid that is gone here, but: another pid
+  // namespace (a container on the host's network), another boot (another
+  // machine with the same host name: cloned VMs, `localhost`), or either
+  // unknown. Its pid means nothing here: the wait ends at its timeout.
+  EndedChild Other;
+  std::string Boot = thisBoot(), Ns = thisPidNamespace();
+  for (const std::string &Claim :
+       {claimOf(Other.Pid, Boot, Ns + "1"), claimOf(Other.Pid, std::string(32, 'a'), Ns),
+        claimOf(Other.Pid, "0", Ns), claimOf(Other.Pid, Boot, "0")}) {
+    DirectoryStore D;
+    ASSERT_TRUE(D.Store);
+    GroupStore Waiting(*D.Store, "g", milliseconds(300));
+    ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 2); }), "none");
+    ASSERT_TRUE(D.Store->claim("g/collc.claim.1", Claim).Set);
+    EXPECT_EQ(thrown([&] { Waiting.wait({"never"}); }),
+              "IoException: Wait timeout for key(s): never")
+        << Claim;
+  }
 }
 
 TEST(GroupStore, ARankStartedWithAnotherSizeIsRefused) {

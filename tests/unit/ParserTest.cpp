@@ -100,7 +100,7 @@ TEST(Parser, ReportsSeveralErrorsAndKeepsGoing) {
   EXPECT_EQ(D.find(":5:"), std::string::npos) << D;
   EXPECT_NE(D.find("test.coll:6:29: error: use of undefined group @nope"), std::string::npos) << D;
   EXPECT_NE(D.find("test.coll:7:8: error: unknown op 'bogus'"), std::string::npos) << D;
-  EXPECT_NE(D.find("parse failed with 3 errors"), std::string::npos) << D;
+  EXPECT_NE(D.find("reading the program failed with 3 errors"), std::string::npos) << D;
 }
 
 TEST(Parser, RendersCaretUnderTheError) {

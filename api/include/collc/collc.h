@@ -10,7 +10,10 @@
  *    collcGetLastError() gives this thread's text naming the value and what
  *    was expected. No exception, abort or exit crosses this boundary.
  *  - objects are opaque handles (collcPlan_t, collcExecutor_t), created by a
- *    function that fills an out-pointer and released by its Destroy.
+ *    function that fills an out-pointer and released by its Destroy. A
+ *    handle used after its Destroy, destroyed twice or not made by collc is
+ *    refused with collcInvalidArgument (for the next 4096 destroys of its
+ *    kind; not a call racing its Destroy on another thread: docs/c-api.md).
  *  - option and result structs are versioned: their first field `size` is
  *    sizeof the struct the caller was compiled with; initialize them with
  *    the *Init call (or the COLLC_*_INIT macro), then set what you need.
