@@ -5,6 +5,11 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
+#include <cerrno>
+#include <fcntl.h>
+#include <thread>
+#include <unistd.h>
+
 using namespace llvm;
 
 namespace collc {
@@ -26,8 +31,38 @@ bool OutputFile::writtenInPlace(StringRef Path) {
                     Target.type() != sys::fs::file_type::directory_file);
 }
 
+/// Opens FIFO \p Path for writing once a process opens it for reading,
+/// waiting \p Wait at most (opening it blocking would wait forever).
+static Expected<int> openFifo(StringRef Path, std::chrono::milliseconds Wait) {
+  auto Deadline = std::chrono::steady_clock::now() + Wait;
+  std::string Name = Path.str();
+  for (;;) {
+    int FD = ::open(Name.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (FD >= 0) {
+      // Writes wait for the reader as usual from here on.
+      int Flags = fcntl(FD, F_GETFL);
+      if (Flags < 0 || fcntl(FD, F_SETFL, Flags & ~O_NONBLOCK) < 0) {
+        std::error_code EC(errno, std::generic_category());
+        ::close(FD);
+        return cannotWrite(Path, EC.message());
+      }
+      return FD;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno != ENXIO) // ENXIO: nobody reads it yet
+      return cannotWrite(Path, std::error_code(errno, std::generic_category()).message());
+    if (std::chrono::steady_clock::now() >= Deadline)
+      return cannotWrite(Path, formatv("it is a FIFO that no process opened for reading within "
+                                       "{0} ms (start its reader first)",
+                                       Wait.count()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRef<StringRef> Inputs,
-                                                         bool DashIsStandardOutput) {
+                                                         bool DashIsStandardOutput,
+                                                         std::chrono::milliseconds FifoReaderWait) {
   std::unique_ptr<OutputFile> F(new OutputFile(Path.str()));
   if (Path == "-" && DashIsStandardOutput)
     return F;
@@ -47,6 +82,13 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRe
     // /dev/null was); a link is opened by the kernel, which follows it with
     // its protections (a link planted in /tmp by another user is refused)
     // and its loop limit, where renaming over the file it names would not.
+    if (!sys::fs::status(Path, Target) && Target.type() == sys::fs::file_type::fifo_file) {
+      Expected<int> FD = openFifo(Path, FifoReaderWait);
+      if (!FD)
+        return FD.takeError();
+      F->OS = std::make_unique<raw_fd_ostream>(*FD, /*shouldClose=*/true);
+      return F;
+    }
     std::error_code EC;
     F->OS = std::make_unique<raw_fd_ostream>(Path, EC, sys::fs::OF_None);
     if (EC)

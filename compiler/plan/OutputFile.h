@@ -5,7 +5,9 @@
 // succeeded: a failed command leaves the old file as it was. A device, a
 // pipe or a socket (`-o /dev/null`, `/dev/stdout`) and a link are written in
 // place, as a shell's `>` would: never replaced by a file, and a link
-// followed by the kernel, with its protections. An output that is one of
+// followed by the kernel, with its protections. A FIFO waits for its reader
+// as a shell's `>` would, but not forever: an error after ReaderWait (60 s)
+// names it. An output that is one of
 // the command's inputs (`collc compile k.coll -o k.coll`) is refused: it
 // would replace what the user wrote. `-` is standard output (for the tool).
 //
@@ -19,6 +21,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,9 +34,11 @@ public:
   /// \p DashIsStandardOutput; \p Path itself where it is a link or not a
   /// regular file). \p Inputs: the files the command reads, which \p Path
   /// must not be. An error names the path and why it cannot be written.
+  /// How long a FIFO waits for a process to open it for reading.
+  static constexpr std::chrono::milliseconds ReaderWait{60000};
   static llvm::Expected<std::unique_ptr<OutputFile>>
   create(llvm::StringRef Path, llvm::ArrayRef<llvm::StringRef> Inputs = {},
-         bool DashIsStandardOutput = true);
+         bool DashIsStandardOutput = true, std::chrono::milliseconds FifoReaderWait = ReaderWait);
   /// Whether \p Path is written in place (a link, a device, a pipe, a
   /// socket): opening it truncates it, or waits for a reader.
   static bool writtenInPlace(llvm::StringRef Path);
