@@ -59,9 +59,20 @@ std::optional<std::string> processEnvironment(StringRef Name) {
 Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLookup Env) {
   ProcessPlace Place;
   bool Found = false;
+  // --rank and --world together place the process whatever the launcher's
+  // variables hold (an sbatch job sets SLURM_PROCID without SLURM_NTASKS),
+  // at the local rank --local-rank gives, else 0.
+  if (Flags.Rank && Flags.World) {
+    Place.Rank = *Flags.Rank;
+    Place.World = *Flags.World;
+    Place.LocalRank = Flags.LocalRank.value_or(0);
+    Place.Source = "flags";
+    Found = true;
+  }
   bool TorchrunWorker = Env("GROUP_RANK") && Env("LOCAL_WORLD_SIZE") && Env("RANK");
-  for (const LauncherVariables &L :
-       TorchrunWorker ? llvm::ArrayRef(TorchrunFirst) : llvm::ArrayRef(Launchers)) {
+  for (const LauncherVariables &L : Found            ? llvm::ArrayRef<LauncherVariables>()
+                                    : TorchrunWorker ? llvm::ArrayRef(TorchrunFirst)
+                                                     : llvm::ArrayRef(Launchers)) {
     Expected<std::optional<int64_t>> Rank = readNumber(Env, L.Rank);
     if (!Rank)
       return Rank.takeError();
@@ -85,8 +96,8 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
     Found = true;
     break;
   }
-  if (Flags.Rank || Flags.World || Flags.LocalRank) {
-    if (!Found && !(Flags.Rank && Flags.World))
+  if (!(Flags.Rank && Flags.World) && (Flags.Rank || Flags.World || Flags.LocalRank)) {
+    if (!Found)
       return createStringError(inconvertibleErrorCode(),
                                "no launcher environment: give both --rank and --world");
     Place.Rank = Flags.Rank.value_or(Place.Rank);
