@@ -2,6 +2,7 @@
 
 #include "runtime/launch/ProcessPlace.h"
 
+#include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -111,6 +112,10 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
         inconvertibleErrorCode(),
         "no launcher environment: expected OMPI_COMM_WORLD_RANK/SIZE (mpirun), "
         "SLURM_PROCID/NTASKS (srun) or RANK/WORLD_SIZE (torchrun), or --rank and --world");
+  if (Place.World > MaxWorldSize)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("world {0} (from {1}): expected a world of 1..{2}",
+                                     Place.World, Place.Source, MaxWorldSize));
   if (Place.World < 1 || Place.Rank >= Place.World)
     return createStringError(inconvertibleErrorCode(),
                              formatv("rank {0} of world {1} (from {2}): expected a rank in "

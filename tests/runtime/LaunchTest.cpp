@@ -130,6 +130,10 @@ TEST(ProcessPlace, RefusesWhatIsNotAPlace) {
   EXPECT_EQ(errorOf(placeIn({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "99999999999"}})),
             "local rank 99999999999 of world 2 (from torchrun): expected a local rank below the "
             "world");
+  // A world no program has is refused naming where it came from, not as
+  // the program's (it was compiled for that world first).
+  EXPECT_EQ(errorOf(placeIn({{"RANK", "0"}, {"WORLD_SIZE", "9223372036854775807"}})),
+            "world 9223372036854775807 (from torchrun): expected a world of 1..1048576");
   PlaceFlags OnlyRank;
   OnlyRank.Rank = 0;
   EXPECT_EQ(errorOf(placeIn({}, OnlyRank)),
