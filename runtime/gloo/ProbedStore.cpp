@@ -96,6 +96,13 @@ public:
     return std::string(Held.begin(), Held.end());
   }
   std::string where(const std::string &Key) const override { return "key '" + Key + "'"; }
+  std::string explain(const std::string &What) const override {
+    // hiredis's words for a read that its timeout ended (EAGAIN).
+    if (Timeout.count() && StringRef(What).contains("Resource temporarily unavailable"))
+      return formatv("the Redis server did not answer within {0} ms ({1})", Timeout.count(), What)
+          .str();
+    return What;
+  }
 
 private:
   /// What setTimeout gave, for errors.

@@ -60,6 +60,9 @@ public:
   /// the store itself (a Redis server that stopped answering): the call
   /// then fails, naming the store, instead of waiting forever.
   virtual void setTimeout(std::chrono::milliseconds Timeout) {}
+  /// Gloo's text \p What of a failure in this store, with what it means
+  /// where the store knows (a Redis call that timed out).
+  virtual std::string explain(const std::string &What) const { return What; }
 
   /// What the store is, for advice in errors: "directory" or "Redis database".
   virtual const char *kind() const = 0;

@@ -60,20 +60,32 @@ std::optional<std::string> processEnvironment(StringRef Name) {
 Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLookup Env) {
   ProcessPlace Place;
   bool Found = false;
+  bool TorchrunWorker = Env("GROUP_RANK") && Env("LOCAL_WORLD_SIZE") && Env("RANK");
+  llvm::ArrayRef<LauncherVariables> InOrder =
+      TorchrunWorker ? llvm::ArrayRef(TorchrunFirst) : llvm::ArrayRef(Launchers);
   // --rank and --world together place the process whatever the launcher's
-  // variables hold (an sbatch job sets SLURM_PROCID without SLURM_NTASKS),
-  // at the local rank --local-rank gives, else 0.
+  // rank and world hold (an sbatch job sets SLURM_PROCID without
+  // SLURM_NTASKS), at the local rank --local-rank gives, else the first
+  // launcher's that is a number below the world (a GPU is chosen by it),
+  // else 0.
   if (Flags.Rank && Flags.World) {
     Place.Rank = *Flags.Rank;
     Place.World = *Flags.World;
-    Place.LocalRank = Flags.LocalRank.value_or(0);
+    Place.LocalRank = 0;
+    if (Flags.LocalRank)
+      Place.LocalRank = *Flags.LocalRank;
+    else
+      for (const LauncherVariables &L : InOrder)
+        if (Expected<std::optional<int64_t>> Local = readNumber(Env, L.LocalRank); !Local)
+          consumeError(Local.takeError());
+        else if (*Local && **Local < Place.World) {
+          Place.LocalRank = **Local;
+          break;
+        }
     Place.Source = "flags";
     Found = true;
   }
-  bool TorchrunWorker = Env("GROUP_RANK") && Env("LOCAL_WORLD_SIZE") && Env("RANK");
-  for (const LauncherVariables &L : Found            ? llvm::ArrayRef<LauncherVariables>()
-                                    : TorchrunWorker ? llvm::ArrayRef(TorchrunFirst)
-                                                     : llvm::ArrayRef(Launchers)) {
+  for (const LauncherVariables &L : Found ? llvm::ArrayRef<LauncherVariables>() : InOrder) {
     Expected<std::optional<int64_t>> Rank = readNumber(Env, L.Rank);
     if (!Rank)
       return Rank.takeError();

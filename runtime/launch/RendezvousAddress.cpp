@@ -48,7 +48,8 @@ Expected<RendezvousAddress> parseRendezvous(StringRef Whole) {
   if (Text.consume_front("redis://")) {
     auto [Host, PortText] = Text.rsplit(':');
     unsigned Port;
-    if (Host.empty() || PortText.empty() || Host == Text)
+    // "[::1]": the last ':' lies inside the brackets.
+    if (Host.empty() || PortText.empty() || Host == Text || PortText.contains(']'))
       return Bad("expected a host and a port");
     if (PortText.getAsInteger(10, Port) || Port == 0 || Port > 65535)
       return Bad(formatv("port '{0}' is not in 1..65535", PortText).str());

@@ -86,16 +86,17 @@ llvm::Error refuseMisreadEagerLimits() {
     if (!Text)
       continue;
     // Seen with Open MPI 4.1 between two processes: 2^60 works, 2^61 and
-    // 2^62 hang it at 512 B, -5 and 2^64 - 1 crash it.
+    // 2^62 hang it at 512 B, -5 and 2^64 - 1 crash it, and 10^20 (which it
+    // reads as 2^64 - 1, as strtoull saturates) gave wrong results. What
+    // this does not read as Open MPI does (a sign, junk after a number) is
+    // refused with them.
     std::optional<uint64_t> Size = parseSize(Text);
-    bool Negative = llvm::StringRef(Text).trim().startswith("-");
-    bool Huge = Size && *Size >= (uint64_t(1) << 61);
-    if (Negative || Huge)
+    if (!Size || *Size >= (uint64_t(1) << 61))
       return makeError(ErrorKind::InvalidArgument,
-                       llvm::formatv("{0}='{1}': Open MPI hangs or crashes with an eager "
-                                     "limit that is negative (it reads one as a size near "
-                                     "2^64) or of 2^61 bytes or more; expected a size such as "
-                                     "4096 or 4k (its default is 4096)",
+                       llvm::formatv("{0}='{1}': expected an eager limit such as 4096 or 4k, "
+                                     "below 2^61 bytes (its default is 4096): Open MPI reads a "
+                                     "negative or overlong one as a size near 2^64, and hangs, "
+                                     "crashes or computes wrong results with such a limit",
                                      Name, Text));
   }
 #endif

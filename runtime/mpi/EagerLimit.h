@@ -40,9 +40,9 @@ namespace collc::rt::mpi {
 uint64_t sharedMemoryEagerPayload();
 
 /// Refuses, naming the variable, an eager limit in the environment that
-/// Open MPI hangs or crashes on (a negative one, which it takes for a size
-/// near 2^64, or one of 2^61 bytes or more); MpiSession asks before MPI
-/// starts.
+/// Open MPI hangs, crashes or computes wrong results with (a negative one,
+/// which it takes for a size near 2^64; one of 2^61 bytes or more; one that
+/// is not a size as parseSize reads it); MpiSession asks before MPI starts.
 llvm::Error refuseMisreadEagerLimits();
 
 } // namespace collc::rt::mpi

@@ -114,6 +114,20 @@ TEST(ProcessPlace, FlagsOverrideTheEnvironment) {
     EXPECT_EQ(R->LocalRank, 0);
     EXPECT_EQ(R->Source, "flags");
   }
+  // The launcher's local rank is still the one a GPU is chosen by (the C
+  // API and `collc run --backend nccl` pass both flags), where it is one.
+  PlaceFlags Both;
+  Both.Rank = 3;
+  Both.World = 8;
+  for (const char *Local : {"SLURM_LOCALID", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"}) {
+    llvm::Expected<ProcessPlace> R = placeIn({{Local, "3"}}, Both);
+    ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+    EXPECT_EQ(R->LocalRank, 3) << Local;
+  }
+  Both.LocalRank = 1;
+  llvm::Expected<ProcessPlace> Given = placeIn({{"SLURM_LOCALID", "3"}}, Both);
+  ASSERT_TRUE(bool(Given));
+  EXPECT_EQ(Given->LocalRank, 1);
 }
 
 TEST(ProcessPlace, RefusesWhatIsNotAPlace) {

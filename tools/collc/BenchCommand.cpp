@@ -182,6 +182,10 @@ static int runLinkCheck(uint64_t Max) {
     O.Place = Launched->Place;
     O.Where = Launched->Where;
     O.Timeout = *Timeout;
+    // What the ranks compare before they measure (ReplayOps is the plain
+    // bench's: its default on every rank).
+    O.MaxBytes = Max;
+    O.BudgetSec = Budget;
     Expected<std::unique_ptr<ProcessReplayTimer>> T = ProcessReplayTimer::create(O);
     if (!T)
       return reportError("bench", T.takeError());
@@ -258,10 +262,9 @@ int run_benchCommand() {
   // Not `Budget <= 0`: NaN passes that; infinity and 1e308 never end.
   bool BudgetOk = Budget > 0 && Budget <= MaxTimePerSize;
   // Each size is held twice per rank (and replayed with up to eight copies
-  // a rank in a calibration); the fused comparison's plan holds an op per
-  // all_reduce, and the fuse pass takes at most MaxReplayOps into one.
+  // a rank in a calibration); the fused comparison fuses at most
+  // MaxReplayOps all_reduces into one (ReplayPlans.h).
   constexpr uint64_t MaxBenchBytes = 1ull << 30;
-  constexpr unsigned MaxReplayOps = 100000;
   if (*Max < 8 || *Max > MaxBenchBytes || Ranks < 1 || size_t(Ranks) > MaxRanks || !BudgetOk ||
       ReplayOps < 1 || ReplayOps > MaxReplayOps) {
     WithColor::error(errs(), "collc bench")
