@@ -43,9 +43,6 @@ class SourceMgr;
 
 namespace collc {
 
-/// Largest world the IR accepts; the verifier specializes for every rank.
-constexpr int64_t MaxWorldSize = 1 << 20;
-
 /// A group's resolved membership: per world rank its subgroup and local
 /// rank, and each subgroup's world ranks. World-sized, so a group has them
 /// only once a reader asks a question its definition cannot answer cheaply.

@@ -51,6 +51,10 @@ llvm::StringRef allElemTypeNames();
 /// inside int64 for every consumer (plan, executors, drivers).
 constexpr int64_t MaxTensorElements = int64_t(1) << 48;
 
+/// Largest world the IR, a plan and a launch accept (the verifier
+/// specializes for every rank).
+constexpr int64_t MaxWorldSize = int64_t(1) << 20;
+
 /// A dense, row-major tensor type: element type and static shape.
 /// A shape of rank 0 is a scalar.
 struct TensorType {

@@ -32,7 +32,7 @@ constexpr int FormatVersion = 1;
 /// Limits of the format, shared by the reader, the validator and the
 /// lowering (which refuses a program beyond them rather than write a plan
 /// its own reader would refuse).
-constexpr int64_t MaxWorld = int64_t(1) << 20;
+constexpr int64_t MaxWorld = MaxWorldSize;
 constexpr int64_t MaxAlignment = int64_t(1) << 20;
 constexpr int64_t MaxDimension = int64_t(1) << 48;
 

@@ -373,7 +373,7 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     return makeError(ErrorKind::Backend,
                      formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
                              "{3} failed (gloo: {4})",
-                             Rank, Ranks, Id, (*Store)->kind(), Text));
+                             Rank, Ranks, Id, (*Store)->kind(), (*Store)->explain(Text)));
   // A peer that ended after it posted its address (Gloo could not
   // connect to it) is named, as a wait names one that ended before.
   std::optional<PeerGone> Gone;

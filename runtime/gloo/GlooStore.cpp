@@ -10,8 +10,10 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <mutex>
+#include <netdb.h>
 #include <optional>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -29,6 +31,21 @@ struct ProcessRendezvous {
 ProcessRendezvous &state() {
   static ProcessRendezvous S;
   return S;
+}
+
+/// Why \p Host does not resolve as Gloo looks it up (getaddrinfo, any
+/// family, a stream socket), if it does not.
+std::optional<std::string> unresolvable(const std::string &Host) {
+  addrinfo Hints = {};
+  Hints.ai_family = AF_UNSPEC;
+  Hints.ai_socktype = SOCK_STREAM;
+  addrinfo *Found = nullptr;
+  int Rc = getaddrinfo(Host.c_str(), nullptr, &Hints, &Found);
+  if (Rc == 0) {
+    freeaddrinfo(Found);
+    return std::nullopt;
+  }
+  return std::string("the name does not resolve (") + gai_strerror(Rc) + ")";
 }
 
 bool isLoopback(StringRef Host) {
@@ -97,6 +114,14 @@ Expected<std::shared_ptr<::gloo::transport::Device>> processDevice() {
     signal(SIGPIPE, SIG_IGN);
   ::gloo::transport::tcp::attr Attr;
   Attr.hostname = deviceHostname(S.Where.value_or(RendezvousAddress()));
+  // Gloo reads getaddrinfo's result even where the lookup failed (a
+  // segfault, or its own error, by chance): a name that does not resolve is
+  // refused here first.
+  if (std::optional<std::string> Why = unresolvable(Attr.hostname))
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("gloo cannot listen on '{0}': {1} (set COLLC_GLOO_HOSTNAME to a "
+                             "name or address of this host, without a port or brackets)",
+                             Attr.hostname, *Why));
   try {
     S.Device = ::gloo::transport::tcp::CreateDevice(Attr);
   } catch (const std::exception &X) {

@@ -192,7 +192,10 @@ Refusal parseRefusal(StringRef Text) {
 } // namespace
 
 GroupStore::GroupStore(ProbedStore &Inner, std::string Prefix, std::chrono::milliseconds Timeout)
-    : Inner(Inner), Prefix(std::move(Prefix)), Timeout(Timeout) {}
+    : Inner(Inner), Prefix(std::move(Prefix)), Timeout(Timeout) {
+  // A store that stops answering fails a call after the group's timeout.
+  Inner.setTimeout(Timeout);
+}
 
 void GroupStore::set(const std::string &Key, const std::vector<char> &Data) {
   Inner.set(key(Key), Data);

@@ -59,14 +59,26 @@ protected:
 class ProbedRedisStore final : public Probed<OpenRedisStore> {
 public:
   ProbedRedisStore(const std::string &Host, int Port) : Probed("Redis database", Host, Port) {}
+  void setTimeout(std::chrono::milliseconds Timeout) override {
+    timeval T;
+    T.tv_sec = time_t(Timeout.count() / 1000);
+    T.tv_usec = suseconds_t(Timeout.count() % 1000 * 1000);
+    redisSetTimeout(Inner.context(), T);
+    this->Timeout = Timeout;
+  }
   /// SETNX on Gloo's connection. Not through Gloo's set, which is SETNX too
   /// but throws on a key already set before it frees Redis's reply.
   Claim claim(const std::string &Key, const std::string &Value) override {
     redisContext *C = Inner.context();
     auto *Reply = static_cast<redisReply *>(
         redisCommand(C, "SETNX %b %b", Key.data(), Key.size(), Value.data(), Value.size()));
-    if (!Reply)
+    if (!Reply) {
+      if (C->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
+        throw StoreWriteFailed(formatv("the Redis server did not answer within {0} ms ({1})",
+                                       Timeout.count(), C->errstr)
+                                   .str());
       throw StoreWriteFailed(std::string("Redis: ") + C->errstr);
+    }
     auto Free = make_scope_exit([&] { freeReplyObject(Reply); });
     if (Reply->type == REDIS_REPLY_ERROR)
       throw StoreWriteFailed(std::string("Redis: ") + Reply->str);
@@ -84,6 +96,17 @@ public:
     return std::string(Held.begin(), Held.end());
   }
   std::string where(const std::string &Key) const override { return "key '" + Key + "'"; }
+  std::string explain(const std::string &What) const override {
+    // hiredis's words for a read that its timeout ended (EAGAIN).
+    if (Timeout.count() && StringRef(What).contains("Resource temporarily unavailable"))
+      return formatv("the Redis server did not answer within {0} ms ({1})", Timeout.count(), What)
+          .str();
+    return What;
+  }
+
+private:
+  /// What setTimeout gave, for errors.
+  std::chrono::milliseconds Timeout{0};
 };
 
 class ProbedFileStore final : public Probed<OpenFileStore> {

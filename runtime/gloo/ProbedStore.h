@@ -23,6 +23,7 @@
 
 #include <gloo/rendezvous/store.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -54,6 +55,14 @@ public:
 
   /// Where \p Key is, for errors: a claim's file, or a Redis key.
   virtual std::string where(const std::string &Key) const = 0;
+
+  /// Bounds each call to the store by \p Timeout where it could wait on
+  /// the store itself (a Redis server that stopped answering): the call
+  /// then fails, naming the store, instead of waiting forever.
+  virtual void setTimeout(std::chrono::milliseconds Timeout) {}
+  /// Gloo's text \p What of a failure in this store, with what it means
+  /// where the store knows (a Redis call that timed out).
+  virtual std::string explain(const std::string &What) const { return What; }
 
   /// What the store is, for advice in errors: "directory" or "Redis database".
   virtual const char *kind() const = 0;

@@ -2,6 +2,7 @@
 
 #include "runtime/launch/ProcessPlace.h"
 
+#include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -60,8 +61,31 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
   ProcessPlace Place;
   bool Found = false;
   bool TorchrunWorker = Env("GROUP_RANK") && Env("LOCAL_WORLD_SIZE") && Env("RANK");
-  for (const LauncherVariables &L :
-       TorchrunWorker ? llvm::ArrayRef(TorchrunFirst) : llvm::ArrayRef(Launchers)) {
+  llvm::ArrayRef<LauncherVariables> InOrder =
+      TorchrunWorker ? llvm::ArrayRef(TorchrunFirst) : llvm::ArrayRef(Launchers);
+  // --rank and --world together place the process whatever the launcher's
+  // rank and world hold (an sbatch job sets SLURM_PROCID without
+  // SLURM_NTASKS), at the local rank --local-rank gives, else the first
+  // launcher's that is a number below the world (a GPU is chosen by it),
+  // else 0.
+  if (Flags.Rank && Flags.World) {
+    Place.Rank = *Flags.Rank;
+    Place.World = *Flags.World;
+    Place.LocalRank = 0;
+    if (Flags.LocalRank)
+      Place.LocalRank = *Flags.LocalRank;
+    else
+      for (const LauncherVariables &L : InOrder)
+        if (Expected<std::optional<int64_t>> Local = readNumber(Env, L.LocalRank); !Local)
+          consumeError(Local.takeError());
+        else if (*Local && **Local < Place.World) {
+          Place.LocalRank = **Local;
+          break;
+        }
+    Place.Source = "flags";
+    Found = true;
+  }
+  for (const LauncherVariables &L : Found ? llvm::ArrayRef<LauncherVariables>() : InOrder) {
     Expected<std::optional<int64_t>> Rank = readNumber(Env, L.Rank);
     if (!Rank)
       return Rank.takeError();
@@ -85,8 +109,8 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
     Found = true;
     break;
   }
-  if (Flags.Rank || Flags.World || Flags.LocalRank) {
-    if (!Found && !(Flags.Rank && Flags.World))
+  if (!(Flags.Rank && Flags.World) && (Flags.Rank || Flags.World || Flags.LocalRank)) {
+    if (!Found)
       return createStringError(inconvertibleErrorCode(),
                                "no launcher environment: give both --rank and --world");
     Place.Rank = Flags.Rank.value_or(Place.Rank);
@@ -100,6 +124,10 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
         inconvertibleErrorCode(),
         "no launcher environment: expected OMPI_COMM_WORLD_RANK/SIZE (mpirun), "
         "SLURM_PROCID/NTASKS (srun) or RANK/WORLD_SIZE (torchrun), or --rank and --world");
+  if (Place.World > MaxWorldSize)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("world {0} (from {1}): expected a world of 1..{2}",
+                                     Place.World, Place.Source, MaxWorldSize));
   if (Place.World < 1 || Place.Rank >= Place.World)
     return createStringError(inconvertibleErrorCode(),
                              formatv("rank {0} of world {1} (from {2}): expected a rank in "

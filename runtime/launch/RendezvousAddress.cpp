@@ -13,6 +13,9 @@ std::string RendezvousAddress::text() const {
   case Kind::File:
     return "file:" + Directory;
   case Kind::Redis:
+    // An IPv6 address in brackets, as it was given.
+    if (StringRef(Host).contains(':'))
+      return formatv("redis://[{0}]:{1}", Host, Port).str();
     return formatv("redis://{0}:{1}", Host, Port).str();
   case Kind::Mpi:
     return "mpi";
@@ -45,10 +48,29 @@ Expected<RendezvousAddress> parseRendezvous(StringRef Whole) {
   if (Text.consume_front("redis://")) {
     auto [Host, PortText] = Text.rsplit(':');
     unsigned Port;
-    if (Host.empty() || PortText.empty() || Host == Text)
+    // "[::1]": the last ':' lies inside the brackets.
+    if (Host.empty() || PortText.empty() || Host == Text || PortText.contains(']'))
       return Bad("expected a host and a port");
     if (PortText.getAsInteger(10, Port) || Port == 0 || Port > 65535)
       return Bad(formatv("port '{0}' is not in 1..65535", PortText).str());
+    // An IPv6 address goes in brackets (hiredis takes it without them).
+    bool Bracketed = Host.consume_front("[");
+    if (Bracketed && !Host.consume_back("]"))
+      return Bad(formatv("host '[{0}' has no closing bracket", Host).str());
+    if (Host.empty())
+      return Bad("expected a host and a port");
+    // Neither a user, a password, a database number nor spaces: hiredis
+    // would take them for part of the host's name.
+    if (Host.find_first_of("@/?#[] \t") != StringRef::npos)
+      return Bad(formatv("host '{0}' is not a host name or address (a user, a password or a "
+                         "path is not taken)",
+                         Host)
+                     .str());
+    if (!Bracketed && Host.contains(':'))
+      return Bad(formatv("host '{0}' holds a ':': an IPv6 address goes in brackets "
+                         "(redis://[ADDRESS]:PORT)",
+                         Host)
+                     .str());
     A.How = RendezvousAddress::Kind::Redis;
     A.Host = Host.str();
     A.Port = uint16_t(Port);

@@ -27,6 +27,8 @@
 #ifndef COLLC_RUNTIME_MPI_EAGERLIMIT_H
 #define COLLC_RUNTIME_MPI_EAGERLIMIT_H
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 
 namespace collc::rt::mpi {
@@ -36,6 +38,12 @@ namespace collc::rt::mpi {
 /// headers (64 B; they take between 49 and 64 of it); 0 for an MPI other
 /// than Open MPI.
 uint64_t sharedMemoryEagerPayload();
+
+/// Refuses, naming the variable, an eager limit in the environment that
+/// Open MPI hangs, crashes or computes wrong results with (a negative one,
+/// which it takes for a size near 2^64; one of 2^61 bytes or more; one that
+/// is not a size as parseSize reads it); MpiSession asks before MPI starts.
+llvm::Error refuseMisreadEagerLimits();
 
 } // namespace collc::rt::mpi
 

@@ -4,6 +4,7 @@
 
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/mpi/ArrivalBoard.h"
+#include "runtime/mpi/EagerLimit.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -48,6 +49,8 @@ MpiSession::withBoard(std::unique_ptr<MpiSession> Session) {
 }
 
 Expected<std::unique_ptr<MpiSession>> MpiSession::start() {
+  if (Error E = refuseMisreadEagerLimits())
+    return E;
   int Finalized = 0;
   MPI_Finalized(&Finalized);
   if (Finalized)

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Start N ranks of a multi-process run, as a launcher would (torchrun-style).
 
-  spawn_ranks.py -n N [--rendezvous file|redis] [--timeout S]
+  spawn_ranks.py -n N [--rendezvous file|redis [--pause-redis]] [--timeout S]
                  [--expect-exit any|nonzero] -- CMD ARGS...
 
 Each rank is CMD ARGS with RANK, WORLD_SIZE, LOCAL_RANK and COLLC_RENDEZVOUS
 in its environment, in a process group of its own. For `file` the ranks meet
 in a fresh temporary directory; for `redis` a redis-server is started on
-127.0.0.1 on a free port (no persistence) and stopped afterwards. Every line
+127.0.0.1 on a free port (no persistence) and stopped afterwards; with
+--pause-redis it is stopped (SIGSTOP) before the ranks start, a server that
+accepts connections and never answers. Every line
 a rank prints comes out prefixed "[rank r]".
 
 On a timeout or the first failing rank the others are killed (their whole
@@ -76,8 +78,13 @@ class Redis:
             time.sleep(0.05)
         return False
 
+    def pause(self):
+        """Stops the server (SIGSTOP): its port still accepts, nothing answers."""
+        kill_group(self.proc, signal.SIGSTOP)
+
     def stop(self):
         if self.proc.poll() is None:
+            kill_group(self.proc, signal.SIGCONT)  # a paused server ends too
             kill_group(self.proc, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=5)
@@ -100,6 +107,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, required=True, help="number of ranks")
     ap.add_argument("--rendezvous", choices=["file", "redis"], default="file")
+    ap.add_argument("--pause-redis", action="store_true",
+                    help="stop the redis-server (SIGSTOP) once it answered, before the ranks start")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds for the whole run")
     ap.add_argument("--expect-exit", choices=["zero", "any", "nonzero"], default="zero")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
@@ -121,6 +130,8 @@ def main():
         if args.rendezvous == "redis":
             redis = Redis(deadline)
             where = "redis://127.0.0.1:%d" % redis.port
+            if args.pause_redis:
+                redis.pause()
         else:
             tmpdir = tempfile.mkdtemp(prefix="collc-rdv-")
             where = "file:" + tmpdir

@@ -19,6 +19,7 @@
 #include <gloo/common/error.h>
 
 #include <fstream>
+#include <optional>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -183,16 +184,31 @@ struct EndedChild {
   }
 };
 
-TEST(GroupStore, AWaitingRankNamesAPeerThatEndedAfterItClaimedItsRank) {
+/// Rank 0 of a group of \p Size in a directory store, with rank \p Ended
+/// claimed by a process that has ended; rank 0 waits up to 60 s.
+struct WaitingBesideAnEndedPeer {
   DirectoryStore D;
-  ASSERT_TRUE(D.Store);
-  GroupStore Waiting(*D.Store, "g", seconds(60));
-  ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 3); }), "none");
+  std::optional<GroupStore> Waiting;
+  EndedChild Ended;
+  WaitingBesideAnEndedPeer(size_t Size, size_t EndedRank) {
+    if (!D.Store)
+      return;
+    Waiting.emplace(*D.Store, "g", seconds(60));
+    EXPECT_EQ(thrown([&] { Waiting->claimRank(0, Size); }), "none");
+    EXPECT_EQ(Ended.state(), 'Z');
+    EXPECT_TRUE(
+        D.Store->claim("g/collc.claim." + std::to_string(EndedRank), claimOf(Ended.Pid)).Set);
+  }
+};
+
+TEST(GroupStore, AWaitingRankNamesAPeerThatEndedAfterItClaimedItsRank) {
   // Rank 2 claims its rank and is killed before the group forms; rank 1
   // has not come yet. Without the look at the claims this waits 60 s.
-  EndedChild Killed;
-  ASSERT_EQ(Killed.state(), 'Z');
-  ASSERT_TRUE(D.Store->claim("g/collc.claim.2", claimOf(Killed.Pid)).Set);
+  WaitingBesideAnEndedPeer W(3, 2);
+  ASSERT_TRUE(W.Waiting);
+  DirectoryStore &D = W.D;
+  EndedChild &Killed = W.Ended;
+  GroupStore &Waiting = *W.Waiting;
   std::string Expected = "JoinRefused: rank 2 (process " + hostName() + ":" +
                          std::to_string(Killed.Pid) +
                          ") is not running: it claimed its rank and ended before the group formed "
@@ -224,27 +240,20 @@ TEST(GroupStore, AWaitingRankNamesAPeerThatEndedAfterItClaimedItsRank) {
 TEST(GroupStore, ALargeGroupsClaimsAreReadOverSeveralLooks) {
   // 16 claims not yet read a look: rank 90 of 100 (the others not come
   // yet) is found after a few looks, not missed.
-  DirectoryStore D;
-  ASSERT_TRUE(D.Store);
-  GroupStore Waiting(*D.Store, "g", seconds(60));
-  ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 100); }), "none");
-  EndedChild Killed;
-  ASSERT_TRUE(D.Store->claim("g/collc.claim.90", claimOf(Killed.Pid)).Set);
-  std::string Waited = thrown([&] { Waiting.wait({"never"}); });
+  WaitingBesideAnEndedPeer W(100, 90);
+  ASSERT_TRUE(W.Waiting);
+  std::string Waited = thrown([&] { W.Waiting->wait({"never"}); });
   EXPECT_EQ(Waited.rfind("JoinRefused: rank 90 (process ", 0), 0u) << Waited;
 }
 
 TEST(GroupStore, APostedRefusalIsTheOneReportedThoughAPeerIsGone) {
-  DirectoryStore D;
-  ASSERT_TRUE(D.Store);
-  GroupStore Waiting(*D.Store, "g", seconds(60));
-  ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 3); }), "none");
   // A rank refused for a reason of its own posts it and exits: the reason
   // is what its peers report, not that it is gone.
-  EndedChild Refused;
-  ASSERT_TRUE(D.Store->claim("g/collc.claim.2", claimOf(Refused.Pid)).Set);
-  ASSERT_TRUE(D.Store->claim("g/collc.refused", "its ranks were started with different sizes").Set);
-  EXPECT_EQ(thrown([&] { Waiting.wait({"never"}); }),
+  WaitingBesideAnEndedPeer W(3, 2);
+  ASSERT_TRUE(W.Waiting);
+  ASSERT_TRUE(
+      W.D.Store->claim("g/collc.refused", "its ranks were started with different sizes").Set);
+  EXPECT_EQ(thrown([&] { W.Waiting->wait({"never"}); }),
             "JoinRefused: its ranks were started with different sizes");
 }
 

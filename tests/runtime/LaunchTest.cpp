@@ -96,6 +96,38 @@ TEST(ProcessPlace, FlagsOverrideTheEnvironment) {
   llvm::Expected<ProcessPlace> Q = placeIn({}, F);
   ASSERT_TRUE(bool(Q));
   EXPECT_EQ(Q->World, 3);
+  // Both given, they place the process whatever the launcher's variables
+  // hold: half of srun's (an sbatch job without -n), a value that is no
+  // number, or mpirun's local rank beyond the flags' world.
+  using Vars = llvm::StringMap<std::string>;
+  for (const Vars &Env : {Vars{{"SLURM_PROCID", "0"}}, Vars{{"RANK", "abc"}, {"WORLD_SIZE", "2"}},
+                          Vars{{"OMPI_COMM_WORLD_RANK", "1"},
+                               {"OMPI_COMM_WORLD_SIZE", "2"},
+                               {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}}}) {
+    PlaceFlags Both;
+    Both.Rank = 0;
+    Both.World = 1;
+    llvm::Expected<ProcessPlace> R = placeIn(Env, Both);
+    ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+    EXPECT_EQ(R->Rank, 0);
+    EXPECT_EQ(R->World, 1);
+    EXPECT_EQ(R->LocalRank, 0);
+    EXPECT_EQ(R->Source, "flags");
+  }
+  // The launcher's local rank is still the one a GPU is chosen by (the C
+  // API and `collc run --backend nccl` pass both flags), where it is one.
+  PlaceFlags Both;
+  Both.Rank = 3;
+  Both.World = 8;
+  for (const char *Local : {"SLURM_LOCALID", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"}) {
+    llvm::Expected<ProcessPlace> R = placeIn({{Local, "3"}}, Both);
+    ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+    EXPECT_EQ(R->LocalRank, 3) << Local;
+  }
+  Both.LocalRank = 1;
+  llvm::Expected<ProcessPlace> Given = placeIn({{"SLURM_LOCALID", "3"}}, Both);
+  ASSERT_TRUE(bool(Given));
+  EXPECT_EQ(Given->LocalRank, 1);
 }
 
 TEST(ProcessPlace, RefusesWhatIsNotAPlace) {
@@ -112,6 +144,10 @@ TEST(ProcessPlace, RefusesWhatIsNotAPlace) {
   EXPECT_EQ(errorOf(placeIn({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "99999999999"}})),
             "local rank 99999999999 of world 2 (from torchrun): expected a local rank below the "
             "world");
+  // A world no program has is refused naming where it came from, not as
+  // the program's (it was compiled for that world first).
+  EXPECT_EQ(errorOf(placeIn({{"RANK", "0"}, {"WORLD_SIZE", "9223372036854775807"}})),
+            "world 9223372036854775807 (from torchrun): expected a world of 1..1048576");
   PlaceFlags OnlyRank;
   OnlyRank.Rank = 0;
   EXPECT_EQ(errorOf(placeIn({}, OnlyRank)),
@@ -129,14 +165,21 @@ TEST(RendezvousAddress, ParsesTheThreeForms) {
   EXPECT_EQ(R->Host, "127.0.0.1");
   EXPECT_EQ(R->Port, 6379);
   EXPECT_EQ(R->text(), "redis://127.0.0.1:6379");
+  // An IPv6 address in brackets: hiredis gets it without them.
+  llvm::Expected<RendezvousAddress> V6 = parseRendezvous("redis://[::1]:6379");
+  ASSERT_TRUE(bool(V6)) << llvm::toString(V6.takeError());
+  EXPECT_EQ(V6->Host, "::1");
+  EXPECT_EQ(V6->text(), "redis://[::1]:6379");
   llvm::Expected<RendezvousAddress> M = parseRendezvous("mpi");
   ASSERT_TRUE(bool(M));
   EXPECT_EQ(M->How, RendezvousAddress::Kind::Mpi);
 }
 
 TEST(RendezvousAddress, RefusesOtherForms) {
-  for (const char *Bad : {"", "file:", "redis://host", "redis://:80", "redis://h:0",
-                          "redis://h:70000", "tcp://h:1"}) {
+  for (const char *Bad :
+       {"", "file:", "redis://host", "redis://:80", "redis://h:0", "redis://h:70000", "tcp://h:1",
+        "redis://::1:6379", "redis://[::1:6379", "redis://[]:6379",
+        "redis://user:pw@127.0.0.1:6379", "redis://127.0.0.1/0:6379", "redis://a b:6379"}) {
     llvm::Expected<RendezvousAddress> A = parseRendezvous(Bad);
     ASSERT_FALSE(bool(A)) << Bad;
     std::string Msg = llvm::toString(A.takeError());

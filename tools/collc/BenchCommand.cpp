@@ -166,9 +166,6 @@ static int runLinkCheck(uint64_t Max) {
   // Exactly one of the two modes.
   if (Calibrate == (Validate.getNumOccurrences() > 0) || (Calibrate && LinkOut.empty()))
     return Usage("expected --calibrate -o LINK.json or --validate LINK");
-  // Each size is replayed with up to eight copies per rank.
-  if (Max > (1ull << 30))
-    return Usage(formatv("--max-bytes {0}: expected at most 1GiB for a calibration", Max));
   int64_t World = Ranks;
   std::unique_ptr<ProcessReplayTimer> Proc;
   if (!Local) {
@@ -185,6 +182,10 @@ static int runLinkCheck(uint64_t Max) {
     O.Place = Launched->Place;
     O.Where = Launched->Where;
     O.Timeout = *Timeout;
+    // What the ranks compare before they measure (ReplayOps is the plain
+    // bench's: its default on every rank).
+    O.MaxBytes = Max;
+    O.BudgetSec = Budget;
     Expected<std::unique_ptr<ProcessReplayTimer>> T = ProcessReplayTimer::create(O);
     if (!T)
       return reportError("bench", T.takeError());
@@ -260,11 +261,18 @@ int run_benchCommand() {
   constexpr int MaxTimePerSize = 3600;
   // Not `Budget <= 0`: NaN passes that; infinity and 1e308 never end.
   bool BudgetOk = Budget > 0 && Budget <= MaxTimePerSize;
-  if (*Max < 8 || Ranks < 1 || size_t(Ranks) > MaxRanks || !BudgetOk || ReplayOps < 1) {
+  // Each size is held twice per rank (and replayed with up to eight copies
+  // a rank in a calibration); the fused comparison fuses at most
+  // MaxReplayOps all_reduces into one (ReplayPlans.h).
+  constexpr uint64_t MaxBenchBytes = 1ull << 30;
+  if (*Max < 8 || *Max > MaxBenchBytes || Ranks < 1 || size_t(Ranks) > MaxRanks || !BudgetOk ||
+      ReplayOps < 1 || ReplayOps > MaxReplayOps) {
     WithColor::error(errs(), "collc bench")
-        << formatv("expected --max-bytes >= 8 (got {0}), --ranks in 1..{4} (got {1}), "
-                   "--time-per-size in (0, {5}] s (got {2:e2}) and --replay-ops >= 1 (got {3})\n",
-                   *Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks, MaxTimePerSize);
+        << formatv("expected --max-bytes in 8..1GiB (got {0}), --ranks in 1..{4} (got {1}), "
+                   "--time-per-size in (0, {5}] s (got {2:e2}) and --replay-ops in 1..{6} (got "
+                   "{3})\n",
+                   *Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks, MaxTimePerSize,
+                   MaxReplayOps);
     return ExitUsage;
   }
   // The link check's flags, given to a plain bench, would be ignored.

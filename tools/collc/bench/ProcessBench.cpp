@@ -10,12 +10,16 @@
 #include "tools/collc/bench/RawEngine.h"
 #include "tools/collc/bench/ReplayPlans.h"
 
+#include "compiler/plan/Plan.h"
 #include "passes/analysis/CostModel.h"
+#include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -456,6 +460,40 @@ void printTable(const ProcessBenchOptions &O, const RawEngine &Engine,
 
 } // namespace
 
+/// Refuses, naming who runs what, when the ranks were started with other
+/// options: each would time other sizes, and wait for its peers in a
+/// collective they never call (on mpi, forever: its raw waits are MPI's).
+static Error agreeOnOptions(RawEngine &Engine, const ProcessBenchOptions &O) {
+  uint64_t Budget = bit_cast<uint64_t>(O.BudgetSec);
+  std::vector<uint32_t> Mine = {uint32_t(O.MaxBytes), uint32_t(O.MaxBytes >> 32), uint32_t(Budget),
+                                uint32_t(Budget >> 32), O.ReplayOps};
+  Expected<std::vector<uint32_t>> All = Engine.allGatherWords(Mine);
+  if (!All)
+    return All.takeError();
+  size_t N = Mine.size(), World = All->size() / N;
+  auto Of = [&](size_t R) { return ArrayRef<uint32_t>(*All).slice(R * N, N); };
+  if (all_of(seq<size_t>(0, World), [&](size_t R) { return Of(R) == ArrayRef(Mine); }))
+    return Error::success();
+  std::string Report;
+  for (size_t R = 0; R != World; ++R) {
+    if (any_of(seq<size_t>(0, R), [&](size_t Q) { return Of(Q) == Of(R); }))
+      continue; // reported with the first rank that has them
+    plan::RankSet Who;
+    Who.All = false;
+    for (size_t Q = R; Q != World; ++Q)
+      if (Of(Q) == Of(R))
+        Who.Ranks.push_back(int64_t(Q));
+    ArrayRef<uint32_t> W = Of(R);
+    Report += formatv("{0}ranks {1} run --max-bytes {2} --time-per-size {3} --replay-ops {4}",
+                      Report.empty() ? "" : "; ", Who.str(), uint64_t(W[0]) | uint64_t(W[1]) << 32,
+                      format("%g", bit_cast<double>(uint64_t(W[2]) | uint64_t(W[3]) << 32)), W[4])
+                  .str();
+  }
+  return rt::makeError(rt::ErrorKind::Mismatch,
+                       "bench options differ across ranks (" + Report +
+                           "); refusing to measure: start every rank with the same options");
+}
+
 ProcessReplayTimer::ProcessReplayTimer(const ProcessBenchOptions &O, std::unique_ptr<RawEngine> E)
     : O(O), Engine(std::move(E)) {}
 ProcessReplayTimer::~ProcessReplayTimer() = default;
@@ -465,6 +503,8 @@ ProcessReplayTimer::create(const ProcessBenchOptions &O) {
   Expected<std::unique_ptr<RawEngine>> E = createRawEngine(O.Backend, O.Place, O.Where, O.Timeout);
   if (!E)
     return E.takeError();
+  if (Error Err = agreeOnOptions(**E, O))
+    return Err;
   return std::unique_ptr<ProcessReplayTimer>(new ProcessReplayTimer(O, std::move(*E)));
 }
 
@@ -494,6 +534,8 @@ int benchThisProcessRank(const ProcessBenchOptions &O, raw_ostream &Out, raw_ost
       createRawEngine(O.Backend, O.Place, O.Where, O.Timeout);
   if (!Engine)
     return Fail(Engine.takeError());
+  if (Error E = agreeOnOptions(**Engine, O))
+    return Fail(std::move(E));
   std::string LoadBefore = loadAverages().value_or("unknown");
   std::vector<SizeRow> Rows;
   Paired Fused;

@@ -146,6 +146,8 @@ Expected<std::unique_ptr<RawEngine>> createRawGlooEngine(const rt::ProcessPlace 
   Expected<std::shared_ptr<rt::gloo::ProbedStore>> Store = rt::gloo::processStore();
   if (!Store)
     return Store.takeError();
+  // A server that stops answering fails the join after the timeout.
+  (*Store)->setTimeout(Timeout);
   Expected<std::shared_ptr<::gloo::transport::Device>> Device = rt::gloo::processDevice();
   if (!Device)
     return Device.takeError();
@@ -157,7 +159,8 @@ Expected<std::unique_ptr<RawEngine>> createRawGlooEngine(const rt::ProcessPlace 
     Context->connectFullMesh(Prefix, *Device);
     return std::make_unique<RawGloo>(std::move(Context));
   } catch (const std::exception &E) {
-    return glooFailure("gloo context", E);
+    return rt::makeError(rt::ErrorKind::Backend,
+                         "raw gloo context: " + (*Store)->explain(E.what()));
   }
 }
 

@@ -88,7 +88,10 @@ Expected<FusedComparison> fusedComparisonPlans(unsigned Ops, int64_t World) {
   // Fused: every all_reduce into one bucket (caps high enough never to
   // close it); one by one: verified only, nothing fused or bucketed.
   Expected<plan::Plan> Fused = compileProgramText(
-      Program, "verify,order,fuse{max-bytes=1GiB,max-count=100000},order,schedule,plan-memory");
+      Program,
+      formatv("verify,order,fuse{{max-bytes=1GiB,max-count={0}},order,schedule,plan-memory",
+              MaxReplayOps)
+          .str());
   if (!Fused)
     return Fused.takeError();
   Expected<plan::Plan> OneByOne = compileProgramText(Program, "verify");
