@@ -9,10 +9,11 @@
 //
 // The limit is read from the environment (OMPI_MCA_btl_vader_eager_limit,
 // OMPI_MCA_btl_sm_eager_limit, in Open MPI's syntax: 4096, 0x1000, 4k),
-// else Open MPI's default. A value outside 256 B to 1 MiB, or one this
-// does not read as Open MPI does ("-5", which Open MPI takes for 2^64 - 5,
-// and then crashes in its transport on pieces of a message), means no
-// limit: one message, whatever its size. Not through MPI_T: MPI_T_init_thread registers
+// else Open MPI's default. A value outside 256 B to 1 MiB means no limit
+// here: one message, whatever its size. One that Open MPI hangs, crashes
+// or computes wrong results with (negative, which it takes for a size near
+// 2^64; 2^61 B or more; one this does not read as a size) is refused
+// before MPI starts (refuseMisreadEagerLimits). Not through MPI_T: MPI_T_init_thread registers
 // every component of every framework, 0.2 s a process here, and resets the
 // process's thread level. What this does not see:
 // - a limit set in an MCA parameter file. A larger one than assumed splits
