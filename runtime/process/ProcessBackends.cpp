@@ -10,6 +10,7 @@
 #include "runtime/mpi/MpiSession.h"
 #endif
 #if COLLC_HAVE_GLOO
+#include "runtime/gloo/GlooDriver.h"
 #include "runtime/gloo/GlooExecutor.h"
 #endif
 
@@ -35,6 +36,8 @@ struct ProcessBackend {
   /// Runs on a GPU with an executor of its own, not an rt::Executor.
   bool OnDevice = false;
   bool Built = true;
+  /// The most processes a run of it takes (a program's world at most).
+  int64_t MaxProcesses = MaxWorldSize;
 };
 
 #if COLLC_HAVE_MPI
@@ -53,7 +56,8 @@ const ProcessBackend Backends[] = {
     {"mpi", nullptr, "libopenmpi-dev openmpi-bin", nullptr, false, false},
 #endif
 #if COLLC_HAVE_GLOO
-    {"gloo", createGlooExecutor, "libgloo-dev"},
+    {"gloo", createGlooExecutor, "libgloo-dev", nullptr, false, true,
+     int64_t(gloo::GlooDriver::MaxRanks)},
 #else
     {"gloo", nullptr, "libgloo-dev", nullptr, false, false},
 #endif
@@ -101,6 +105,15 @@ bool backendRunsOnDevice(StringRef Backend) {
 Error checkProcessBackendBuilt(StringRef Backend) {
   Expected<const ProcessBackend *> B = builtBackend(Backend);
   return B ? Error::success() : B.takeError();
+}
+
+Error checkProcessWorld(StringRef Backend, const ProcessPlace &Place) {
+  for (const ProcessBackend &B : Backends)
+    if (Backend == B.Name && Place.World > B.MaxProcesses)
+      return makeError(ErrorKind::InvalidArgument,
+                       formatv("world {0} (from {1}): the {2} backend takes at most {3} processes",
+                               Place.World, Place.Source, B.Name, B.MaxProcesses));
+  return Error::success();
 }
 
 Expected<std::shared_ptr<void>> startProcessBackend(StringRef Backend) {

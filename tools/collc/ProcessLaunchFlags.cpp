@@ -2,6 +2,8 @@
 
 #include "tools/collc/ProcessLaunchFlags.h"
 
+#include "runtime/process/ProcessBackends.h"
+
 using namespace llvm;
 
 namespace collc::tool {
@@ -39,6 +41,8 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   Expected<rt::ProcessPlace> Place = rt::placeFromLauncher(Flags);
   if (!Place)
     return Fail(toString(Place.takeError()));
+  if (Error E = rt::checkProcessWorld(Backend, *Place))
+    return Fail(toString(std::move(E)));
   std::string Text = Rendezvous;
   if (Text.empty())
     Text = rt::processEnvironment("COLLC_RENDEZVOUS").value_or(Backend == "mpi" || Backend == "nccl" ? "mpi" : "");
