@@ -46,10 +46,10 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
                                 rt::processBackendNames()));
   if (Error E = rt::checkProcessBackendBuilt(Backend))
     return E;
-  Expected<rt::RendezvousAddress> Where =
-      rt::parseRendezvous(Rendezvous.empty() && Backend == "mpi" ? "mpi" : Rendezvous);
+  Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(
+      Rendezvous.empty() && Backend == "mpi" ? "mpi" : Rendezvous, "options->rendezvous");
   if (!Where)
-    return makeApiError(collcInvalidArgument, "options->rendezvous: " + toString(Where.takeError()));
+    return makeApiError(collcInvalidArgument, toString(Where.takeError()));
   Expected<std::shared_ptr<void>> S = holdBackendSession(Backend);
   if (!S)
     return S.takeError();

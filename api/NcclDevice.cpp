@@ -53,11 +53,10 @@ public:
     if (!Devices)
       return makeApiError(collcUnsupported,
                           "options->backend is \"nccl\": " + toString(Devices.takeError()));
-    Expected<rt::RendezvousAddress> Where =
-        rt::parseRendezvous(Place.Rendezvous.empty() ? "mpi" : Place.Rendezvous);
+    Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(
+        Place.Rendezvous.empty() ? "mpi" : Place.Rendezvous, "options->rendezvous");
     if (!Where)
-      return makeApiError(collcInvalidArgument,
-                          "options->rendezvous: " + toString(Where.takeError()));
+      return makeApiError(collcInvalidArgument, toString(Where.takeError()));
     rt::PlaceFlags Flags;
     Flags.Rank = Place.Rank;
     Flags.World = P.World;

@@ -23,15 +23,15 @@ std::string RendezvousAddress::text() const {
   return "";
 }
 
-Expected<RendezvousAddress> parseRendezvous(StringRef Whole) {
+Expected<RendezvousAddress> parseRendezvous(StringRef Whole, StringRef Source) {
   StringRef Text = Whole; // consumed form by form; messages quote Whole
   auto Bad = [&](StringRef Why) {
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("--rendezvous '{0}': {1}; expected file:DIR, "
-                                     "redis://HOST:PORT or mpi",
-                                     Whole, Why));
+    return createStringError(inconvertibleErrorCode(), formatv("{2} '{0}': {1}; expected file:DIR, "
+                                                               "redis://HOST:PORT or mpi",
+                                                               Whole, Why, Source));
   };
   RendezvousAddress A;
+  A.Source = Source.str();
   if (Whole.empty())
     return Bad("it is empty");
   if (Text == "mpi") {

@@ -24,12 +24,17 @@ struct RendezvousAddress {
   std::string Directory; ///< File
   std::string Host;      ///< Redis
   uint16_t Port = 0;     ///< Redis
+  /// Where it was given, for errors: "--rendezvous", "COLLC_RENDEZVOUS",
+  /// "options->rendezvous".
+  std::string Source = "--rendezvous";
   /// As parsed: file:DIR, redis://HOST:PORT or mpi.
   std::string text() const;
 };
 
-/// Parses \p Text; an error names it and the three accepted forms.
-llvm::Expected<RendezvousAddress> parseRendezvous(llvm::StringRef Text);
+/// Parses \p Text, given by \p Source; an error names both and the three
+/// accepted forms.
+llvm::Expected<RendezvousAddress> parseRendezvous(llvm::StringRef Text,
+                                                  llvm::StringRef Source = "--rendezvous");
 
 } // namespace collc::rt
 

@@ -20,8 +20,8 @@ Expected<std::unique_ptr<Executor>> createMpiExecutor(const plan::Plan &P,
   if (Where.How != RendezvousAddress::Kind::Mpi)
     return makeError(ErrorKind::InvalidArgument,
                      formatv("the mpi backend meets through MPI_COMM_WORLD, not rendezvous '{0}' "
-                             "(use 'mpi')",
-                             Where.text()));
+                             "(from {1}; use 'mpi')",
+                             Where.text(), Where.Source));
   return startDriverExecutor<mpi::MpiDriver>(P, Place.Rank, std::move(Opts));
 }
 

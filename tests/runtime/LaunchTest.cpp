@@ -186,6 +186,12 @@ TEST(RendezvousAddress, RefusesOtherForms) {
     EXPECT_NE(Msg.find(std::string("'") + Bad + "'"), std::string::npos) << Msg;
     EXPECT_NE(Msg.find("expected file:DIR, redis://HOST:PORT or mpi"), std::string::npos) << Msg;
   }
+  // An error names where the address was given.
+  llvm::Expected<RendezvousAddress> Env = parseRendezvous("nowhere", "COLLC_RENDEZVOUS");
+  ASSERT_FALSE(bool(Env));
+  EXPECT_EQ(
+      llvm::toString(Env.takeError()),
+      "COLLC_RENDEZVOUS 'nowhere': unknown form; expected file:DIR, redis://HOST:PORT or mpi");
 }
 
 } // namespace

@@ -258,10 +258,12 @@ TEST(MpiExecutorTest, RefusesAPlaceOrRendezvousThatDoesNotFit) {
   EXPECT_NE(F.Text.find(llvm::formatv("world of {0}", P.World).str()), std::string::npos) << F.Text;
   EXPECT_NE(F.Text.find(llvm::formatv("has {0} processes", P.World + 1).str()), std::string::npos)
       << F.Text;
-  Expected<RendezvousAddress> File = parseRendezvous("file:/tmp/x");
+  Expected<RendezvousAddress> File = parseRendezvous("file:/tmp/x", "COLLC_RENDEZVOUS");
   ASSERT_TRUE(bool(File));
   F = factsOf(createMpiExecutor(P, place(), *File).takeError());
-  EXPECT_NE(F.Text.find("file:/tmp/x"), std::string::npos) << F.Text;
+  EXPECT_NE(F.Text.find("not rendezvous 'file:/tmp/x' (from COLLC_RENDEZVOUS; use 'mpi')"),
+            std::string::npos)
+      << F.Text;
 }
 
 TEST(MpiExecutorTest, JoinRefusesAWorldThatIsNotMpiCommWorld) {

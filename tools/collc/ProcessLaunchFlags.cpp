@@ -44,11 +44,15 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   if (Error E = rt::checkProcessWorld(Backend, *Place))
     return Fail(toString(std::move(E)));
   std::string Text = Rendezvous;
-  if (Text.empty())
-    Text = rt::processEnvironment("COLLC_RENDEZVOUS").value_or(Backend == "mpi" || Backend == "nccl" ? "mpi" : "");
+  StringRef Source = "--rendezvous";
+  if (Text.empty()) {
+    std::optional<std::string> Env = rt::processEnvironment("COLLC_RENDEZVOUS");
+    Text = Env.value_or(Backend == "mpi" || Backend == "nccl" ? "mpi" : "");
+    Source = Env ? "COLLC_RENDEZVOUS" : "the backend's default";
+  }
   if (Text.empty())
     return Fail("needs --rendezvous file:DIR|redis://HOST:PORT (or COLLC_RENDEZVOUS)");
-  Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(Text);
+  Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(Text, Source);
   if (!Where)
     return Fail(toString(Where.takeError()));
   return ProcessLaunch{std::move(*Place), std::move(*Where)};
