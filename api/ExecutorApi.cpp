@@ -395,12 +395,7 @@ collcResult_t collcExecutorDestroy(collcExecutor_t Exec) {
       return E;
     if (Error E = checkNotInItsStep(Exec, "collcExecutorDestroy"))
       return E;
-    if (!destroy(Exec))
-      return makeApiError(
-          collcInvalidArgument,
-          formatv("exec ({0}) is being destroyed by another call", static_cast<const void *>(Exec))
-              .str());
-    return Error::success();
+    return destroy(Exec, "exec");
   });
 }
 

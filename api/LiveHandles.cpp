@@ -86,8 +86,19 @@ collcExecutor *adopt(std::unique_ptr<collcExecutor> H) {
 }
 bool isLive(const collcPlan *H) { return Registry<collcPlan>::get().isLive(H); }
 bool isLive(const collcExecutor *H) { return Registry<collcExecutor>::get().isLive(H); }
-bool destroy(collcPlan *H) { return Registry<collcPlan>::get().destroy(H); }
-bool destroy(collcExecutor *H) { return Registry<collcExecutor>::get().destroy(H); }
+namespace {
+/// Destroys \p Handle through its registry, or says why not.
+template <class H> llvm::Error destroyHandle(H *Handle, const char *Name) {
+  if (Registry<H>::get().destroy(Handle))
+    return llvm::Error::success();
+  return makeApiError(collcInvalidArgument,
+                      llvm::formatv("{0} ({1}) is being destroyed by another call", Name,
+                                    static_cast<const void *>(Handle)));
+}
+} // namespace
+
+llvm::Error destroy(collcPlan *H, const char *Name) { return destroyHandle(H, Name); }
+llvm::Error destroy(collcExecutor *H, const char *Name) { return destroyHandle(H, Name); }
 
 namespace {
 /// What is wrong with \p Handle, a \p Noun, if anything; \p Expected says

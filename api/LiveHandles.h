@@ -22,6 +22,8 @@
 
 #include "api/Handles.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstddef>
 #include <memory>
 
@@ -38,12 +40,13 @@ collcExecutor *adopt(std::unique_ptr<collcExecutor> H);
 bool isLive(const collcPlan *H);
 bool isLive(const collcExecutor *H);
 
-/// Releases \p H's contents and marks it destroyed; false (nothing done)
-/// when it is not live or its Destroy runs already. It is live until its
-/// contents are released (a step that an executor's end waits for may call
-/// on it).
-bool destroy(collcPlan *H);
-bool destroy(collcExecutor *H);
+/// Releases \p H's contents and marks it destroyed; an error naming it as
+/// \p Name (nothing done) when its Destroy runs already on another call. It
+/// is live until its contents are released (a step that an executor's end
+/// waits for may call on it). \p H must have passed Args::plan or
+/// Args::executor.
+llvm::Error destroy(collcPlan *H, const char *Name);
+llvm::Error destroy(collcExecutor *H, const char *Name);
 
 } // namespace collc::api
 

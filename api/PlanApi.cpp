@@ -257,12 +257,7 @@ collcResult_t collcPlanDestroy(collcPlan_t Plan) {
       return Error::success();
     if (Error E = Args().plan(Plan, "plan").done())
       return E;
-    if (!destroy(Plan))
-      return makeApiError(
-          collcInvalidArgument,
-          formatv("plan ({0}) is being destroyed by another call", static_cast<const void *>(Plan))
-              .str());
-    return Error::success();
+    return destroy(Plan, "plan");
   });
 }
 

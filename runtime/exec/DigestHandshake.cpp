@@ -5,6 +5,7 @@
 #include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace collc::rt {
@@ -24,6 +25,24 @@ std::array<uint32_t, 2> digestWords(const plan::Plan &P) {
   return {uint32_t(Mine), uint32_t(Mine >> 32)};
 }
 
+std::string whoRunsWhat(size_t World, llvm::function_ref<bool(size_t, size_t)> Same,
+                        llvm::function_ref<std::string(size_t)> Describe) {
+  std::string Report;
+  for (size_t R = 0; R != World; ++R) {
+    if (llvm::any_of(llvm::seq<size_t>(0, R), [&](size_t Q) { return Same(Q, R); }))
+      continue; // told with the group's first rank
+    plan::RankSet Who;
+    Who.All = false;
+    for (size_t Q = R; Q != World; ++Q)
+      if (Same(Q, R))
+        Who.Ranks.push_back(int64_t(Q));
+    Report +=
+        llvm::formatv("{0}ranks {1} run {2}", Report.empty() ? "" : "; ", Who.str(), Describe(R))
+            .str();
+  }
+  return Report;
+}
+
 llvm::Error compareDigests(const plan::Plan &P, int64_t Rank, llvm::ArrayRef<uint32_t> All) {
   if (All.size() != size_t(2 * P.World))
     return makeError(ErrorKind::Mismatch,
@@ -36,22 +55,9 @@ llvm::Error compareDigests(const plan::Plan &P, int64_t Rank, llvm::ArrayRef<uin
   uint64_t Mine = Digests[Rank];
   if (llvm::all_of(Digests, [&](uint64_t X) { return X == Mine; }))
     return llvm::Error::success();
-  // Name who runs what.
-  std::string Report;
-  std::vector<uint64_t> Seen;
-  for (uint64_t X : Digests) {
-    if (llvm::is_contained(Seen, X))
-      continue;
-    Seen.push_back(X);
-    plan::RankSet Who;
-    Who.All = false;
-    for (int64_t R = 0; R != P.World; ++R)
-      if (Digests[R] == X)
-        Who.Ranks.push_back(R);
-    Report +=
-        llvm::formatv("{0}ranks {1} run xxh64:{2:x-16}", Report.empty() ? "" : "; ", Who.str(), X)
-            .str();
-  }
+  std::string Report = whoRunsWhat(
+      size_t(P.World), [&](size_t A, size_t B) { return Digests[A] == Digests[B]; },
+      [&](size_t R) { return llvm::formatv("xxh64:{0:x-16}", Digests[R]).str(); });
   int64_t Other = 0;
   while (Other < P.World && Digests[Other] == Mine)
     ++Other;

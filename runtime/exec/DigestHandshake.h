@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace collc::rt {
@@ -28,6 +29,12 @@ std::array<uint32_t, 2> digestWords(const plan::Plan &P);
 /// names the ranks of each digest and blames the first rank that differs
 /// from \p Rank.
 llvm::Error compareDigests(const plan::Plan &P, int64_t Rank, llvm::ArrayRef<uint32_t> All);
+
+/// "ranks 0,2 run A; ranks 1 run B": ranks 0..\p World-1 grouped by
+/// \p Same, in the order of each group's first rank, each group told by
+/// \p Describe of its first rank. For errors about ranks that disagree.
+std::string whoRunsWhat(size_t World, llvm::function_ref<bool(size_t, size_t)> Same,
+                        llvm::function_ref<std::string(size_t)> Describe);
 
 /// The handshake: \p Gather collects every rank's digestWords, rank by
 /// rank (over the backend's world), and compareDigests judges them.

@@ -72,13 +72,8 @@ public:
     redisContext *C = Inner.context();
     auto *Reply = static_cast<redisReply *>(
         redisCommand(C, "SETNX %b %b", Key.data(), Key.size(), Value.data(), Value.size()));
-    if (!Reply) {
-      if (C->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
-        throw StoreWriteFailed(formatv("the Redis server did not answer within {0} ms ({1})",
-                                       Timeout.count(), C->errstr)
-                                   .str());
-      throw StoreWriteFailed(std::string("Redis: ") + C->errstr);
-    }
+    if (!Reply)
+      throw StoreWriteFailed(explain(std::string("Redis: ") + C->errstr));
     auto Free = make_scope_exit([&] { freeReplyObject(Reply); });
     if (Reply->type == REDIS_REPLY_ERROR)
       throw StoreWriteFailed(std::string("Redis: ") + Reply->str);

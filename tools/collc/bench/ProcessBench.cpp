@@ -12,6 +12,7 @@
 
 #include "compiler/plan/Plan.h"
 #include "passes/analysis/CostModel.h"
+#include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -474,21 +475,15 @@ static Error agreeOnOptions(RawEngine &Engine, const ProcessBenchOptions &O) {
   auto Of = [&](size_t R) { return ArrayRef<uint32_t>(*All).slice(R * N, N); };
   if (all_of(seq<size_t>(0, World), [&](size_t R) { return Of(R) == ArrayRef(Mine); }))
     return Error::success();
-  std::string Report;
-  for (size_t R = 0; R != World; ++R) {
-    if (any_of(seq<size_t>(0, R), [&](size_t Q) { return Of(Q) == Of(R); }))
-      continue; // reported with the first rank that has them
-    plan::RankSet Who;
-    Who.All = false;
-    for (size_t Q = R; Q != World; ++Q)
-      if (Of(Q) == Of(R))
-        Who.Ranks.push_back(int64_t(Q));
-    ArrayRef<uint32_t> W = Of(R);
-    Report += formatv("{0}ranks {1} run --max-bytes {2} --time-per-size {3} --replay-ops {4}",
-                      Report.empty() ? "" : "; ", Who.str(), uint64_t(W[0]) | uint64_t(W[1]) << 32,
-                      format("%g", bit_cast<double>(uint64_t(W[2]) | uint64_t(W[3]) << 32)), W[4])
-                  .str();
-  }
+  std::string Report = rt::whoRunsWhat(
+      World, [&](size_t A, size_t B) { return Of(A) == Of(B); },
+      [&](size_t R) {
+        ArrayRef<uint32_t> W = Of(R);
+        return formatv("--max-bytes {0} --time-per-size {1} --replay-ops {2}",
+                       uint64_t(W[0]) | uint64_t(W[1]) << 32,
+                       format("%g", bit_cast<double>(uint64_t(W[2]) | uint64_t(W[3]) << 32)), W[4])
+            .str();
+      });
   return rt::makeError(rt::ErrorKind::Mismatch,
                        "bench options differ across ranks (" + Report +
                            "); refusing to measure: start every rank with the same options");
