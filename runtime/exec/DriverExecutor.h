@@ -15,6 +15,7 @@
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/GroupJoin.h"
+#include "runtime/exec/HostPages.h"
 #include "runtime/exec/SplitSizes.h"
 #include "runtime/exec/StepWalk.h"
 #include "runtime/exec/TensorBindings.h"
@@ -35,25 +36,6 @@
 namespace collc::rt {
 
 namespace detail {
-
-struct AlignedBuffer {
-  char *Data = nullptr;
-  uint64_t Bytes = 0;
-  AlignedBuffer() = default;
-  AlignedBuffer(uint64_t Bytes, uint64_t Align) : Bytes(Bytes) {
-    uint64_t Rounded = (std::max<uint64_t>(Bytes, 1) + Align - 1) / Align * Align;
-    Data = static_cast<char *>(std::aligned_alloc(Align, Rounded));
-    if (Data)
-      std::memset(Data, 0, Rounded); // touch the pages now, not during a step
-  }
-  AlignedBuffer(AlignedBuffer &&O) noexcept : Data(O.Data), Bytes(O.Bytes) { O.Data = nullptr; }
-  AlignedBuffer &operator=(AlignedBuffer &&O) noexcept {
-    std::swap(Data, O.Data);
-    std::swap(Bytes, O.Bytes);
-    return *this;
-  }
-  ~AlignedBuffer() { std::free(Data); }
-};
 
 struct CopyOp {
   char *Dst;
@@ -126,12 +108,19 @@ public:
       GroupComms.push_back(C);
     }
     uint64_t Align = std::max<uint64_t>(64, P.Alignment);
-    for (const plan::Buffer &B : P.Buffers)
-      Buffers.emplace_back(B.Bytes, Align);
+    for (size_t B = 0; B != P.Buffers.size(); ++B) {
+      // Zeroed: the pages are touched now, not during a step.
+      Buffers.emplace_back(P.Buffers[B].Bytes, Align, /*Zero=*/true);
+      if (!Buffers.back().data())
+        return makeError(ErrorKind::InvalidArgument,
+                         llvm::formatv("buffer #{0} of plan @{1}: cannot allocate {2} bytes on "
+                                       "this host",
+                                       B, P.Program, P.Buffers[B].Bytes));
+    }
     for (size_t B = 0; B != P.Buffers.size(); ++B)
       for (const plan::Slot &S : P.Buffers[B].Slots)
         if (S.Mode == plan::SlotMode::View && P.Buffers[B].Segments == 1)
-          Bindings.setView(S.Tensor, Buffers[B].Data + S.Offset);
+          Bindings.setView(S.Tensor, Buffers[B].data() + S.Offset);
     return llvm::Error::success();
   }
 
@@ -497,7 +486,7 @@ private:
         continue;
       uint64_t Chunk = S.Bytes / B.Segments;
       for (int64_t Sg = 0; Sg != B.Segments; ++Sg) {
-        char *InBuffer = Buffers[BufIndex].Data + Sg * Segment + S.Offset;
+        char *InBuffer = Buffers[BufIndex].data() + Sg * Segment + S.Offset;
         char *InTensor = Bindings.home(S.Tensor) + Sg * Chunk;
         if (Mode == plan::SlotMode::Pack)
           I.Copies.push_back({InBuffer, InTensor, Chunk});
@@ -518,8 +507,8 @@ private:
     unsigned ES = elemTypeBytes(C.Elem);
     int64_t N = P.groupSize(C, Rank);
     bool Fused = C.InBuffer >= 0;
-    char *InBuf = Fused ? Buffers[C.InBuffer].Data : nullptr;
-    char *OutBuf = C.OutBuffer >= 0 ? Buffers[C.OutBuffer].Data : nullptr;
+    char *InBuf = Fused ? Buffers[C.InBuffer].data() : nullptr;
+    char *OutBuf = C.OutBuffer >= 0 ? Buffers[C.OutBuffer].data() : nullptr;
     uint64_t InBytes = Fused ? P.Buffers[C.InBuffer].Bytes : 0;
     uint64_t OutBytes = C.OutBuffer >= 0 ? P.Buffers[C.OutBuffer].Bytes : 0;
     // The collective's input and output: its bucket buffers when fused,
@@ -692,7 +681,7 @@ private:
   std::vector<typename D::Communicator> GroupComms;
   /// Before the streams, so destroyed after them: a stream runs what is
   /// still queued (after a replay that failed half way) before it goes.
-  std::vector<detail::AlignedBuffer> Buffers;
+  std::vector<HostPages> Buffers;
   typename D::StreamOwner Stream;
   /// Point-to-point streams by (group, peer, is send); ordered, so they are
   /// synchronized in one order.

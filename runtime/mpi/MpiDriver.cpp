@@ -26,7 +26,7 @@ namespace collc::rt::mpi {
 namespace {
 
 using Comm = MpiDriver::Communicator;
-using Scratch = std::shared_ptr<std::vector<char>>;
+using Scratch = std::shared_ptr<HostPages>;
 
 /// Present and not broken by an earlier failure.
 Error checkComm(const Comm &C) {
@@ -138,8 +138,6 @@ constexpr size_t GatedBelowRanks = 4;
 bool wireInPlace(ElemType T, ReduceOp Op, const char *In, const char *Out) {
   return stagesInput(T, Op) ? wireType(T, Op) != T : In == Out;
 }
-
-Scratch scratch(uint64_t Bytes) { return std::make_shared<std::vector<char>>(Bytes); }
 
 bool overlaps(const char *A, uint64_t ABytes, const char *B, uint64_t BBytes) {
   return ABytes && BBytes && A < B + BBytes && B < A + ABytes;
@@ -285,7 +283,13 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
       if ((Stages || (Pair && PairAllReduce::halves(Count, WireSize))) && deferFromIssuer(Q))
         return Error::success();
       // The staged input, then the peer's part.
-      Buf = scratch((Stages ? Bytes : 0) + PeerBytes);
+      Buf = G.scratch((Stages ? Bytes : 0) + PeerBytes);
+      // Out of step with the peers from here: the group breaks.
+      if (!Buf->data())
+        return G.breakWith(makeError(
+            ErrorKind::Backend,
+            formatv("all_reduce on {0}: cannot allocate {1} bytes of scratch on this host",
+                    G.name(), Buf->size())));
       if (Stages)
         stageInput(T, Op, Scale, In, Count, Buf->data());
     }

@@ -22,6 +22,7 @@
 #define COLLC_RUNTIME_MPI_MPIGROUP_H
 
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/exec/SpareScratch.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -94,6 +95,9 @@ public:
   llvm::Error check() const;
   /// Breaks the group with \p E (returned as is).
   llvm::Error breakWith(llvm::Error E);
+  /// Scratch of at least \p Bytes for one operation, kept for the next
+  /// (SpareScratch.h): written before it is read, so not zeroed.
+  std::shared_ptr<HostPages> scratch(uint64_t Bytes) { return Spare.take(Bytes); }
 
   /// \p PointToPoint: a send or recv, which may stay in flight on a peer's
   /// stream while a collective runs on the caller's thread (MPI allows it).
@@ -145,6 +149,7 @@ private:
   std::atomic<uint64_t> Seq{0}, Enqueued{0}, Retired{0}, CollectivesEnqueued{0},
       CollectivesRetired{0};
   std::atomic<bool> Broken{false};
+  SpareScratch Spare;
   mutable std::mutex M; ///< guards the fields below
   ErrorKind FailKind = ErrorKind::Broken;
   std::string FailText;

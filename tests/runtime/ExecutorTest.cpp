@@ -292,6 +292,30 @@ TEST(ExecutorTest, BindingErrorsNameTheTensor) {
   EXPECT_TRUE(factsOf((*X)->bind("ra", nullptr, 4000)).Failed) << "null memory";
 }
 
+TEST(ExecutorTest, ABufferTheHostCannotAllocateIsRefusedNamingIt) {
+  // Two all_reduces of 128 TiB each, fused into one 256 TiB buffer: more
+  // than any host has (the CLI's --memory-budget refuses such a plan
+  // first; an executor made through the API meets it here).
+  const char *Huge = R"(program @huge world(1) {
+  group @dp = world
+  %a = compute @a : f32[35184372088832]
+  %ra = all_reduce sum %a in @dp
+  %b = compute @b : f32[35184372088832]
+  %rb = all_reduce sum %b in @dp
+  compute @use(%ra, %rb)
+}
+)";
+  Expected<plan::Plan> P = compileProgramText(
+      Huge, "verify,order,fuse{max-bytes=281474976710656},order,schedule,plan-memory", "huge.coll");
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  ASSERT_EQ(P->Buffers.size(), 1u);
+  Expected<std::unique_ptr<Executor>> X = createLocalExecutor(*P, 0, optionsFor("huge"));
+  ASSERT_FALSE(bool(X));
+  std::string Text = llvm::toString(X.takeError());
+  EXPECT_NE(Text.find("buffer #0"), std::string::npos) << Text;
+  EXPECT_NE(Text.find("281474976710656 bytes"), std::string::npos) << Text;
+}
+
 TEST(ExecutorTest, AnExecutorForARankOutsideThePlanIsRefused) {
   plan::Plan P = compile(TwoGradients);
   Expected<std::unique_ptr<Executor>> X = createLocalExecutor(P, 4, optionsFor("outside"));
