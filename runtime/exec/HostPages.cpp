@@ -3,11 +3,26 @@
 #include "runtime/exec/HostPages.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <utility>
+
+// AddressSanitizer sees a block of malloc's whole, but not one of mmap's:
+// the rounded tail of a large block is poisoned, so that an overrun past
+// its bytes is caught as one past a small block's is.
+#if defined(__SANITIZE_ADDRESS__)
+#define COLLC_HOSTPAGES_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COLLC_HOSTPAGES_ASAN 1
+#endif
+#endif
+#ifdef COLLC_HOSTPAGES_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace collc::rt {
 
@@ -18,6 +33,7 @@ uint64_t roundUp(uint64_t N, uint64_t To) { return (N + To - 1) / To * To; }
 /// Fresh anonymous memory of \p Size bytes on a \p Align boundary (the
 /// head and tail of a larger mapping given back); null when there is none.
 char *mapAligned(uint64_t Size, uint64_t Align) {
+  assert(Size % uint64_t(::sysconf(_SC_PAGESIZE)) == 0 && "the tail is unmapped by whole pages");
   if (Size > UINT64_MAX - Align)
     return nullptr;
   uint64_t Mapped = Size + Align;
@@ -55,13 +71,15 @@ HostPages::HostPages(uint64_t Bytes, uint64_t Align, bool Zero) : Bytes(Bytes) {
   uint64_t Page = uint64_t(::sysconf(_SC_PAGESIZE));
   uint64_t Size = roundUp(Want, Page);
   // The kernel backs only whole huge pages: the block is rounded up to
-  // them where that adds at most an eighth; a larger tail stays on small
-  // pages.
-  if (uint64_t Whole = roundUp(Want, LargeBytes); Whole - Want <= Want / 8)
+  // them where that adds at most an eighth of one (so a block of
+  // LargeFromBytes takes one); a larger tail stays on small pages.
+  if (uint64_t Whole = roundUp(Want, LargeBytes); Whole - Want <= LargeBytes / 8)
     Size = Whole;
   Data = mapAligned(Size, LargeBytes);
-  if (!Data)
+  if (!Data) {
+    Large = false;
     return;
+  }
   MappedBytes = Size;
 #ifdef MADV_HUGEPAGE
   // Before the first touch, so that the pages come huge; a refusal
@@ -71,6 +89,9 @@ HostPages::HostPages(uint64_t Bytes, uint64_t Align, bool Zero) : Bytes(Bytes) {
   // Fresh mappings read as zero; writing touches the pages now.
   if (Zero)
     std::memset(Data, 0, Size);
+#ifdef COLLC_HOSTPAGES_ASAN
+  ASAN_POISON_MEMORY_REGION(Data + Want, Size - Want);
+#endif
 }
 
 HostPages::HostPages(HostPages &&O) noexcept
@@ -86,9 +107,13 @@ HostPages &HostPages::operator=(HostPages &&O) noexcept {
 }
 
 HostPages::~HostPages() {
-  if (MappedBytes)
+  if (MappedBytes) {
+#ifdef COLLC_HOSTPAGES_ASAN
+    // The addresses go back to the kernel, and may come back through malloc.
+    ASAN_UNPOISON_MEMORY_REGION(Data, MappedBytes);
+#endif
     ::munmap(Data, MappedBytes);
-  else
+  } else
     std::free(Data);
 }
 

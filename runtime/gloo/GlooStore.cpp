@@ -66,10 +66,8 @@ std::string deviceHostname(const RendezvousAddress &Where) {
 }
 
 Error configureRendezvous(const RendezvousAddress &Where) {
-  if (Where.How == RendezvousAddress::Kind::Mpi)
-    return makeError(ErrorKind::InvalidArgument,
-                     "the gloo backend meets through a store: give --rendezvous file:DIR or "
-                     "redis://HOST:PORT, not mpi");
+  if (std::optional<std::string> Why = rendezvousMismatch("gloo", Where))
+    return makeError(ErrorKind::InvalidArgument, *Why);
   ProcessRendezvous &S = state();
   std::lock_guard<std::mutex> L(S.M);
   if (S.Where) {

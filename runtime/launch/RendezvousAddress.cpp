@@ -79,4 +79,19 @@ Expected<RendezvousAddress> parseRendezvous(StringRef Whole, StringRef Source) {
   return Bad("unknown form");
 }
 
+std::optional<std::string> rendezvousMismatch(StringRef Backend, const RendezvousAddress &Where) {
+  bool Mpi = Where.How == RendezvousAddress::Kind::Mpi;
+  if (Backend == "mpi" && !Mpi)
+    return formatv("the mpi backend meets through MPI_COMM_WORLD, not rendezvous '{0}' (from "
+                   "{1}; use 'mpi')",
+                   Where.text(), Where.Source)
+        .str();
+  if (Backend == "gloo" && Mpi)
+    return formatv("the gloo backend meets through a store, not rendezvous 'mpi' (from {0}; give "
+                   "file:DIR or redis://HOST:PORT)",
+                   Where.Source)
+        .str();
+  return std::nullopt;
+}
+
 } // namespace collc::rt

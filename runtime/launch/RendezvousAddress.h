@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace collc::rt {
@@ -35,6 +36,14 @@ struct RendezvousAddress {
 /// accepted forms.
 llvm::Expected<RendezvousAddress> parseRendezvous(llvm::StringRef Text,
                                                   llvm::StringRef Source = "--rendezvous");
+
+/// Why backend \p Backend cannot meet through \p Where, naming where it
+/// was given; none when it can. The one rule for the CLI (before anything
+/// meets) and the executors: mpi meets through MPI_COMM_WORLD only, gloo
+/// through a store only (file or redis), nccl exchanges its ids through
+/// any.
+std::optional<std::string> rendezvousMismatch(llvm::StringRef Backend,
+                                              const RendezvousAddress &Where);
 
 } // namespace collc::rt
 

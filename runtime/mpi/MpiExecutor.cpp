@@ -17,11 +17,8 @@ Expected<std::unique_ptr<Executor>> createMpiExecutor(const plan::Plan &P,
                                                       ExecutorOptions Opts) {
   if (Error E = checkPlanWorld(P.Program, P.World, Place))
     return E;
-  if (Where.How != RendezvousAddress::Kind::Mpi)
-    return makeError(ErrorKind::InvalidArgument,
-                     formatv("the mpi backend meets through MPI_COMM_WORLD, not rendezvous '{0}' "
-                             "(from {1}; use 'mpi')",
-                             Where.text(), Where.Source));
+  if (std::optional<std::string> Why = rendezvousMismatch("mpi", Where))
+    return makeError(ErrorKind::InvalidArgument, *Why);
   return startDriverExecutor<mpi::MpiDriver>(P, Place.Rank, std::move(Opts));
 }
 

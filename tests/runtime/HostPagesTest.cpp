@@ -21,11 +21,16 @@ bool isZero(const HostPages &P) {
   return true;
 }
 
-/// The VmFlags of the mapping of this process that holds \p Addr ("" when
-/// /proc/self/smaps does not say).
-std::string vmFlagsAt(const void *Addr) {
+/// What /proc/self/smaps says of the mapping that holds an address.
+struct Mapping {
+  uintptr_t End = 0;   ///< 0: no mapping holds it
+  std::string VmFlags; ///< its "VmFlags:" line
+};
+
+Mapping mappingAt(const void *Addr) {
   std::ifstream Smaps("/proc/self/smaps");
   auto A = reinterpret_cast<uintptr_t>(Addr);
+  Mapping Found;
   bool In = false;
   for (std::string Line; std::getline(Smaps, Line);) {
     uintptr_t Lo = 0, Hi = 0;
@@ -33,12 +38,14 @@ std::string vmFlagsAt(const void *Addr) {
     std::istringstream S(Line);
     if (S >> std::hex >> Lo >> Dash >> Hi && Dash == '-') {
       In = Lo <= A && A < Hi;
+      if (In)
+        Found.End = Hi;
       continue;
     }
     if (In && Line.rfind("VmFlags:", 0) == 0)
-      return Line;
+      Found.VmFlags = Line;
   }
-  return "";
+  return Found;
 }
 
 TEST(HostPages, ASmallBlockKeepsItsAlignmentAndSmallPages) {
@@ -60,13 +67,21 @@ TEST(HostPages, ALargeBlockSitsOnAHugePageAndAsksForHugePages) {
   // has transparent huge pages at all.
   if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
     GTEST_SKIP() << "this kernel has no transparent huge pages to ask for";
-  std::string Flags = vmFlagsAt(P.data());
+  std::string Flags = mappingAt(P.data()).VmFlags;
   ASSERT_NE(Flags, "") << "no VmFlags for the block in /proc/self/smaps";
   EXPECT_NE(Flags.find(" hg"), std::string::npos) << Flags;
 }
 
 TEST(HostPages, HugePagesFromSevenEighthsOfOne) {
   EXPECT_FALSE(HostPages(HostPages::LargeFromBytes - 1, 64, false).large());
+  // The smallest large block is mapped as a whole huge page: the kernel
+  // backs no less with one.
+  HostPages Least(HostPages::LargeFromBytes, 64, /*Zero=*/false);
+  ASSERT_NE(Least.data(), nullptr);
+  EXPECT_TRUE(Least.large());
+  Mapping M = mappingAt(Least.data());
+  ASSERT_NE(M.End, 0u) << "no mapping holds the block in /proc/self/smaps";
+  EXPECT_GE(M.End - reinterpret_cast<uintptr_t>(Least.data()), HostPages::LargeBytes);
   // The peer's half of the bench's fused 4,096,000-byte all_reduce.
   HostPages Half(2048004, 64, /*Zero=*/true);
   ASSERT_NE(Half.data(), nullptr);
@@ -125,10 +140,20 @@ TEST(SpareScratch, ABlockAboveMaxKeptIsNotKept) {
   SpareScratch S;
   auto Big = S.take(SpareScratch::MaxKept + 1);
   ASSERT_NE(Big->data(), nullptr);
-  // Only the caller holds it: the scratch kept nothing.
-  EXPECT_EQ(Big.use_count(), 1);
-  auto Small = S.take(4096);
-  EXPECT_EQ(Small.use_count(), 2);
+  Big.reset();
+  // Kept, it would be handed out for this.
+  EXPECT_LT(S.take(4096)->size(), SpareScratch::MaxKept);
+}
+
+TEST(SpareScratch, ABlockMayOutliveTheScratchItCameFrom) {
+  // As an abandoned request's scratch outlives its group.
+  std::shared_ptr<HostPages> Block;
+  {
+    SpareScratch S;
+    Block = S.take(4096);
+  }
+  Block->data()[0] = 1;
+  Block.reset();
 }
 
 } // namespace

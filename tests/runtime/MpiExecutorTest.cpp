@@ -15,6 +15,7 @@
 
 #include "compiler/Compile.h"
 #include "ir/Parser.h"
+#include "runtime/exec/ElementConversion.h"
 #include "runtime/mpi/ArrivalBoard.h"
 #include "runtime/mpi/EagerLimit.h"
 #include "runtime/mpi/MpiDriver.h"
@@ -30,6 +31,8 @@
 
 #include <mpi.h>
 
+#include <cstring>
+#include <limits>
 #include <thread>
 
 using namespace collc;
@@ -435,6 +438,99 @@ TEST(MpiExecutorTest, TwoMembersSendAnOperandJustOverTheEagerLimitInPieces) {
   }
   for (uint64_t N : Counts(8))
     expectExactPairReductions<double>(*C, D::streamOf(S), ElemType::F64, N);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// The group's scratch is kept between operations (SpareScratch.h), with
+/// whatever the last one left in it: halves of an odd count and a staged
+/// bf16 sum, run again with other operands, in place and out of place,
+/// read none of it. Every element checked, every round.
+TEST(MpiExecutorTest, TwoMembersReuseTheirScratchWithoutReadingWhatItHeld) {
+  if (worldSize() != 2)
+    GTEST_SKIP() << "written for 2 processes (mpi-executor-np2)";
+  Expected<D::Communicator> C = D::join("reuse", 2, size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  D::setTimeout(*C, std::chrono::milliseconds(60000));
+  D::StreamOwner S = D::createStream("test");
+  // Halves, one element more on rank 1's side; the scratch is the peer's
+  // half (Count / 2 + 1 elements), on huge pages.
+  constexpr uint64_t Count = (512 << 10) + 1;
+  ASSERT_TRUE(mpi::PairAllReduce::halves(Count, 4));
+  auto Operand = [](int Round, int Rank, uint64_t I) {
+    return float(I % 13 + uint64_t(Round) * 20 + uint64_t(Rank) * 5);
+  };
+  for (int Round = 0; Round != 3; ++Round) {
+    std::vector<float> Data(Count), Out(Count, -1.0f);
+    for (uint64_t I = 0; I != Count; ++I)
+      Data[I] = Operand(Round, worldRank(), I);
+    auto In = D::resource(Data.data(), Count * 4);
+    auto Sum = D::resource(Out.data(), Count * 4);
+    ASSERT_FALSE(
+        bool(D::allReduce(*C, In, Sum, {ElemType::F32, Count}, ReduceOp::Sum, D::streamOf(S))));
+    ASSERT_FALSE(
+        bool(D::allReduce(*C, In, In, {ElemType::F32, Count}, ReduceOp::Max, D::streamOf(S))));
+    // bf16, widened into the scratch before the exchange (2 * 4 bytes an
+    // element there): small integers, exact in bf16.
+    std::vector<uint16_t> Narrow(Count);
+    for (uint64_t I = 0; I != Count; ++I)
+      Narrow[I] = floatToBf16(Operand(Round, worldRank(), I));
+    auto NarrowRes = D::resource(Narrow.data(), Count * 2);
+    ASSERT_FALSE(bool(D::allReduce(*C, NarrowRes, NarrowRes, {ElemType::BF16, Count}, ReduceOp::Sum,
+                                   D::streamOf(S))));
+    Error E = D::synchronize(D::streamOf(S));
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    uint64_t Wrong = 0;
+    for (uint64_t I = 0; I != Count; ++I) {
+      float Want = Operand(Round, 0, I) + Operand(Round, 1, I);
+      Wrong += Out[I] != Want || Data[I] != Operand(Round, 1, I) || bf16ToFloat(Narrow[I]) != Want;
+    }
+    EXPECT_EQ(Wrong, 0u) << "round " << Round;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// Float maxima and minima pick by a comparison that depends on the
+/// operand order (+0 against -0, NaN): in place, as halves, two members
+/// keep rank 0's operand first, as MPI_Reduce_local with rank 0's as `in`
+/// gives, bit for bit on both ranks (PairAllReduce.h). Reducing into rank
+/// 0's own memory with the peer's as `in` fails it.
+TEST(MpiExecutorTest, TwoMembersInPlaceKeepRankZerosOperandFirstWhereItMatters) {
+  if (worldSize() != 2)
+    GTEST_SKIP() << "written for 2 processes (mpi-executor-np2)";
+  Expected<D::Communicator> C = D::join("order", 2, size_t(worldRank()));
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  D::setTimeout(*C, std::chrono::milliseconds(60000));
+  D::StreamOwner S = D::createStream("test");
+  constexpr uint64_t Count = 256 << 10; // halves
+  float NaN = std::numeric_limits<float>::quiet_NaN();
+  auto Operand = [&](int Rank, uint64_t I) {
+    switch (I % 4) {
+    case 0:
+      return Rank == 0 ? 0.0f : -0.0f;
+    case 1:
+      return Rank == 0 ? -0.0f : 0.0f;
+    case 2:
+      return Rank == 0 ? NaN : 1.0f;
+    default:
+      return Rank == 0 ? 2.0f : NaN;
+    }
+  };
+  for (ReduceOp Op : {ReduceOp::Max, ReduceOp::Min, ReduceOp::Sum}) {
+    std::vector<float> Data(Count), Want(Count), First(Count);
+    for (uint64_t I = 0; I != Count; ++I) {
+      Data[I] = Operand(worldRank(), I);
+      First[I] = Operand(0, I);
+      Want[I] = Operand(1, I);
+    }
+    mpi::MpiReduction M = mpi::mpiReduction(ElemType::F32, Op);
+    ASSERT_EQ(MPI_Reduce_local(First.data(), Want.data(), int(Count), M.Type, M.Op), MPI_SUCCESS);
+    auto Res = D::resource(Data.data(), Count * 4);
+    ASSERT_FALSE(bool(D::allReduce(*C, Res, Res, {ElemType::F32, Count}, Op, D::streamOf(S))));
+    Error E = D::synchronize(D::streamOf(S));
+    ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+    EXPECT_EQ(std::memcmp(Data.data(), Want.data(), Count * 4), 0)
+        << "op " << int(Op) << " on rank " << worldRank();
+  }
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -55,6 +55,9 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(Text, Source);
   if (!Where)
     return Fail(toString(Where.takeError()));
+  // Before anything meets through it (the plans' digests first).
+  if (std::optional<std::string> Why = rt::rendezvousMismatch(Backend, *Where))
+    return Fail(*Why);
   return ProcessLaunch{std::move(*Place), std::move(*Where)};
 }
 
