@@ -50,6 +50,9 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
       Rendezvous.empty() && Backend == "mpi" ? "mpi" : Rendezvous, "options->rendezvous");
   if (!Where)
     return makeApiError(collcInvalidArgument, toString(Where.takeError()));
+  // Before the backend's session starts (MPI_Init for mpi).
+  if (std::optional<std::string> Why = rt::rendezvousMismatch(Backend, *Where))
+    return makeApiError(collcInvalidArgument, *Why);
   Expected<std::shared_ptr<void>> S = holdBackendSession(Backend);
   if (!S)
     return S.takeError();

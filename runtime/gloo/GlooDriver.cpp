@@ -310,6 +310,7 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   std::lock_guard<std::mutex> L(JoinMutex);
   std::string Text;
   GroupStore Group(**Store, storePrefix(Id), M->timeout());
+  auto Began = std::chrono::steady_clock::now();
   try {
     Group.claimRank(Rank, Ranks);
     M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
@@ -387,10 +388,30 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
                      formatv("rank {0} of {1} could not join gloo group '{2}': {3} (gloo: {4})",
                              Rank, Ranks, Id, Gone->what(), Text),
                      int64_t(Gone->Rank));
-  return makeError(F.Kind == ErrorKind::Backend ? ErrorKind::Timeout : F.Kind,
-                   formatv("rank {0} of {1} could not join gloo group '{2}' within {3} ms (every "
-                           "rank must join; gloo: {4})",
-                           Rank, Ranks, Id, M->TimeoutMs.load(), Text));
+  int64_t Spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - Began)
+                      .count(),
+          Limit = M->TimeoutMs.load();
+  // Gloo's check of a peer's address fails on bytes that no rank's
+  // transport wrote, whenever it reads them.
+  if (StringRef(Text).contains("sizeof(impl_) == bytes.size()"))
+    return makeError(ErrorKind::Backend,
+                     formatv("rank {0} of {1} could not join gloo group '{2}': a peer's address in "
+                             "the rendezvous is not one that Gloo wrote (keys written by something "
+                             "other than the ranks of this run?) (gloo: {3})",
+                             Rank, Ranks, Id, Text));
+  // A join that gave up at its timeout, whatever Gloo's words for it.
+  if (F.Kind == ErrorKind::Timeout || (F.Kind == ErrorKind::Backend && Spent >= Limit * 9 / 10))
+    return makeError(ErrorKind::Timeout,
+                     formatv("rank {0} of {1} could not join gloo group '{2}' within {3} ms "
+                             "(every rank must join; gloo: {4})",
+                             Rank, Ranks, Id, Limit, Text));
+  // Otherwise nothing timed out (each wait of a join has the whole
+  // timeout, so a join may fail later than it).
+  return makeError(F.Kind,
+                   formatv("rank {0} of {1} could not join gloo group '{2}': Gloo failed after {3} "
+                           "ms (the timeout is {4} ms) (gloo: {5})",
+                           Rank, Ranks, Id, Spent, Limit, Text));
 }
 
 Error GlooDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,

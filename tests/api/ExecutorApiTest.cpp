@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace collc::apitest;
@@ -262,6 +264,23 @@ TEST(CApiExecutor, CreateRefusals) {
   O.rendezvous = "nowhere";
   EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
                       {"options->rendezvous", "nowhere", "file:DIR"}));
+  // A rendezvous the backend does not meet through, before it starts
+  // (where this build has the backend).
+  for (auto [Backend, Rendezvous, Why] :
+       {std::tuple{"gloo", "mpi",
+                   "the gloo backend meets through a store, not rendezvous 'mpi' "
+                   "(from options->rendezvous; give file:DIR or redis://HOST:PORT)"},
+        {"mpi", "file:/tmp/x",
+         "the mpi backend meets through MPI_COMM_WORLD, not rendezvous "
+         "'file:/tmp/x' (from options->rendezvous; use 'mpi')"}}) {
+    O.backend = Backend;
+    O.rendezvous = Rendezvous;
+    collcResult_t R = collcExecutorCreate(P, 0, &O, &X);
+    std::string Text = collcGetLastError();
+    if (Text.find("built without the") != std::string::npos)
+      continue;
+    EXPECT_TRUE(refused(R, collcInvalidArgument, {Why})) << Backend;
+  }
   EXPECT_EQ(X, nullptr);
   collcPlanDestroy(P);
 }

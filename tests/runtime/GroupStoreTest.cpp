@@ -4,12 +4,16 @@
 // store (ProbedStore.h), in one process: a claim is the first one's, a
 // waiting rank learns a refusal at once and names a peer that ended after
 // it claimed its rank (and only one it can see), waits take the group's timeout, and a store that
-// cannot be written or that served an earlier run says so. The
+// cannot be written or that served an earlier run says so; a join that
+// Gloo refuses at once is not said to have timed out. The
 // same across processes, and on Redis: tests/lit/run/gloo.test (TWICE).
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/gloo/GroupStore.h"
+#include "runtime/exec/Timeout.h"
+#include "runtime/gloo/GlooDriver.h"
+#include "runtime/gloo/GlooStore.h"
 #include "runtime/gloo/ProbedStore.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -315,6 +319,49 @@ TEST(GroupStore, AStoreThatCannotBeWrittenSaysSo) {
   std::string Claimed = thrown([&] { G.claimRank(0, 2); });
   EXPECT_EQ(Claimed.rfind("StoreWriteFailed: cannot create '", 0), 0u) << Claimed;
   EXPECT_NE(Claimed.find("No such file or directory"), std::string::npos) << Claimed;
+}
+
+} // namespace
+
+namespace {
+
+/// A rank's join that Gloo refuses at once is not said to have timed out:
+/// here rank 1 (this test, through the group's store) posts one byte where
+/// Gloo's transport writes its addresses, and rank 0's join fails when
+/// Gloo parses it. It said "could not join ... within 20000 ms" after a
+/// moment, as if a peer had not come. As rank 0 the join waits for that key
+/// alone (Gloo reads other ranks' keys only for ranks below its own). The
+/// rendezvous is the process's: ctest runs each test in a process of its
+/// own.
+TEST(GlooJoin, AnAddressGlooDidNotWriteIsSaidToBeOneNotATimeout) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  RendezvousAddress Where;
+  Where.How = RendezvousAddress::Kind::File;
+  Where.Directory = std::string(D.Dir);
+  if (llvm::Error E = configureRendezvous(Where))
+    FAIL() << llvm::toString(std::move(E));
+  // The driver's store prefix for group "bad" (GlooDriver.cpp).
+  GroupStore Peer(*D.Store, "collc_bad", seconds(600));
+  ASSERT_EQ(thrown([&] { Peer.claimRank(1, 2); }), "none");
+  Peer.set("1", std::vector<char>{'x'});
+  DefaultTimeoutScope Limit(seconds(20)); // the join's
+  auto Start = steady_clock::now();
+  llvm::Expected<GlooDriver::Communicator> C = GlooDriver::join("bad", 2, 0);
+  ASSERT_FALSE(bool(C));
+  EXPECT_LT(steady_clock::now() - Start, seconds(15));
+  ErrorKind Kind = ErrorKind::Timeout;
+  std::string Text;
+  llvm::handleAllErrors(C.takeError(), [&](const RuntimeError &R) {
+    Kind = R.kind();
+    Text = R.message();
+  });
+  EXPECT_EQ(Kind, ErrorKind::Backend) << Text;
+  EXPECT_EQ(Text.find("within"), std::string::npos) << Text;
+  EXPECT_NE(Text.find("rank 0 of 2 could not join gloo group 'bad': a peer's address in the "
+                      "rendezvous is not one that Gloo wrote"),
+            std::string::npos)
+      << Text;
 }
 
 } // namespace
