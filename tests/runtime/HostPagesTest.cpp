@@ -124,6 +124,13 @@ TEST(SpareScratch, AFreeBlockIsHandedOutAgainForTheSameOrLess) {
 
 TEST(SpareScratch, ABlockSomeoneHoldsIsNeverHandedOut) {
   SpareScratch S;
+  {
+    // A kept block, handed out: no longer free.
+    S.take(4096).reset();
+    auto Holder = S.take(4096);
+    auto Next = S.take(4096);
+    EXPECT_NE(Next->data(), Holder->data());
+  }
   auto InFlight = S.take(4096);
   auto Second = S.take(4096);
   EXPECT_NE(Second->data(), InFlight->data());
