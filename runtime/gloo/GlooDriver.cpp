@@ -8,7 +8,6 @@
 #include "runtime/gloo/GlooSmallAllReduce.h"
 #include "runtime/gloo/GlooStore.h"
 #include "runtime/gloo/GroupStore.h"
-#include "runtime/gloo/LoopSpinner.h"
 #include "runtime/gloo/ProbedStore.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -310,16 +309,13 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   auto M = std::make_shared<Membership>(Id, int(Rank), int(Ranks));
   std::lock_guard<std::mutex> L(JoinMutex);
   std::string Text;
-  // Lives past the join's failure, until the pairs Gloo made are gone.
-  std::optional<LoopSpinner> Awake;
   GroupStore Group(**Store, storePrefix(Id), M->timeout());
   auto Began = std::chrono::steady_clock::now();
   try {
     Group.claimRank(Rank, Ranks);
-    M->Ctx = withQuickTeardown(new ::gloo::rendezvous::Context(int(Rank), int(Ranks)), *Device);
+    M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
     M->Ctx->setTimeout(M->timeout());
-    AwakeOnFailure Meeting(Group, **Device, Awake);
-    M->Ctx->connectFullMesh(Meeting, *Device);
+    M->Ctx->connectFullMesh(Group, *Device);
     // The address each peer's pair to this rank listens on (one per pair),
     // which Gloo's errors about that pair quote: to name peers in errors.
     M->Addresses.assign(Ranks, "");

@@ -8,90 +8,44 @@
 // LoopSpinner lives, a descriptor that is always readable keeps the loop
 // from sleeping, so each pair goes in a tick of microseconds.
 //
+// quickTeardown wraps the process's device so that every transport context
+// it makes (a group's pairs) is destroyed under one, whoever lets go of it
+// last: a join that fails inside Gloo (a store wait that times out, a peer
+// that refuses or closes the connection) as its failure unwinds, a group
+// at the end of a run.
+//
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_GLOO_LOOPSPINNER_H
 #define COLLC_RUNTIME_GLOO_LOOPSPINNER_H
 
-#include <gloo/transport/tcp/device.h>
-#include <gloo/transport/tcp/loop.h>
+#include <gloo/transport/device.h>
 
-#include <gloo/rendezvous/store.h>
-
-#include <chrono>
 #include <memory>
-#include <optional>
-#include <string>
-#include <vector>
+
+namespace gloo::transport::tcp {
+class Device;
+}
 
 namespace collc::rt::gloo {
 
-class LoopSpinner final : public ::gloo::transport::tcp::Handler {
+class LoopSpinner {
 public:
   /// Keeps \p Device's loop awake; on a device of another transport, or
   /// without an eventfd, does nothing (the loop ticks as it would).
   explicit LoopSpinner(::gloo::transport::Device &Device);
-  ~LoopSpinner() override;
+  ~LoopSpinner();
   LoopSpinner(const LoopSpinner &) = delete;
   LoopSpinner &operator=(const LoopSpinner &) = delete;
-
-  /// Called on the loop's thread: reads nothing, so the descriptor stays
-  /// readable and the loop comes straight back.
-  void handleEvents(int) override {}
 
 private:
   ::gloo::transport::tcp::Device *Tcp = nullptr;
   int Fd = -1;
 };
 
-/// \p Context, whose destruction keeps \p Device's loop awake
-/// (LoopSpinner) whoever lets go of it last.
-template <typename ContextT>
-std::shared_ptr<ContextT> withQuickTeardown(ContextT *Context,
-                                            std::shared_ptr<::gloo::transport::Device> Device) {
-  return std::shared_ptr<ContextT>(Context, [Device = std::move(Device)](ContextT *C) {
-    LoopSpinner Awake(*Device);
-    delete C;
-  });
-}
-
-/// A store that forwards to another and, when a call of it fails (a join
-/// gives up: a timeout, a refusal), keeps \p Device's loop awake from then
-/// on, in \p Awake: the pairs a join made inside Gloo go as the failure
-/// unwinds through it, before any caller can let go of them.
-class AwakeOnFailure final : public ::gloo::rendezvous::Store {
-public:
-  AwakeOnFailure(::gloo::rendezvous::Store &Inner, ::gloo::transport::Device &Device,
-                 std::optional<LoopSpinner> &Awake)
-      : Inner(Inner), Device(Device), Awake(Awake) {}
-  void set(const std::string &Key, const std::vector<char> &Data) override {
-    forward([&] { Inner.set(Key, Data); });
-  }
-  std::vector<char> get(const std::string &Key) override {
-    std::vector<char> Out;
-    forward([&] { Out = Inner.get(Key); });
-    return Out;
-  }
-  void wait(const std::vector<std::string> &Keys) override {
-    forward([&] { Inner.wait(Keys); });
-  }
-  void wait(const std::vector<std::string> &Keys, const std::chrono::milliseconds &T) override {
-    forward([&] { Inner.wait(Keys, T); });
-  }
-
-private:
-  template <typename F> void forward(F &&Call) {
-    try {
-      Call();
-    } catch (...) {
-      if (!Awake)
-        Awake.emplace(Device);
-      throw;
-    }
-  }
-  ::gloo::rendezvous::Store &Inner;
-  ::gloo::transport::Device &Device;
-  std::optional<LoopSpinner> &Awake;
-};
+/// \p Device, whose transport contexts are each destroyed under a
+/// LoopSpinner.
+std::shared_ptr<::gloo::transport::Device>
+quickTeardown(std::shared_ptr<::gloo::transport::Device> Device);
 
 } // namespace collc::rt::gloo
 

@@ -18,7 +18,6 @@
 #include "runtime/gloo/GlooCommContext.h"
 #include "runtime/gloo/GlooSmallAllReduce.h"
 #include "runtime/gloo/GlooStore.h"
-#include "runtime/gloo/LoopSpinner.h"
 #include "runtime/gloo/ProbedStore.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -153,8 +152,7 @@ Expected<std::unique_ptr<RawEngine>> createRawGlooEngine(const rt::ProcessPlace 
   if (!Device)
     return Device.takeError();
   try {
-    auto Context = rt::gloo::withQuickTeardown(
-        new ::gloo::rendezvous::Context(int(Place.Rank), int(Place.World)), *Device);
+    auto Context = std::make_shared<::gloo::rendezvous::Context>(int(Place.Rank), int(Place.World));
     Context->setTimeout(Timeout);
     ::gloo::rendezvous::PrefixStore Prefix("collc.bench.raw", **Store);
     Context->connectFullMesh(Prefix, *Device);
