@@ -3,6 +3,7 @@
 #include "runtime/gloo/GlooStore.h"
 
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/gloo/LoopSpinner.h"
 #include "runtime/gloo/ProbedStore.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -121,7 +122,8 @@ Expected<std::shared_ptr<::gloo::transport::Device>> processDevice() {
                              "name or address of this host, without a port or brackets)",
                              Attr.hostname, *Why));
   try {
-    S.Device = ::gloo::transport::tcp::CreateDevice(Attr);
+    // Its contexts go at once (LoopSpinner.h), not a loop tick per pair.
+    S.Device = quickTeardown(::gloo::transport::tcp::CreateDevice(Attr));
   } catch (const std::exception &X) {
     return makeError(ErrorKind::Backend, formatv("gloo cannot listen on '{0}' (set "
                                                  "COLLC_GLOO_HOSTNAME to an address of this "

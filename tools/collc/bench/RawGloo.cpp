@@ -152,8 +152,7 @@ Expected<std::unique_ptr<RawEngine>> createRawGlooEngine(const rt::ProcessPlace 
   if (!Device)
     return Device.takeError();
   try {
-    auto Context = std::make_shared<::gloo::rendezvous::Context>(int(Place.Rank),
-                                                                 int(Place.World));
+    auto Context = std::make_shared<::gloo::rendezvous::Context>(int(Place.Rank), int(Place.World));
     Context->setTimeout(Timeout);
     ::gloo::rendezvous::PrefixStore Prefix("collc.bench.raw", **Store);
     Context->connectFullMesh(Prefix, *Device);
