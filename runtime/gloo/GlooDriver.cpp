@@ -311,6 +311,13 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   std::string Text;
   GroupStore Group(**Store, storePrefix(Id), M->timeout());
   auto Began = std::chrono::steady_clock::now();
+  // Every failure of the join, in one form: "rank R of N could not join
+  // gloo group 'G'" and then \p Rest.
+  auto JoinError = [&](ErrorKind Kind, const Twine &Rest, int64_t Peer = -1) {
+    return makeError(
+        Kind, formatv("rank {0} of {1} could not join gloo group '{2}'", Rank, Ranks, Id) + Rest,
+        Peer);
+  };
   try {
     Group.claimRank(Rank, Ranks);
     M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
@@ -336,19 +343,12 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     }
     return M;
   } catch (const PeerGone &X) {
-    return makeError(
-        ErrorKind::PeerLost,
-        formatv("rank {0} of {1} could not join gloo group '{2}': {3}", Rank, Ranks, Id, X.what()),
-        int64_t(X.Rank));
+    return JoinError(ErrorKind::PeerLost, ": " + Twine(X.what()), int64_t(X.Rank));
   } catch (const JoinRefused &X) {
-    return makeError(
-        ErrorKind::InvalidArgument,
-        formatv("rank {0} of {1} could not join gloo group '{2}': {3}", Rank, Ranks, Id, X.what()));
+    return JoinError(ErrorKind::InvalidArgument, ": " + Twine(X.what()));
   } catch (const StoreWriteFailed &X) {
-    return makeError(ErrorKind::Backend,
-                     formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
-                             "{3} cannot be written ({4})",
-                             Rank, Ranks, Id, (*Store)->kind(), X.what()));
+    return JoinError(ErrorKind::Backend, formatv(": the rendezvous {0} cannot be written ({1})",
+                                                 (*Store)->kind(), X.what()));
   } catch (const std::exception &X) {
     Text = X.what();
   }
@@ -356,25 +356,20 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   // Gloo's FileStore never overwrites a key: a directory that served an
   // earlier run with the same plan holds its keys.
   if (StringRef(Text).contains("File already exists"))
-    return makeError(ErrorKind::InvalidArgument,
-                     formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
-                             "directory holds the keys of an earlier run (give each run a new "
-                             "or empty directory; gloo: {3})",
-                             Rank, Ranks, Id, Text));
+    return JoinError(ErrorKind::InvalidArgument,
+                     ": the rendezvous directory holds the keys of an earlier run (give each run "
+                     "a new or empty directory; gloo: " +
+                         Text + ")");
   // Nor is a key it cannot write a peer that did not come.
   if (StringRef(Text).contains("File cannot be created"))
-    return makeError(ErrorKind::Backend,
-                     formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
-                             "directory cannot be written (gloo: {3})",
-                             Rank, Ranks, Id, Text));
+    return JoinError(ErrorKind::Backend,
+                     ": the rendezvous directory cannot be written (gloo: " + Text + ")");
   // The store failed (a key it wrote empty on a full disk, a Redis server
   // that went away): no rank is late.
   if ((StringRef(Text).contains("file_store.cc") || StringRef(Text).contains("redis_store.cc")) &&
       !StringRef(Text).contains("Wait timeout"))
-    return makeError(ErrorKind::Backend,
-                     formatv("rank {0} of {1} could not join gloo group '{2}': the rendezvous "
-                             "{3} failed (gloo: {4})",
-                             Rank, Ranks, Id, (*Store)->kind(), (*Store)->explain(Text)));
+    return JoinError(ErrorKind::Backend, formatv(": the rendezvous {0} failed (gloo: {1})",
+                                                 (*Store)->kind(), (*Store)->explain(Text)));
   // A peer that ended after it posted its address (Gloo could not
   // connect to it) is named, as a wait names one that ended before.
   std::optional<PeerGone> Gone;
@@ -384,9 +379,7 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     // The store failed too: the error says what Gloo said.
   }
   if (Gone)
-    return makeError(ErrorKind::PeerLost,
-                     formatv("rank {0} of {1} could not join gloo group '{2}': {3} (gloo: {4})",
-                             Rank, Ranks, Id, Gone->what(), Text),
+    return JoinError(ErrorKind::PeerLost, formatv(": {0} (gloo: {1})", Gone->what(), Text),
                      int64_t(Gone->Rank));
   int64_t Spent = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - Began)
@@ -395,23 +388,18 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   // Gloo's check of a peer's address fails on bytes that no rank's
   // transport wrote, whenever it reads them.
   if (StringRef(Text).contains("sizeof(impl_) == bytes.size()"))
-    return makeError(ErrorKind::Backend,
-                     formatv("rank {0} of {1} could not join gloo group '{2}': a peer's address in "
-                             "the rendezvous is not one that Gloo wrote (keys written by something "
-                             "other than the ranks of this run?) (gloo: {3})",
-                             Rank, Ranks, Id, Text));
+    return JoinError(ErrorKind::Backend,
+                     ": a peer's address in the rendezvous is not one that Gloo wrote (keys "
+                     "written by something other than the ranks of this run?) (gloo: " +
+                         Text + ")");
   // A join that gave up at its timeout, whatever Gloo's words for it.
   if (F.Kind == ErrorKind::Timeout || (F.Kind == ErrorKind::Backend && Spent >= Limit * 9 / 10))
-    return makeError(ErrorKind::Timeout,
-                     formatv("rank {0} of {1} could not join gloo group '{2}' within {3} ms "
-                             "(every rank must join; gloo: {4})",
-                             Rank, Ranks, Id, Limit, Text));
+    return JoinError(ErrorKind::Timeout,
+                     formatv(" within {0} ms (every rank must join; gloo: {1})", Limit, Text));
   // Otherwise nothing timed out (each wait of a join has the whole
   // timeout, so a join may fail later than it).
-  return makeError(F.Kind,
-                   formatv("rank {0} of {1} could not join gloo group '{2}': Gloo failed after {3} "
-                           "ms (the timeout is {4} ms) (gloo: {5})",
-                           Rank, Ranks, Id, Spent, Limit, Text));
+  return JoinError(F.Kind, formatv(": Gloo failed after {0} ms (the timeout is {1} ms) (gloo: {2})",
+                                   Spent, Limit, Text));
 }
 
 Error GlooDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
