@@ -47,7 +47,7 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
   if (Error E = rt::checkProcessBackendBuilt(Backend))
     return E;
   Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(
-      Rendezvous.empty() && Backend == "mpi" ? "mpi" : Rendezvous, "options->rendezvous");
+      Rendezvous.empty() ? rt::defaultRendezvous(Backend) : Rendezvous, "options->rendezvous");
   if (!Where)
     return makeApiError(collcInvalidArgument, toString(Where.takeError()));
   // Before the backend's session starts (MPI_Init for mpi).

@@ -54,7 +54,8 @@ public:
       return makeApiError(collcUnsupported,
                           "options->backend is \"nccl\": " + toString(Devices.takeError()));
     Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(
-        Place.Rendezvous.empty() ? "mpi" : Place.Rendezvous, "options->rendezvous");
+        Place.Rendezvous.empty() ? rt::defaultRendezvous("nccl") : StringRef(Place.Rendezvous),
+        "options->rendezvous");
     if (!Where)
       return makeApiError(collcInvalidArgument, toString(Where.takeError()));
     rt::PlaceFlags Flags;

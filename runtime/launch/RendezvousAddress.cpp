@@ -79,6 +79,10 @@ Expected<RendezvousAddress> parseRendezvous(StringRef Whole, StringRef Source) {
   return Bad("unknown form");
 }
 
+StringRef defaultRendezvous(StringRef Backend) {
+  return Backend == "mpi" || Backend == "nccl" ? "mpi" : "";
+}
+
 std::optional<std::string> rendezvousMismatch(StringRef Backend, const RendezvousAddress &Where) {
   bool Mpi = Where.How == RendezvousAddress::Kind::Mpi;
   if (Backend == "mpi" && !Mpi)

@@ -37,6 +37,11 @@ struct RendezvousAddress {
 llvm::Expected<RendezvousAddress> parseRendezvous(llvm::StringRef Text,
                                                   llvm::StringRef Source = "--rendezvous");
 
+/// What backend \p Backend meets through when no rendezvous is given: "mpi"
+/// for mpi (MPI_COMM_WORLD) and nccl (its unique ids broadcast with MPI, as
+/// nccl-tests do); "" for any other, which must be told a store.
+llvm::StringRef defaultRendezvous(llvm::StringRef Backend);
+
 /// Why backend \p Backend cannot meet through \p Where, naming where it
 /// was given; none when it can. The one rule for the CLI (before anything
 /// meets) and the executors: mpi meets through MPI_COMM_WORLD only, gloo

@@ -39,6 +39,7 @@ llvm::Error checkProcessBackendBuilt(llvm::StringRef Backend);
 /// Refuses, naming where it came from, a world of more processes than
 /// \p Backend takes (gloo: 65536), before a program is compiled for it.
 llvm::Error checkProcessWorld(llvm::StringRef Backend, const ProcessPlace &Place);
+
 /// Starts what \p Backend needs in this process (MPI's initialization); the
 /// result must outlive every executor of the backend (null: nothing).
 llvm::Expected<std::shared_ptr<void>> startProcessBackend(llvm::StringRef Backend);

@@ -47,7 +47,7 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   StringRef Source = "--rendezvous";
   if (Text.empty()) {
     std::optional<std::string> Env = rt::processEnvironment("COLLC_RENDEZVOUS");
-    Text = Env.value_or(Backend == "mpi" || Backend == "nccl" ? "mpi" : "");
+    Text = Env.value_or(rt::defaultRendezvous(Backend).str());
     Source = Env ? "COLLC_RENDEZVOUS" : "the backend's default";
   }
   if (Text.empty())

@@ -489,17 +489,25 @@ static Error agreeOnOptions(RawEngine &Engine, const ProcessBenchOptions &O) {
                            "); refusing to measure: start every rank with the same options");
 }
 
+/// The raw engine of \p O's backend, once every rank runs \p O's options.
+static Expected<std::unique_ptr<RawEngine>> agreedEngine(const ProcessBenchOptions &O) {
+  Expected<std::unique_ptr<RawEngine>> E = createRawEngine(O.Backend, O.Place, O.Where, O.Timeout);
+  if (!E)
+    return E.takeError();
+  if (Error Err = agreeOnOptions(**E, O))
+    return Err;
+  return E;
+}
+
 ProcessReplayTimer::ProcessReplayTimer(const ProcessBenchOptions &O, std::unique_ptr<RawEngine> E)
     : O(O), Engine(std::move(E)) {}
 ProcessReplayTimer::~ProcessReplayTimer() = default;
 
 Expected<std::unique_ptr<ProcessReplayTimer>>
 ProcessReplayTimer::create(const ProcessBenchOptions &O) {
-  Expected<std::unique_ptr<RawEngine>> E = createRawEngine(O.Backend, O.Place, O.Where, O.Timeout);
+  Expected<std::unique_ptr<RawEngine>> E = agreedEngine(O);
   if (!E)
     return E.takeError();
-  if (Error Err = agreeOnOptions(**E, O))
-    return Err;
   return std::unique_ptr<ProcessReplayTimer>(new ProcessReplayTimer(O, std::move(*E)));
 }
 
@@ -525,12 +533,9 @@ int benchThisProcessRank(const ProcessBenchOptions &O, raw_ostream &Out, raw_ost
   };
   // The engine first and gone last: the mpi one holds MPI's session, which
   // every executor of the run needs.
-  Expected<std::unique_ptr<RawEngine>> Engine =
-      createRawEngine(O.Backend, O.Place, O.Where, O.Timeout);
+  Expected<std::unique_ptr<RawEngine>> Engine = agreedEngine(O);
   if (!Engine)
     return Fail(Engine.takeError());
-  if (Error E = agreeOnOptions(**Engine, O))
-    return Fail(std::move(E));
   std::string LoadBefore = loadAverages().value_or("unknown");
   std::vector<SizeRow> Rows;
   Paired Fused;

@@ -49,10 +49,11 @@ struct FusedComparison {
   plan::Plan OneByOne; ///< one collective per tensor, each waited for
 };
 
-/// \p Ops all_reduces of 4 KiB over \p World ranks, compiled both ways.
 /// The most all_reduces the fused comparison fuses into one (the fuse pass's
 /// max-count there; `collc bench --replay-ops` takes up to it).
 constexpr unsigned MaxReplayOps = 100000;
+
+/// \p Ops all_reduces of 4 KiB over \p World ranks, compiled both ways.
 llvm::Expected<FusedComparison> fusedComparisonPlans(unsigned Ops, int64_t World);
 
 } // namespace collc::tool
