@@ -6,8 +6,10 @@
 #include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 using namespace llvm;
@@ -20,6 +22,8 @@ namespace {
 struct LauncherVariables {
   const char *Launcher;
   const char *Rank, *World, *LocalRank;
+  /// The processes on this host: a count, or (srun) Slurm's per-node list.
+  const char *LocalWorld;
 };
 
 // Looked for in this order, the first found taken: mpirun and srun set
@@ -27,9 +31,11 @@ struct LauncherVariables {
 // RANK, and mpirun's processes inside an sbatch job inherit the batch
 // script's SLURM_PROCID and SLURM_NTASKS.
 constexpr LauncherVariables Mpirun = {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-                                      "OMPI_COMM_WORLD_LOCAL_RANK"},
-                            Srun = {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
-                            Torchrun = {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"};
+                                      "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+                            Srun = {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+                                    "SLURM_STEP_TASKS_PER_NODE"},
+                            Torchrun = {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+                                        "LOCAL_WORLD_SIZE"};
 constexpr LauncherVariables Launchers[] = {Mpirun, Srun, Torchrun};
 // But a torchrun worker (torchrun sets GROUP_RANK and LOCAL_WORLD_SIZE
 // beside RANK; a job script's RANK comes without them) is placed by
@@ -47,6 +53,52 @@ Expected<std::optional<int64_t>> readNumber(EnvironmentLookup Env, const char *N
     return createStringError(inconvertibleErrorCode(),
                              formatv("{0}='{1}': expected a non-negative number", Name, *Value));
   return std::optional<int64_t>(N);
+}
+
+/// The most tasks on any node in Slurm's per-node list \p Name ("4(x2),3":
+/// two nodes of 4, one of 3), or an error naming it and its value. The
+/// most, not this node's: every process then judges alike.
+Expected<std::optional<int64_t>> readTasksPerNode(EnvironmentLookup Env, const char *Name) {
+  std::optional<std::string> Value = Env(Name);
+  if (!Value)
+    return std::optional<int64_t>();
+  int64_t Most = 0;
+  SmallVector<StringRef, 8> Items;
+  StringRef(*Value).trim().split(Items, ',');
+  for (StringRef Item : Items) {
+    StringRef Count = Item.take_until([](char C) { return C == '('; });
+    StringRef Repeat = Item.drop_front(Count.size());
+    int64_t N, Times;
+    bool Bad = Count.getAsInteger(10, N) || N < 1;
+    if (!Repeat.empty())
+      Bad |= !Repeat.consume_front("(x") || !Repeat.consume_back(")") ||
+             Repeat.getAsInteger(10, Times) || Times < 1;
+    if (Bad)
+      return createStringError(inconvertibleErrorCode(),
+                               formatv("{0}='{1}': expected tasks per node as Slurm writes them "
+                                       "(such as 4(x2),3)",
+                                       Name, *Value));
+    Most = std::max(Most, N);
+  }
+  return std::optional<int64_t>(Most);
+}
+
+/// The processes on this host by launcher \p L, checked against \p World;
+/// the whole world when \p L does not say.
+Expected<int64_t> readLocalWorld(EnvironmentLookup Env, const LauncherVariables &L, int64_t World) {
+  Expected<std::optional<int64_t>> N = StringRef(L.Launcher) == "srun"
+                                           ? readTasksPerNode(Env, L.LocalWorld)
+                                           : readNumber(Env, L.LocalWorld);
+  if (!N)
+    return N.takeError();
+  if (!*N)
+    return World;
+  if (**N < 1 || **N > World)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("{0}='{1}': expected the processes on this host, 1 to "
+                                     "the world's {2}",
+                                     L.LocalWorld, *Env(L.LocalWorld), World));
+  return **N;
 }
 
 } // namespace
@@ -82,6 +134,8 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
           Place.LocalRank = **Local;
           break;
         }
+    // Where the processes are is not said by flags: all on this host.
+    Place.LocalWorld = Place.World;
     Place.Source = "flags";
     Found = true;
   }
@@ -106,6 +160,12 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
     Place.World = **World;
     Place.LocalRank = Local->value_or(0);
     Place.Source = L.Launcher;
+    if (**World >= 1) { // a world out of range is refused below, naming it
+      Expected<int64_t> LocalWorld = readLocalWorld(Env, L, **World);
+      if (!LocalWorld)
+        return LocalWorld.takeError();
+      Place.LocalWorld = *LocalWorld;
+    }
     Found = true;
     break;
   }
@@ -116,6 +176,8 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
     Place.Rank = Flags.Rank.value_or(Place.Rank);
     Place.World = Flags.World.value_or(Place.World);
     Place.LocalRank = Flags.LocalRank.value_or(Found ? Place.LocalRank : 0);
+    if (Flags.World)
+      Place.LocalWorld = Place.World;
     Place.Source = "flags";
     Found = true;
   }
@@ -133,6 +195,14 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
                              formatv("rank {0} of world {1} (from {2}): expected a rank in "
                                      "0..world-1 and a world of at least 1",
                                      Place.Rank, Place.World, Place.Source));
+  if (Flags.LocalWorld) {
+    if (*Flags.LocalWorld < 1 || *Flags.LocalWorld > Place.World)
+      return createStringError(inconvertibleErrorCode(),
+                               formatv("--local-world {0}: expected the processes on this host, "
+                                       "1 to the world's {1}",
+                                       *Flags.LocalWorld, Place.World));
+    Place.LocalWorld = *Flags.LocalWorld;
+  }
   // A host runs at most the world's processes; the local rank picks a GPU.
   if (Place.LocalRank >= Place.World)
     return createStringError(inconvertibleErrorCode(),

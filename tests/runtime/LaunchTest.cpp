@@ -84,6 +84,76 @@ TEST(ProcessPlace, ATorchrunWorkerIsPlacedByTorchrunUnderSrun) {
   EXPECT_EQ(Script->Source, "srun");
 }
 
+/// The processes on this host, which share its memory: each launcher's
+/// count (srun's list: the most on any node, so that every process judges
+/// alike), else the whole world.
+TEST(ProcessPlace, CountsTheProcessesOnThisHost) {
+  auto LocalWorldIn = [](const llvm::StringMap<std::string> &Vars, const PlaceFlags &F = {}) {
+    llvm::Expected<ProcessPlace> P = placeIn(Vars, F);
+    if (!P) {
+      ADD_FAILURE() << llvm::toString(P.takeError());
+      return int64_t(-1);
+    }
+    return P->LocalWorld;
+  };
+  EXPECT_EQ(LocalWorldIn({{"OMPI_COMM_WORLD_RANK", "5"},
+                          {"OMPI_COMM_WORLD_SIZE", "16"},
+                          {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}}),
+            8);
+  EXPECT_EQ(LocalWorldIn({{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_SIZE", "16"}}), 16);
+  EXPECT_EQ(LocalWorldIn({{"SLURM_PROCID", "9"},
+                          {"SLURM_NTASKS", "11"},
+                          {"SLURM_STEP_TASKS_PER_NODE", "3(x2),4,1"}}),
+            4);
+  EXPECT_EQ(
+      LocalWorldIn(
+          {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}, {"SLURM_STEP_TASKS_PER_NODE", " 2(x4)"}}),
+      2);
+  EXPECT_EQ(
+      LocalWorldIn(
+          {{"RANK", "1"}, {"WORLD_SIZE", "6"}, {"GROUP_RANK", "0"}, {"LOCAL_WORLD_SIZE", "3"}}),
+      3);
+  EXPECT_EQ(LocalWorldIn({{"RANK", "1"}, {"WORLD_SIZE", "6"}}), 6);
+  // Flags that set the world do not say where its processes are: all here.
+  PlaceFlags Both;
+  Both.Rank = 0;
+  Both.World = 4;
+  EXPECT_EQ(LocalWorldIn({{"OMPI_COMM_WORLD_RANK", "0"},
+                          {"OMPI_COMM_WORLD_SIZE", "16"},
+                          {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}},
+                         Both),
+            4);
+  Both.LocalWorld = 1; // --local-world: the rest are elsewhere
+  EXPECT_EQ(LocalWorldIn({}, Both), 1);
+  Both.LocalWorld = 5;
+  EXPECT_EQ(errorOf(placeIn({}, Both)),
+            "--local-world 5: expected the processes on this host, 1 to the world's 4");
+  PlaceFlags LocalOnly;
+  LocalOnly.LocalRank = 1;
+  EXPECT_EQ(LocalWorldIn({{"OMPI_COMM_WORLD_RANK", "0"},
+                          {"OMPI_COMM_WORLD_SIZE", "16"},
+                          {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}},
+                         LocalOnly),
+            2);
+  // A count that is no count, or more than the world, is named.
+  EXPECT_EQ(errorOf(placeIn({{"OMPI_COMM_WORLD_RANK", "0"},
+                             {"OMPI_COMM_WORLD_SIZE", "4"},
+                             {"OMPI_COMM_WORLD_LOCAL_SIZE", "5"}})),
+            "OMPI_COMM_WORLD_LOCAL_SIZE='5': expected the processes on this host, 1 to the "
+            "world's 4");
+  EXPECT_EQ(
+      errorOf(placeIn(
+          {{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"GROUP_RANK", "0"}, {"LOCAL_WORLD_SIZE", "0"}})),
+      "LOCAL_WORLD_SIZE='0': expected the processes on this host, 1 to the world's 4");
+  for (const char *Bad : {"", "x", "4(x", "4(x0)", "4(2)", "4,,2", "0", "-1", "2(x3)z"})
+    EXPECT_EQ(
+        errorOf(placeIn(
+            {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}, {"SLURM_STEP_TASKS_PER_NODE", Bad}})),
+        std::string("SLURM_STEP_TASKS_PER_NODE='") + Bad +
+            "': expected tasks per node as Slurm writes them (such as 4(x2),3)")
+        << Bad;
+}
+
 TEST(ProcessPlace, FlagsOverrideTheEnvironment) {
   PlaceFlags F;
   F.Rank = 1;

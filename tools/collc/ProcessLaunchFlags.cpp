@@ -18,8 +18,12 @@ ProcessLaunchFlags::ProcessLaunchFlags(cl::SubCommand &Sub)
            cl::sub(Sub)),
       World("world", cl::desc("Processes in the run (default: the launcher's)"), cl::init(-1),
             cl::sub(Sub)),
-      LocalRank("local-rank", cl::desc("Rank on this host (default: the launcher's)"),
-                cl::init(-1), cl::sub(Sub)) {}
+      LocalRank("local-rank", cl::desc("Rank on this host (default: the launcher's)"), cl::init(-1),
+                cl::sub(Sub)),
+      LocalWorld("local-world",
+                 cl::desc("Processes of the run on this host, which share its memory budget "
+                          "(default: the launcher's, else the whole world)"),
+                 cl::init(-1), cl::sub(Sub)) {}
 
 Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   auto Fail = [&](const Twine &Why) {
@@ -27,7 +31,7 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   };
   rt::PlaceFlags Flags;
   // -1 is the defaults' value: a value given must be a place.
-  for (const cl::opt<int64_t> *O : {&Rank, &World, &LocalRank})
+  for (const cl::opt<int64_t> *O : {&Rank, &World, &LocalRank, &LocalWorld})
     if (O->getNumOccurrences() && *O < 0)
       return Fail(
           ("--" + O->ArgStr + " " + Twine(O->getValue()) + ": expected a non-negative number")
@@ -38,6 +42,8 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
     Flags.World = World;
   if (LocalRank >= 0)
     Flags.LocalRank = LocalRank;
+  if (LocalWorld >= 0)
+    Flags.LocalWorld = LocalWorld;
   Expected<rt::ProcessPlace> Place = rt::placeFromLauncher(Flags);
   if (!Place)
     return Fail(toString(Place.takeError()));
@@ -62,8 +68,9 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
 }
 
 Error ProcessLaunchFlags::refuseOnLocal() const {
-  for (const cl::Option *O : {(const cl::Option *)&Rendezvous, (const cl::Option *)&Rank,
-                              (const cl::Option *)&World, (const cl::Option *)&LocalRank})
+  for (const cl::Option *O :
+       {(const cl::Option *)&Rendezvous, (const cl::Option *)&Rank, (const cl::Option *)&World,
+        (const cl::Option *)&LocalRank, (const cl::Option *)&LocalWorld})
     if (O->getNumOccurrences())
       return createStringError(inconvertibleErrorCode(),
                                ("--" + O->ArgStr +

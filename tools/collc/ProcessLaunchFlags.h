@@ -2,7 +2,7 @@
 //
 // The flags of every subcommand that runs as one rank of a process backend
 // under a launcher (`collc run`, `collc bench`): --rendezvous, --rank,
-// --world, --local-rank, and how they resolve, with the launcher's
+// --world, --local-rank, --local-world, and how they resolve, with the launcher's
 // environment and COLLC_RENDEZVOUS, into this process's place and the
 // address its peers meet at. One resolution, so the commands cannot drift.
 //
@@ -25,7 +25,7 @@ struct ProcessLaunch {
 
 struct ProcessLaunchFlags {
   llvm::cl::opt<std::string> Rendezvous;
-  llvm::cl::opt<int64_t> Rank, World, LocalRank;
+  llvm::cl::opt<int64_t> Rank, World, LocalRank, LocalWorld;
   explicit ProcessLaunchFlags(llvm::cl::SubCommand &Sub);
 
   /// This process's place (flags over the launcher's environment) and the

@@ -3,6 +3,7 @@
 #include "tools/collc/ProcessRun.h"
 
 #include "runtime/exec/DigestHandshake.h"
+#include "runtime/exec/RuntimeError.h"
 #include "runtime/process/CpuWorld.h"
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/ProcessBackends.h"
@@ -24,14 +25,22 @@ namespace {
 /// Every process's plan digest, before any group of the plan is joined: a
 /// process whose plan differs is named at once. (Over gloo the groups are
 /// named by the plan's digest, so processes with different plans would
-/// never meet there, each waiting out its timeout instead.)
+/// never meet there, each waiting out its timeout instead.) Where they
+/// differ, O.PlanOrigin says why they may.
 Error checkPlansAgree(const plan::Plan &P, const ProcessRunOptions &O) {
   Expected<std::unique_ptr<rt::WorldGather>> World =
       rt::joinCpuWorld(O.Place, O.Where, "collc.run/#digests", O.Exec.Timeout);
   if (!World)
     return World.takeError();
-  return rt::exchangeDigests(
+  Error E = rt::exchangeDigests(
       P, O.Place.Rank, [&](ArrayRef<uint32_t> Words) { return (*World)->allGatherWords(Words); });
+  if (O.PlanOrigin.empty())
+    return E;
+  return handleErrors(std::move(E), [&](std::unique_ptr<rt::RuntimeError> R) -> Error {
+    if (R->kind() != rt::ErrorKind::Mismatch)
+      return Error(std::move(R));
+    return rt::makeError(R->kind(), R->text() + " (" + O.PlanOrigin + ")", R->peer());
+  });
 }
 
 int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,

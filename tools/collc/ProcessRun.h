@@ -28,6 +28,9 @@ struct ProcessRunOptions {
   rt::RendezvousAddress Where;
   rt::ExecutorOptions Exec;
   unsigned Steps = 3;
+  /// Said where the ranks' plans differ: why they may (the factor
+  /// `--shrink auto` chose for this host's memory), or empty.
+  std::string PlanOrigin;
 };
 
 /// Runs this process's rank of \p P; returns the exit code (non-zero on

@@ -105,8 +105,9 @@ std::string sizeText(uint64_t Bytes) {
                             : formatv("{0} MiB", Bytes >> 20).str();
 }
 
-/// The memory a run may use: --memory-budget, else 8 GiB or a third of RAM.
-Expected<uint64_t> memoryBudget() {
+/// The memory a run may use on this host: --memory-budget, else 8 GiB or a
+/// third of RAM.
+Expected<uint64_t> hostBudget() {
   if (Budget.empty())
     return defaultBudget();
   Expected<uint64_t> Given = parseByteSize(Budget);
@@ -119,6 +120,27 @@ Expected<uint64_t> memoryBudget() {
                              "--memory-budget %s is more than this machine's memory (%s)",
                              Budget.c_str(), sizeText(Memory).c_str());
   return *Given;
+}
+
+/// What this process may use, and how to say it.
+struct RunBudget {
+  uint64_t Bytes;
+  std::string Text;
+};
+
+/// The host's budget, or under a launcher (\p Place) this process's share of
+/// it: the run's processes on this host each hold their own rank at once.
+Expected<RunBudget> runBudget(const rt::ProcessPlace *Place) {
+  Expected<uint64_t> Host = hostBudget();
+  if (!Host)
+    return Host.takeError();
+  if (!Place || Place->LocalWorld <= 1)
+    return RunBudget{*Host, sizeText(*Host)};
+  uint64_t Share = *Host / uint64_t(Place->LocalWorld);
+  return RunBudget{Share, formatv("{0} (this process's share of {1} with {2} processes on this "
+                                  "host)",
+                                  sizeText(Share), sizeText(*Host), Place->LocalWorld)
+                              .str()};
 }
 
 /// What a run holds at once, by the rule both paths use: the executor's
@@ -148,54 +170,51 @@ uint64_t communicatedBytes(const plan::Plan &P, std::optional<int64_t> Only = st
 }
 
 /// Compiles the program for \p World ranks (0: its own world), shrunk to
-/// fit in memory when asked to: the memory of all its ranks, or of one
-/// (\p OneRankHere: a process backend's process).
+/// fit \p Limit when asked to: the memory of all its ranks, or of one
+/// (\p OneRankHere: a process backend's process). \p Factor: the factor
+/// every dimension was divided by.
 Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool OneRankHere,
-                                   raw_ostream &Log) {
+                                   const RunBudget &Limit, int64_t &Factor, raw_ostream &Log) {
   ParseOptions PO;
   PO.WorldSize = World;
   Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
   if (!P)
     return P.takeError();
   Program &Prog = *P->Prog;
-  Expected<uint64_t> Budgeted = memoryBudget();
-  if (!Budgeted)
-    return Budgeted.takeError();
-  uint64_t Limit = *Budgeted;
-  int64_t Factor = 1;
+  Factor = 1;
   auto Need = [&](int64_t F) {
     return runBytes(SaturatingMultiply<uint64_t>(communicatedBytesPerRank(Prog, F),
                                                  OneRankHere ? 1 : uint64_t(Prog.worldSize())));
   };
   if (Shrink == "auto") {
     constexpr int64_t MaxFactor = 1 << 20;
-    while (Factor < MaxFactor && Need(Factor) > Limit)
+    while (Factor < MaxFactor && Need(Factor) > Limit.Bytes)
       Factor *= 2;
     // Never claim a fit that was not reached.
-    if (Need(Factor) > Limit)
+    if (Need(Factor) > Limit.Bytes)
       return createStringError(inconvertibleErrorCode(),
                                "@%s does not fit in the memory budget of %s even with every "
                                "dimension divided by %lld: it needs %s; raise --memory-budget",
-                               Prog.name().str().c_str(), sizeText(Limit).c_str(),
-                               (long long)Factor, sizeText(Need(Factor)).c_str());
+                               Prog.name().str().c_str(), Limit.Text.c_str(), (long long)Factor,
+                               sizeText(Need(Factor)).c_str());
   } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1) {
     return createStringError(inconvertibleErrorCode(),
                              "--shrink=%s: expected auto or a positive number", Shrink.c_str());
-  } else if (Need(Factor) > Limit) {
+  } else if (Need(Factor) > Limit.Bytes) {
     return createStringError(inconvertibleErrorCode(),
                              "@%s needs %s with every dimension divided by %lld, more than the "
                              "memory budget of %s: give a larger --shrink, --shrink auto, or "
                              "raise --memory-budget",
                              Prog.name().str().c_str(), sizeText(Need(Factor)).c_str(),
-                             (long long)Factor, sizeText(Limit).c_str());
+                             (long long)Factor, Limit.Text.c_str());
   }
   if (Factor > 1) {
     uint64_t RealBytes = communicatedBytesPerRank(Prog);
     if (Error E = shrinkProgram(Prog, Factor))
       return E;
-    Log << formatv("shrunk tensor dimensions by {0}x to fit in {1} MiB ({2} MiB per rank "
-                   "instead of {3}); --shrink 1 runs the real sizes\n",
-                   Factor, Limit >> 20, communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20);
+    Log << formatv("shrunk tensor dimensions by {0}x to fit in {1}: {2} MiB per rank "
+                   "instead of {3}; --shrink 1 runs the real sizes\n",
+                   Factor, Limit.Text, communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20);
   }
   DiagnosticEngine Diags(P->Source.get());
   return compileWithBucketPolicy(Prog, Diags, Bucket);
@@ -291,9 +310,13 @@ int run_runCommand() {
   const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;
   raw_ostream &CompileLog = Place && Place->Rank != 0 ? nulls() : outs();
-  Expected<plan::Plan> Loaded = In->isPlan()
-                                    ? plan::readPlan(In->text(), In->Name)
-                                    : compileForRun(*In, CompileWorld, Processes, CompileLog);
+  Expected<RunBudget> Limit = runBudget(Place);
+  if (!Limit)
+    return reportError("run", Limit.takeError());
+  int64_t Factor = 1;
+  Expected<plan::Plan> Loaded =
+      In->isPlan() ? plan::readPlan(In->text(), In->Name)
+                   : compileForRun(*In, CompileWorld, Processes, *Limit, Factor, CompileLog);
   if (!Loaded)
     return reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
@@ -306,11 +329,16 @@ int run_runCommand() {
         << "ranks with --ranks\n";
     return ExitUserError;
   }
+  // A plan for another world first: its memory is not this launch's.
+  if (Processes && P.World != Place->World) {
+    WithColor::error(errs(), "collc run")
+        << formatv("plan @{0} is for {1} ranks, but the launcher started {2} processes (from "
+                   "{3}): launch {1}, or run the program (it is compiled for the launch)\n",
+                   P.Program, P.World, Place->World, Place->Source);
+    return ExitUsage;
+  }
   if (In->isPlan()) {
     // A plan's sizes are fixed: refuse before allocating what does not fit.
-    Expected<uint64_t> Limit = memoryBudget();
-    if (!Limit)
-      return reportError("run", Limit.takeError());
     std::optional<int64_t> Here;
     if (Place)
       Here = Place->Rank;
@@ -321,7 +349,7 @@ int run_runCommand() {
           << "compile it from a smaller one\n";
       return ExitUsage;
     }
-    if (Need > *Limit) {
+    if (Need > Limit->Bytes) {
       WithColor::error(errs(), "collc run")
           << formatv("plan @{0} needs about {1} {2}, more than the memory budget "
                      "of {3}: run the program instead (it shrinks to fit), or raise "
@@ -329,7 +357,7 @@ int run_runCommand() {
                      P.Program, sizeText(Need),
                      Here ? formatv("for rank {0} in this process", *Here).str()
                           : formatv("on {0} ranks", P.World).str(),
-                     sizeText(*Limit));
+                     Limit->Text);
       return ExitUserError;
     }
   }
@@ -339,18 +367,16 @@ int run_runCommand() {
     return ExitUsage;
   }
   if (Processes) {
-    if (P.World != Place->World) {
-      WithColor::error(errs(), "collc run")
-          << formatv("plan @{0} is for {1} ranks, but the launcher started {2} processes (from "
-                     "{3}): launch {1}, or run the program (it is compiled for the launch)\n",
-                     P.Program, P.World, Place->World, Place->Source);
-      return ExitUsage;
-    }
     ProcessRunOptions O;
     O.Backend = Backend;
     O.Place = Launched->Place;
     O.Where = Launched->Where;
     O.Steps = Steps;
+    if (!In->isPlan() && Shrink == "auto")
+      O.PlanOrigin = formatv("each process chose the factor of --shrink auto by its share of its "
+                             "host's memory, {0}x here: where hosts hold different numbers of "
+                             "processes, give every process the same --shrink",
+                             Factor);
     // Every process of the run derives the same communicator names.
     O.Exec.CommPrefix = "collc.run." + P.Digest;
     O.Exec.Timeout = *Timeout;
