@@ -83,22 +83,10 @@ Expected<std::optional<int64_t>> readTasksPerNode(EnvironmentLookup Env, const c
   return std::optional<int64_t>(Most);
 }
 
-/// The processes on this host by launcher \p L, checked against \p World;
-/// the whole world when \p L does not say.
-Expected<int64_t> readLocalWorld(EnvironmentLookup Env, const LauncherVariables &L, int64_t World) {
-  Expected<std::optional<int64_t>> N = StringRef(L.Launcher) == "srun"
-                                           ? readTasksPerNode(Env, L.LocalWorld)
-                                           : readNumber(Env, L.LocalWorld);
-  if (!N)
-    return N.takeError();
-  if (!*N)
-    return World;
-  if (**N < 1 || **N > World)
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("{0}='{1}': expected the processes on this host, 1 to "
-                                     "the world's {2}",
-                                     L.LocalWorld, *Env(L.LocalWorld), World));
-  return **N;
+/// The processes on this host by launcher \p L, if it says.
+Expected<std::optional<int64_t>> readLocalWorld(EnvironmentLookup Env, const LauncherVariables &L) {
+  return StringRef(L.Launcher) == "srun" ? readTasksPerNode(Env, L.LocalWorld)
+                                         : readNumber(Env, L.LocalWorld);
 }
 
 } // namespace
@@ -107,6 +95,48 @@ std::optional<std::string> processEnvironment(StringRef Name) {
   if (const char *V = std::getenv(Name.str().c_str()))
     return std::string(V);
   return std::nullopt;
+}
+
+/// The processes on \p Place's host: --local-world; else the count of the
+/// launcher that placed it, or (placed by flags) of the first launcher
+/// whose count fits the world; else the whole world, assumed.
+static Error placeLocalWorld(ProcessPlace &Place, const PlaceFlags &Flags, EnvironmentLookup Env,
+                             ArrayRef<LauncherVariables> InOrder) {
+  auto OutOfRange = [&](StringRef What) {
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("{0}: expected the processes on this host, 1 to the "
+                                     "world's {1}",
+                                     What, Place.World));
+  };
+  Place.LocalWorld = Place.World;
+  Place.LocalWorldSaid = false;
+  if (Flags.LocalWorld) {
+    if (*Flags.LocalWorld < 1 || *Flags.LocalWorld > Place.World)
+      return OutOfRange(formatv("--local-world {0}", *Flags.LocalWorld).str());
+    Place.LocalWorld = *Flags.LocalWorld;
+    Place.LocalWorldSaid = true;
+    return Error::success();
+  }
+  bool ByFlags = Place.Source == "flags";
+  for (const LauncherVariables &L : InOrder) {
+    if (!ByFlags && Place.Source != L.Launcher)
+      continue;
+    Expected<std::optional<int64_t>> N = readLocalWorld(Env, L);
+    if (!N)
+      return N.takeError();
+    if (!*N)
+      continue;
+    if (**N < 1 || **N > Place.World) {
+      // Flags may have set a world the launcher's count does not fit.
+      if (ByFlags)
+        continue;
+      return OutOfRange(formatv("{0}='{1}'", L.LocalWorld, *Env(L.LocalWorld)).str());
+    }
+    Place.LocalWorld = **N;
+    Place.LocalWorldSaid = true;
+    return Error::success();
+  }
+  return Error::success();
 }
 
 Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLookup Env) {
@@ -134,8 +164,6 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
           Place.LocalRank = **Local;
           break;
         }
-    // Where the processes are is not said by flags: all on this host.
-    Place.LocalWorld = Place.World;
     Place.Source = "flags";
     Found = true;
   }
@@ -160,12 +188,6 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
     Place.World = **World;
     Place.LocalRank = Local->value_or(0);
     Place.Source = L.Launcher;
-    if (**World >= 1) { // a world out of range is refused below, naming it
-      Expected<int64_t> LocalWorld = readLocalWorld(Env, L, **World);
-      if (!LocalWorld)
-        return LocalWorld.takeError();
-      Place.LocalWorld = *LocalWorld;
-    }
     Found = true;
     break;
   }
@@ -176,8 +198,6 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
     Place.Rank = Flags.Rank.value_or(Place.Rank);
     Place.World = Flags.World.value_or(Place.World);
     Place.LocalRank = Flags.LocalRank.value_or(Found ? Place.LocalRank : 0);
-    if (Flags.World)
-      Place.LocalWorld = Place.World;
     Place.Source = "flags";
     Found = true;
   }
@@ -195,14 +215,8 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
                              formatv("rank {0} of world {1} (from {2}): expected a rank in "
                                      "0..world-1 and a world of at least 1",
                                      Place.Rank, Place.World, Place.Source));
-  if (Flags.LocalWorld) {
-    if (*Flags.LocalWorld < 1 || *Flags.LocalWorld > Place.World)
-      return createStringError(inconvertibleErrorCode(),
-                               formatv("--local-world {0}: expected the processes on this host, "
-                                       "1 to the world's {1}",
-                                       *Flags.LocalWorld, Place.World));
-    Place.LocalWorld = *Flags.LocalWorld;
-  }
+  if (Error E = placeLocalWorld(Place, Flags, Env, InOrder))
+    return E;
   // A host runs at most the world's processes; the local rank picks a GPU.
   if (Place.LocalRank >= Place.World)
     return createStringError(inconvertibleErrorCode(),

@@ -31,9 +31,11 @@ struct ProcessPlace {
   int64_t World = 1;
   /// Rank among the processes of this host (picks the GPU); 0 when unknown.
   int64_t LocalRank = 0;
-  /// Processes of this run on this host, which share its memory: the
-  /// launcher's count (srun's: the most on any node), else the whole world.
+  /// Processes of this run on this host, which share its memory:
+  /// --local-world, the launcher's count (srun's: the most on any node), else
+  /// the whole world (LocalWorldSaid false: assumed).
   int64_t LocalWorld = 1;
+  bool LocalWorldSaid = false;
   /// Who said so: "mpirun", "srun", "torchrun", "flags".
   std::string Source;
 };

@@ -63,7 +63,8 @@ static cl::opt<std::string> Shrink("shrink",
                                             "memory: auto (default) or a number (1: real sizes)"),
                                    cl::init("auto"), cl::sub(Cmd));
 static cl::opt<std::string> Budget("memory-budget",
-                                   cl::desc("Memory the run may use: a program is shrunk to "
+                                   cl::desc("Memory the run may use on this host, shared by "
+                                            "the run's processes here: a program is shrunk to "
                                             "fit (--shrink auto), a plan that does not fit is "
                                             "refused (default: 8GiB or a third of RAM, the "
                                             "smaller)"),
@@ -81,7 +82,7 @@ static cl::opt<std::string>
                      "process per rank started by a launcher: mpi, gloo, nccl (one GPU "
                      "each)"),
             cl::init("local"), cl::sub(Cmd));
-static ProcessLaunchFlags Launch(Cmd);
+static ProcessLaunchFlags Launch(Cmd, /*WithLocalWorld=*/true);
 
 cl::SubCommand &runCommand() { return Cmd; }
 
@@ -138,8 +139,12 @@ Expected<RunBudget> runBudget(const rt::ProcessPlace *Place) {
     return RunBudget{*Host, sizeText(*Host)};
   uint64_t Share = *Host / uint64_t(Place->LocalWorld);
   return RunBudget{Share, formatv("{0} (this process's share of {1} with {2} processes on this "
-                                  "host)",
-                                  sizeText(Share), sizeText(*Host), Place->LocalWorld)
+                                  "host{3})",
+                                  sizeText(Share), sizeText(*Host), Place->LocalWorld,
+                                  Place->LocalWorldSaid
+                                      ? ""
+                                      : ", the whole world, as nothing said how many are here: "
+                                        "--local-world N says")
                               .str()};
 }
 
@@ -373,9 +378,9 @@ int run_runCommand() {
     O.Where = Launched->Where;
     O.Steps = Steps;
     if (!In->isPlan() && Shrink == "auto")
-      O.PlanOrigin = formatv("each process chose the factor of --shrink auto by its share of its "
-                             "host's memory, {0}x here: where hosts hold different numbers of "
-                             "processes, give every process the same --shrink",
+      O.PlanOrigin = formatv("--shrink auto chose {0}x here by this process's share of its "
+                             "host's memory; hosts that hold different numbers of processes "
+                             "may choose differently: then give every process the same --shrink",
                              Factor);
     // Every process of the run derives the same communicator names.
     O.Exec.CommPrefix = "collc.run." + P.Digest;
