@@ -25,26 +25,14 @@ namespace {
 /// Every process's plan digest, before any group of the plan is joined: a
 /// process whose plan differs is named at once. (Over gloo the groups are
 /// named by the plan's digest, so processes with different plans would
-/// never meet there, each waiting out its timeout instead.) Where they
-/// differ, O.PlanOrigin says why they may.
-Error checkPlansAgree(const plan::Plan &P, const ProcessRunOptions &O) {
-  Expected<std::unique_ptr<rt::WorldGather>> World =
-      rt::joinCpuWorld(O.Place, O.Where, "collc.run/#digests", O.Exec.Timeout);
-  if (!World)
-    return World.takeError();
-  Error E = rt::exchangeDigests(
-      P, O.Place.Rank, [&](ArrayRef<uint32_t> Words) { return (*World)->allGatherWords(Words); });
-  if (O.PlanOrigin.empty())
-    return E;
-  return handleErrors(std::move(E), [&](std::unique_ptr<rt::RuntimeError> R) -> Error {
-    if (R->kind() != rt::ErrorKind::Mismatch)
-      return Error(std::move(R));
-    return rt::makeError(R->kind(), R->text() + " (" + O.PlanOrigin + ")", R->peer());
-  });
+/// never meet there, each waiting out its timeout instead.)
+Error checkPlansAgree(const plan::Plan &P, const ProcessRunOptions &O, rt::WorldGather &World) {
+  return rt::exchangeDigests(P, O.Place.Rank,
+                             [&](ArrayRef<uint32_t> Words) { return World.allGatherWords(Words); });
 }
 
-int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
-                      raw_ostream &Err) {
+int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting &Met,
+                      raw_ostream &Out, raw_ostream &Err) {
   int64_t Me = O.Place.Rank;
   auto Fail = [&](const Twine &Why) {
     Err << formatv("collc run: rank {0} of {1} ({2}): ", Me, O.Place.World, O.Backend) << Why
@@ -57,7 +45,7 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostre
                    P.Program, O.Place.World, O.Backend, O.Steps, P.Digest, O.Where.text());
     Out.flush();
   }
-  if (Error E = checkPlansAgree(P, O))
+  if (Error E = checkPlansAgree(P, O, Met.world()))
     return Fail(toString(std::move(E)));
   // The plans agree: the executor's own handshake would gather them again.
   rt::ExecutorOptions Exec = O.Exec;
@@ -103,17 +91,47 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostre
 
 } // namespace
 
-int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
-                       raw_ostream &Err) {
+Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(const ProcessRunOptions &O) {
+  auto Met = std::make_unique<ProcessMeeting>();
   // MPI lives as long as the run, executors and worlds included.
   Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded(O.Backend, O.Where);
-  if (!Mpi) {
-    Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
-        << toString(Mpi.takeError()) << '\n';
-    Err.flush();
-    return ExitUserError;
+  if (!Mpi)
+    return Mpi.takeError();
+  Met->Mpi = std::move(*Mpi);
+  Expected<std::unique_ptr<rt::WorldGather>> World =
+      rt::joinCpuWorld(O.Place, O.Where, "collc.run/#digests", O.Exec.Timeout);
+  if (!World)
+    return World.takeError();
+  Met->World = std::move(*World);
+  return Met;
+}
+
+Expected<int64_t> ProcessMeeting::agreeOnFactor(int64_t Mine) {
+  Expected<std::vector<uint32_t>> All = World->allGatherWords({uint32_t(Mine)});
+  if (!All)
+    return All.takeError();
+  uint32_t Most = 0;
+  for (size_t R = 0; R != All->size(); ++R) {
+    if ((*All)[R] == 0)
+      return rt::makeError(rt::ErrorKind::InvalidArgument,
+                           formatv("rank {0} cannot run the program (its own error says why)", R),
+                           int64_t(R));
+    Most = std::max(Most, (*All)[R]);
   }
+  return int64_t(Most);
+}
+
+int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting *Met,
+                       raw_ostream &Out, raw_ostream &Err) {
   if (backendRunsOnDevice(O.Backend)) {
+    // MPI lives as long as the run, executors and worlds included.
+    Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded(O.Backend, O.Where);
+    if (!Mpi) {
+      Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
+          << toString(Mpi.takeError()) << '\n';
+      Err.flush();
+      return ExitUserError;
+    }
 #if COLLC_HAVE_NCCL
     return runThisProcessOnGpu(P, O, Out, Err);
 #else
@@ -123,7 +141,8 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostr
     return ExitUserError;
 #endif
   }
-  return runOnHostExecutor(P, O, Out, Err);
+  assert(Met && "the host backends meet before the plan is made");
+  return runOnHostExecutor(P, O, *Met, Out, Err);
 }
 
 } // namespace collc::tool

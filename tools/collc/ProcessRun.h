@@ -15,9 +15,11 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
+#include "runtime/launch/WorldGather.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <string>
 
 namespace collc::tool {
@@ -28,15 +30,33 @@ struct ProcessRunOptions {
   rt::RendezvousAddress Where;
   rt::ExecutorOptions Exec;
   unsigned Steps = 3;
-  /// Said where the ranks' plans differ: why they may (the factor
-  /// `--shrink auto` chose for this host's memory), or empty.
-  std::string PlanOrigin;
+};
+
+/// The processes of a run on the host backends (mpi, gloo), met before
+/// the plan exists: MPI where the run goes through it, and the CPU world
+/// the ranks first agree through on how to compile it, then on its digest.
+class ProcessMeeting {
+public:
+  /// Starts MPI if needed and joins the world (group `collc.run/#digests`).
+  static llvm::Expected<std::unique_ptr<ProcessMeeting>> meet(const ProcessRunOptions &O);
+
+  /// Every rank's factor for dividing the program's dimensions (\p Mine;
+  /// 0: this rank cannot run, and says why itself): the largest, which
+  /// fits every rank's memory; an error naming a rank that sent 0.
+  llvm::Expected<int64_t> agreeOnFactor(int64_t Mine);
+
+  rt::WorldGather &world() { return *World; }
+
+private:
+  std::shared_ptr<void> Mpi; // released after the world
+  std::unique_ptr<rt::WorldGather> World;
 };
 
 /// Runs this process's rank of \p P; returns the exit code (non-zero on
-/// every rank when any rank failed and the others could learn of it).
-int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, llvm::raw_ostream &Out,
-                       llvm::raw_ostream &Err);
+/// every rank when any rank failed and the others could learn of it). On
+/// mpi and gloo, \p Met is the run's meeting; nccl meets by itself.
+int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting *Met,
+                       llvm::raw_ostream &Out, llvm::raw_ostream &Err);
 
 } // namespace collc::tool
 

@@ -174,23 +174,15 @@ uint64_t communicatedBytes(const plan::Plan &P, std::optional<int64_t> Only = st
   return Sum;
 }
 
-/// Compiles the program for \p World ranks (0: its own world), shrunk to
-/// fit \p Limit when asked to: the memory of all its ranks, or of one
-/// (\p OneRankHere: a process backend's process). \p Factor: the factor
-/// every dimension was divided by.
-Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool OneRankHere,
-                                   const RunBudget &Limit, int64_t &Factor, raw_ostream &Log) {
-  ParseOptions PO;
-  PO.WorldSize = World;
-  Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
-  if (!P)
-    return P.takeError();
-  Program &Prog = *P->Prog;
-  Factor = 1;
+/// The factor \p Prog's dimensions are divided by to fit \p Limit: the
+/// memory of all its ranks, or of one (\p OneRankHere: a process backend's
+/// process); --shrink auto's smallest that fits, or the one given.
+Expected<int64_t> shrinkFactor(const Program &Prog, bool OneRankHere, const RunBudget &Limit) {
   auto Need = [&](int64_t F) {
     return runBytes(SaturatingMultiply<uint64_t>(communicatedBytesPerRank(Prog, F),
                                                  OneRankHere ? 1 : uint64_t(Prog.worldSize())));
   };
+  int64_t Factor = 1;
   if (Shrink == "auto") {
     constexpr int64_t MaxFactor = 1 << 20;
     while (Factor < MaxFactor && Need(Factor) > Limit.Bytes)
@@ -202,7 +194,7 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool O
                                "dimension divided by %lld: it needs %s; raise --memory-budget",
                                Prog.name().str().c_str(), Limit.Text.c_str(), (long long)Factor,
                                sizeText(Need(Factor)).c_str());
-  } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1) {
+  } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1 || Factor > UINT32_MAX) {
     return createStringError(inconvertibleErrorCode(),
                              "--shrink=%s: expected auto or a positive number", Shrink.c_str());
   } else if (Need(Factor) > Limit.Bytes) {
@@ -213,13 +205,54 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool O
                              Prog.name().str().c_str(), sizeText(Need(Factor)).c_str(),
                              (long long)Factor, Limit.Text.c_str());
   }
-  if (Factor > 1) {
+  return Factor;
+}
+
+/// Where the processes of a run agree on one factor: given this process's
+/// (0: it cannot run), the largest of all, or why not.
+using AgreeOnFactor = function_ref<Expected<int64_t>(int64_t)>;
+
+/// Compiles the program for \p World ranks (0: its own world), shrunk to
+/// fit \p Limit (shrinkFactor). With \p Agree (the processes of a run on
+/// mpi or gloo), every process shrinks by the largest factor any needs, so
+/// that all compile one plan, even where their hosts' shares differ.
+Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool OneRankHere,
+                                   const RunBudget &Limit, std::optional<AgreeOnFactor> Agree,
+                                   raw_ostream &Log) {
+  ParseOptions PO;
+  PO.WorldSize = World;
+  Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
+  Expected<int64_t> Own =
+      P ? shrinkFactor(*P->Prog, OneRankHere, Limit) : Expected<int64_t>(P.takeError());
+  Expected<int64_t> Factor = Own ? *Own : 0;
+  if (Agree) {
+    // Every process takes part, even one that cannot run, so that none
+    // waits out its timeout for it.
+    Factor = (*Agree)(Own ? *Own : 0);
+    if (!Own) {
+      consumeError(Factor.takeError());
+      return Own.takeError();
+    }
+  } else if (!Own) {
+    return Own.takeError();
+  }
+  if (!Factor)
+    return Factor.takeError();
+  Program &Prog = *P->Prog;
+  if (*Factor > 1) {
     uint64_t RealBytes = communicatedBytesPerRank(Prog);
-    if (Error E = shrinkProgram(Prog, Factor))
+    if (Error E = shrinkProgram(Prog, *Factor))
       return E;
-    Log << formatv("shrunk tensor dimensions by {0}x to fit in {1}: {2} MiB per rank "
-                   "instead of {3}; --shrink 1 runs the real sizes\n",
-                   Factor, Limit.Text, communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20);
+    std::string Why =
+        *Factor == *Own
+            ? formatv("to fit in {0}", Limit.Text).str()
+            : formatv("as another rank's memory needs (this process would fit in {0} at "
+                      "{1}x)",
+                      Limit.Text, *Own)
+                  .str();
+    Log << formatv("shrunk tensor dimensions by {0}x {1}: {2} MiB per rank instead of {3}; "
+                   "--shrink 1 runs the real sizes\n",
+                   *Factor, Why, communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20);
   }
   DiagnosticEngine Diags(P->Source.get());
   return compileWithBucketPolicy(Prog, Diags, Bucket);
@@ -318,12 +351,48 @@ int run_runCommand() {
   Expected<RunBudget> Limit = runBudget(Place);
   if (!Limit)
     return reportError("run", Limit.takeError());
-  int64_t Factor = 1;
+  std::optional<ProcessRunOptions> O;
+  if (Processes) {
+    O.emplace();
+    O->Backend = Backend;
+    O->Place = Launched->Place;
+    O->Where = Launched->Where;
+    O->Steps = Steps;
+    O->Exec.Timeout = *Timeout;
+  }
+  // On mpi and gloo the processes meet before the plan is made (nccl's
+  // processes meet by themselves, each shrinking for its own memory).
+  std::unique_ptr<ProcessMeeting> Met;
+  bool MeetingFailed = false;
+  auto Meet = [&]() -> Error {
+    Expected<std::unique_ptr<ProcessMeeting>> M = ProcessMeeting::meet(*O);
+    if (!M) {
+      MeetingFailed = true;
+      return M.takeError();
+    }
+    Met = std::move(*M);
+    return Error::success();
+  };
+  // Said as every failure of this rank's run is: naming the rank.
+  auto RankFailed = [&](Error E) {
+    errs() << formatv("collc run: rank {0} of {1} ({2}): ", O->Place.Rank, O->Place.World, Backend)
+           << toString(std::move(E)) << '\n';
+    return ExitUserError;
+  };
+  auto Agree = [&](int64_t Mine) -> Expected<int64_t> {
+    if (Error E = Meet())
+      return E;
+    return Met->agreeOnFactor(Mine);
+  };
+  bool HostProcesses = Processes && !backendRunsOnDevice(Backend);
   Expected<plan::Plan> Loaded =
-      In->isPlan() ? plan::readPlan(In->text(), In->Name)
-                   : compileForRun(*In, CompileWorld, Processes, *Limit, Factor, CompileLog);
+      In->isPlan()
+          ? plan::readPlan(In->text(), In->Name)
+          : compileForRun(*In, CompileWorld, Processes, *Limit,
+                          HostProcesses ? std::optional<AgreeOnFactor>(Agree) : std::nullopt,
+                          CompileLog);
   if (!Loaded)
-    return reportError("run", Loaded.takeError());
+    return MeetingFailed ? RankFailed(Loaded.takeError()) : reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
   // Ranks are threads: refuse a world the local backend cannot hold before
   // starting any.
@@ -372,20 +441,12 @@ int run_runCommand() {
     return ExitUsage;
   }
   if (Processes) {
-    ProcessRunOptions O;
-    O.Backend = Backend;
-    O.Place = Launched->Place;
-    O.Where = Launched->Where;
-    O.Steps = Steps;
-    if (!In->isPlan() && Shrink == "auto")
-      O.PlanOrigin = formatv("--shrink auto chose {0}x here by this process's share of its "
-                             "host's memory; hosts that hold different numbers of processes "
-                             "may choose differently: then give every process the same --shrink",
-                             Factor);
     // Every process of the run derives the same communicator names.
-    O.Exec.CommPrefix = "collc.run." + P.Digest;
-    O.Exec.Timeout = *Timeout;
-    return runThisProcessRank(P, O, outs(), errs());
+    O->Exec.CommPrefix = "collc.run." + P.Digest;
+    if (HostProcesses && !Met)
+      if (Error E = Meet())
+        return RankFailed(std::move(E));
+    return runThisProcessRank(P, *O, Met.get(), outs(), errs());
   }
   int64_t World = P.World;
   static std::atomic<unsigned> Runs{0};
