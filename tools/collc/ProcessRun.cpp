@@ -16,6 +16,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <optional>
+
 using namespace llvm;
 
 namespace collc::tool {
@@ -47,6 +50,8 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, ProcessMe
   }
   if (Error E = checkPlansAgree(P, O, Met.world()))
     return Fail(toString(std::move(E)));
+  // Its connections are not needed again (the executor joins its own).
+  Met.leave();
   // The plans agree: the executor's own handshake would gather them again.
   rt::ExecutorOptions Exec = O.Exec;
   Exec.DigestHandshake = false;
@@ -106,18 +111,50 @@ Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(const ProcessRunO
   return Met;
 }
 
-Expected<int64_t> ProcessMeeting::agreeOnFactor(int64_t Mine) {
-  Expected<std::vector<uint32_t>> All = World->allGatherWords({uint32_t(Mine)});
+ProcessMeeting::~ProcessMeeting() {
+  if (World && !Agreed)
+    consumeError(agreeOnFactor(0, false).takeError());
+}
+
+Expected<int64_t> ProcessMeeting::agreeOnFactor(int64_t Mine, bool Same) {
+  Agreed = true;
+  // A factor and whether it was given by hand: ranks that mix the two
+  // still agree alike.
+  Expected<std::vector<uint32_t>> All = World->allGatherWords({uint32_t(Mine), uint32_t(Same)});
   if (!All)
     return All.takeError();
+  size_t Ranks = All->size() / 2;
+  auto FactorOf = [&](size_t R) { return (*All)[2 * R]; };
+  auto GivenOn = [&](size_t R) { return (*All)[2 * R + 1] != 0; };
   uint32_t Most = 0;
-  for (size_t R = 0; R != All->size(); ++R) {
-    if ((*All)[R] == 0)
+  std::optional<size_t> Given; // the first rank given a factor by hand
+  for (size_t R = 0; R != Ranks; ++R) {
+    if (FactorOf(R) == 0)
       return rt::makeError(rt::ErrorKind::InvalidArgument,
-                           formatv("rank {0} cannot run the program (its own error says why)", R),
-                           int64_t(R));
-    Most = std::max(Most, (*All)[R]);
+                           formatv("rank {0} cannot run (its own error says why)", R), int64_t(R));
+    Most = std::max(Most, FactorOf(R));
+    if (GivenOn(R) && !Given)
+      Given = R;
   }
+  // A factor given by hand is kept: every rank given one must have the
+  // same, and it must be enough for every other rank's share.
+  for (size_t R = 0; Given && R != Ranks; ++R) {
+    if (GivenOn(R) && FactorOf(R) != FactorOf(*Given))
+      return rt::makeError(rt::ErrorKind::Mismatch,
+                           formatv("rank {0} was given --shrink {1} and rank {2} --shrink {3}: "
+                                   "give every process the same",
+                                   *Given, FactorOf(*Given), R, FactorOf(R)),
+                           int64_t(R));
+    if (!GivenOn(R) && FactorOf(R) > FactorOf(*Given))
+      return rt::makeError(rt::ErrorKind::InvalidArgument,
+                           formatv("rank {0} was given --shrink {1}, but rank {2} needs {3} to "
+                                   "fit its share of its host's memory: give every process "
+                                   "the same --shrink",
+                                   *Given, FactorOf(*Given), R, FactorOf(R)),
+                           int64_t(R));
+  }
+  if (Given)
+    return int64_t(FactorOf(*Given));
   return int64_t(Most);
 }
 

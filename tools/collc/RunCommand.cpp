@@ -182,9 +182,9 @@ Expected<int64_t> shrinkFactor(const Program &Prog, bool OneRankHere, const RunB
     return runBytes(SaturatingMultiply<uint64_t>(communicatedBytesPerRank(Prog, F),
                                                  OneRankHere ? 1 : uint64_t(Prog.worldSize())));
   };
+  constexpr int64_t MaxFactor = 1 << 20;
   int64_t Factor = 1;
   if (Shrink == "auto") {
-    constexpr int64_t MaxFactor = 1 << 20;
     while (Factor < MaxFactor && Need(Factor) > Limit.Bytes)
       Factor *= 2;
     // Never claim a fit that was not reached.
@@ -194,9 +194,10 @@ Expected<int64_t> shrinkFactor(const Program &Prog, bool OneRankHere, const RunB
                                "dimension divided by %lld: it needs %s; raise --memory-budget",
                                Prog.name().str().c_str(), Limit.Text.c_str(), (long long)Factor,
                                sizeText(Need(Factor)).c_str());
-  } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1 || Factor > UINT32_MAX) {
+  } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1 || Factor > MaxFactor) {
     return createStringError(inconvertibleErrorCode(),
-                             "--shrink=%s: expected auto or a positive number", Shrink.c_str());
+                             "--shrink=%s: expected auto or a factor from 1 to %lld",
+                             Shrink.c_str(), (long long)MaxFactor);
   } else if (Need(Factor) > Limit.Bytes) {
     return createStringError(inconvertibleErrorCode(),
                              "@%s needs %s with every dimension divided by %lld, more than the "
@@ -208,51 +209,42 @@ Expected<int64_t> shrinkFactor(const Program &Prog, bool OneRankHere, const RunB
   return Factor;
 }
 
-/// Where the processes of a run agree on one factor: given this process's
-/// (0: it cannot run), the largest of all, or why not.
-using AgreeOnFactor = function_ref<Expected<int64_t>(int64_t)>;
-
 /// Compiles the program for \p World ranks (0: its own world), shrunk to
-/// fit \p Limit (shrinkFactor). With \p Agree (the processes of a run on
-/// mpi or gloo), every process shrinks by the largest factor any needs, so
-/// that all compile one plan, even where their hosts' shares differ.
+/// fit \p Limit (shrinkFactor). With \p Met (the processes of a run on mpi
+/// or gloo), every process shrinks by one factor: the largest any needs
+/// (--shrink auto), so that all compile one plan even where their hosts'
+/// shares differ, or the one they were all given.
 Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool OneRankHere,
-                                   const RunBudget &Limit, std::optional<AgreeOnFactor> Agree,
-                                   raw_ostream &Log) {
+                                   const RunBudget &Limit, ProcessMeeting *Met, raw_ostream &Log) {
   ParseOptions PO;
   PO.WorldSize = World;
   Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
   Expected<int64_t> Own =
       P ? shrinkFactor(*P->Prog, OneRankHere, Limit) : Expected<int64_t>(P.takeError());
-  Expected<int64_t> Factor = Own ? *Own : 0;
-  if (Agree) {
-    // Every process takes part, even one that cannot run, so that none
-    // waits out its timeout for it.
-    Factor = (*Agree)(Own ? *Own : 0);
-    if (!Own) {
-      consumeError(Factor.takeError());
-      return Own.takeError();
-    }
-  } else if (!Own) {
-    return Own.takeError();
+  if (!Own)
+    return Own.takeError(); // the meeting, if any, hears 0 when it ends
+  int64_t Factor = *Own;
+  if (Met) {
+    Expected<int64_t> Agreed = Met->agreeOnFactor(Factor, /*Same=*/Shrink != "auto");
+    if (!Agreed)
+      return Agreed.takeError();
+    Factor = *Agreed;
   }
-  if (!Factor)
-    return Factor.takeError();
   Program &Prog = *P->Prog;
-  if (*Factor > 1) {
+  if (Factor > 1) {
     uint64_t RealBytes = communicatedBytesPerRank(Prog);
-    if (Error E = shrinkProgram(Prog, *Factor))
+    if (Error E = shrinkProgram(Prog, Factor))
       return E;
-    std::string Why =
-        *Factor == *Own
-            ? formatv("to fit in {0}", Limit.Text).str()
-            : formatv("as another rank's memory needs (this process would fit in {0} at "
-                      "{1}x)",
-                      Limit.Text, *Own)
-                  .str();
-    Log << formatv("shrunk tensor dimensions by {0}x {1}: {2} MiB per rank instead of {3}; "
-                   "--shrink 1 runs the real sizes\n",
-                   *Factor, Why, communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20);
+    // Another rank's share may need more than this one's.
+    Log << formatv("shrunk tensor dimensions by {0}x {1}: {2} MiB per rank instead of {3}{4}\n",
+                   Factor,
+                   Factor == *Own ? "to fit in " + Limit.Text
+                                  : formatv("to fit every rank's share of memory (here {0}x fits "
+                                            "in {1})",
+                                            *Own, sizeText(Limit.Bytes))
+                                        .str(),
+                   communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20,
+                   Factor == *Own ? "; --shrink 1 runs the real sizes" : "");
   }
   DiagnosticEngine Diags(P->Source.get());
   return compileWithBucketPolicy(Prog, Diags, Bucket);
@@ -340,6 +332,40 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
     return ExitUsage;
   }
+  // On mpi and gloo the processes meet first, so that a rank that cannot
+  // run (its input, its memory) tells the others at once, and that all
+  // shrink a program alike; nccl's processes meet by themselves, each
+  // shrinking for its own memory.
+  bool HostProcesses = Processes && !backendRunsOnDevice(Backend);
+  std::optional<ProcessRunOptions> O;
+  std::unique_ptr<ProcessMeeting> Met;
+  // Said as every failure of a rank's run is: naming the rank.
+  auto RankFailed = [&](Error E) {
+    errs() << formatv("collc run: rank {0} of {1} ({2}): ", O->Place.Rank, O->Place.World, Backend)
+           << toString(std::move(E)) << '\n';
+    return ExitUserError;
+  };
+  if (Processes) {
+    O.emplace();
+    O->Backend = Backend;
+    O->Place = Launched->Place;
+    O->Where = Launched->Where;
+    O->Steps = Steps;
+    O->Exec.Timeout = *Timeout;
+    if (HostProcesses) {
+      Expected<std::unique_ptr<ProcessMeeting>> M = ProcessMeeting::meet(*O);
+      if (!M)
+        return RankFailed(M.takeError());
+      Met = std::move(*M);
+    }
+    if (Ranks && Ranks != Launched->Place.World) {
+      WithColor::error(errs(), "collc run")
+          << formatv("--ranks {0}, but the launcher started {1} processes (from {2}): leave "
+                     "--ranks out under a launcher\n",
+                     int64_t(Ranks), Launched->Place.World, Launched->Place.Source);
+      return ExitUsage;
+    }
+  }
   int Exit = ExitOk;
   std::optional<CommandInput> In = readBucketedInput("run", Input, Bucket, Exit);
   if (!In)
@@ -351,48 +377,11 @@ int run_runCommand() {
   Expected<RunBudget> Limit = runBudget(Place);
   if (!Limit)
     return reportError("run", Limit.takeError());
-  std::optional<ProcessRunOptions> O;
-  if (Processes) {
-    O.emplace();
-    O->Backend = Backend;
-    O->Place = Launched->Place;
-    O->Where = Launched->Where;
-    O->Steps = Steps;
-    O->Exec.Timeout = *Timeout;
-  }
-  // On mpi and gloo the processes meet before the plan is made (nccl's
-  // processes meet by themselves, each shrinking for its own memory).
-  std::unique_ptr<ProcessMeeting> Met;
-  bool MeetingFailed = false;
-  auto Meet = [&]() -> Error {
-    Expected<std::unique_ptr<ProcessMeeting>> M = ProcessMeeting::meet(*O);
-    if (!M) {
-      MeetingFailed = true;
-      return M.takeError();
-    }
-    Met = std::move(*M);
-    return Error::success();
-  };
-  // Said as every failure of this rank's run is: naming the rank.
-  auto RankFailed = [&](Error E) {
-    errs() << formatv("collc run: rank {0} of {1} ({2}): ", O->Place.Rank, O->Place.World, Backend)
-           << toString(std::move(E)) << '\n';
-    return ExitUserError;
-  };
-  auto Agree = [&](int64_t Mine) -> Expected<int64_t> {
-    if (Error E = Meet())
-      return E;
-    return Met->agreeOnFactor(Mine);
-  };
-  bool HostProcesses = Processes && !backendRunsOnDevice(Backend);
   Expected<plan::Plan> Loaded =
-      In->isPlan()
-          ? plan::readPlan(In->text(), In->Name)
-          : compileForRun(*In, CompileWorld, Processes, *Limit,
-                          HostProcesses ? std::optional<AgreeOnFactor>(Agree) : std::nullopt,
-                          CompileLog);
+      In->isPlan() ? plan::readPlan(In->text(), In->Name)
+                   : compileForRun(*In, CompileWorld, Processes, *Limit, Met.get(), CompileLog);
   if (!Loaded)
-    return MeetingFailed ? RankFailed(Loaded.takeError()) : reportError("run", Loaded.takeError());
+    return Met ? RankFailed(Loaded.takeError()) : reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
   // Ranks are threads: refuse a world the local backend cannot hold before
   // starting any.
@@ -441,11 +430,12 @@ int run_runCommand() {
     return ExitUsage;
   }
   if (Processes) {
+    // A plan's ranks agree only that all can run it.
+    if (Met && In->isPlan())
+      if (Expected<int64_t> Agreed = Met->agreeOnFactor(1, /*Same=*/false); !Agreed)
+        return RankFailed(Agreed.takeError());
     // Every process of the run derives the same communicator names.
     O->Exec.CommPrefix = "collc.run." + P.Digest;
-    if (HostProcesses && !Met)
-      if (Error E = Meet())
-        return RankFailed(std::move(E));
     return runThisProcessRank(P, *O, Met.get(), outs(), errs());
   }
   int64_t World = P.World;
