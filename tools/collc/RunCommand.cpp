@@ -223,28 +223,30 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool O
       P ? shrinkFactor(*P->Prog, OneRankHere, Limit) : Expected<int64_t>(P.takeError());
   if (!Own)
     return Own.takeError(); // the meeting, if any, hears 0 when it ends
-  int64_t Factor = *Own;
+  ProcessMeeting::Factor Factor{*Own, std::nullopt};
   if (Met) {
-    Expected<int64_t> Agreed = Met->agreeOnFactor(Factor, /*Same=*/Shrink != "auto");
+    Expected<ProcessMeeting::Factor> Agreed = Met->agreeOnFactor(*Own, /*Given=*/Shrink != "auto");
     if (!Agreed)
       return Agreed.takeError();
     Factor = *Agreed;
   }
   Program &Prog = *P->Prog;
-  if (Factor > 1) {
+  if (Factor.Value > 1) {
     uint64_t RealBytes = communicatedBytesPerRank(Prog);
-    if (Error E = shrinkProgram(Prog, Factor))
+    if (Error E = shrinkProgram(Prog, Factor.Value))
       return E;
-    // Another rank's share may need more than this one's.
+    // Given here, given to another rank, needed here, or needed by another.
+    bool Auto = Shrink == "auto", Mine = Factor.Value == *Own;
+    std::string Why = !Auto            ? std::string("as given")
+                      : Factor.GivenOn ? formatv("as rank {0} was given", *Factor.GivenOn).str()
+                      : Mine
+                          ? "to fit in " + Limit.Text
+                          : formatv("to fit every rank's share of memory (here {0}x fits in {1})",
+                                    *Own, sizeText(Limit.Bytes))
+                                .str();
     Log << formatv("shrunk tensor dimensions by {0}x {1}: {2} MiB per rank instead of {3}{4}\n",
-                   Factor,
-                   Factor == *Own ? "to fit in " + Limit.Text
-                                  : formatv("to fit every rank's share of memory (here {0}x fits "
-                                            "in {1})",
-                                            *Own, sizeText(Limit.Bytes))
-                                        .str(),
-                   communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20,
-                   Factor == *Own ? "; --shrink 1 runs the real sizes" : "");
+                   Factor.Value, Why, communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20,
+                   Auto && Mine && !Factor.GivenOn ? "; --shrink 1 runs the real sizes" : "");
   }
   DiagnosticEngine Diags(P->Source.get());
   return compileWithBucketPolicy(Prog, Diags, Bucket);
@@ -353,7 +355,8 @@ int run_runCommand() {
     O->Steps = Steps;
     O->Exec.Timeout = *Timeout;
     if (HostProcesses) {
-      Expected<std::unique_ptr<ProcessMeeting>> M = ProcessMeeting::meet(*O);
+      Expected<std::unique_ptr<ProcessMeeting>> M =
+          ProcessMeeting::meet(Backend, O->Place, O->Where, *Timeout);
       if (!M)
         return RankFailed(M.takeError());
       Met = std::move(*M);
@@ -432,7 +435,7 @@ int run_runCommand() {
   if (Processes) {
     // A plan's ranks agree only that all can run it.
     if (Met && In->isPlan())
-      if (Expected<int64_t> Agreed = Met->agreeOnFactor(1, /*Same=*/false); !Agreed)
+      if (Expected<ProcessMeeting::Factor> Agreed = Met->agreeOnFactor(1, /*Given=*/false); !Agreed)
         return RankFailed(Agreed.takeError());
     // Every process of the run derives the same communicator names.
     O->Exec.CommPrefix = "collc.run." + P.Digest;
