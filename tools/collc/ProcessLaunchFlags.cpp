@@ -77,9 +77,10 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
 }
 
 Error ProcessLaunchFlags::refuseOnLocal() const {
-  for (const cl::Option *O :
-       {(const cl::Option *)&Rendezvous, (const cl::Option *)&Rank, (const cl::Option *)&World,
-        (const cl::Option *)&LocalRank, (const cl::Option *)&LocalWorld})
+  std::vector<const cl::Option *> Given = {&Rendezvous};
+  for (const cl::opt<int64_t> *O : placeFlags())
+    Given.push_back(O);
+  for (const cl::Option *O : Given)
     if (O->getNumOccurrences())
       return createStringError(inconvertibleErrorCode(),
                                ("--" + O->ArgStr +
