@@ -6,8 +6,10 @@
 #include "runtime/exec/RuntimeError.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 using namespace llvm;
@@ -20,6 +22,8 @@ namespace {
 struct LauncherVariables {
   const char *Launcher;
   const char *Rank, *World, *LocalRank;
+  /// The processes on this host: a count, or (srun) Slurm's per-node list.
+  const char *LocalWorld;
 };
 
 // Looked for in this order, the first found taken: mpirun and srun set
@@ -27,9 +31,11 @@ struct LauncherVariables {
 // RANK, and mpirun's processes inside an sbatch job inherit the batch
 // script's SLURM_PROCID and SLURM_NTASKS.
 constexpr LauncherVariables Mpirun = {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-                                      "OMPI_COMM_WORLD_LOCAL_RANK"},
-                            Srun = {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
-                            Torchrun = {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"};
+                                      "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+                            Srun = {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+                                    "SLURM_STEP_TASKS_PER_NODE"},
+                            Torchrun = {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+                                        "LOCAL_WORLD_SIZE"};
 constexpr LauncherVariables Launchers[] = {Mpirun, Srun, Torchrun};
 // But a torchrun worker (torchrun sets GROUP_RANK and LOCAL_WORLD_SIZE
 // beside RANK; a job script's RANK comes without them) is placed by
@@ -49,12 +55,88 @@ Expected<std::optional<int64_t>> readNumber(EnvironmentLookup Env, const char *N
   return std::optional<int64_t>(N);
 }
 
+/// The most tasks on any node in Slurm's per-node list \p Name ("4(x2),3":
+/// two nodes of 4, one of 3), or an error naming it and its value. The
+/// most, not this node's: every process then judges alike.
+Expected<std::optional<int64_t>> readTasksPerNode(EnvironmentLookup Env, const char *Name) {
+  std::optional<std::string> Value = Env(Name);
+  if (!Value)
+    return std::optional<int64_t>();
+  int64_t Most = 0;
+  SmallVector<StringRef, 8> Items;
+  StringRef(*Value).trim().split(Items, ',');
+  for (StringRef Item : Items) {
+    StringRef Count = Item.take_until([](char C) { return C == '('; });
+    StringRef Repeat = Item.drop_front(Count.size());
+    int64_t N, Times;
+    bool Bad = Count.getAsInteger(10, N) || N < 1;
+    if (!Repeat.empty())
+      Bad |= !Repeat.consume_front("(x") || !Repeat.consume_back(")") ||
+             Repeat.getAsInteger(10, Times) || Times < 1;
+    if (Bad)
+      return createStringError(inconvertibleErrorCode(),
+                               formatv("{0}='{1}': expected tasks per node as Slurm writes them "
+                                       "(such as 4(x2),3)",
+                                       Name, *Value));
+    Most = std::max(Most, N);
+  }
+  return std::optional<int64_t>(Most);
+}
+
+/// The processes on this host by launcher \p L, if it says.
+Expected<std::optional<int64_t>> readLocalWorld(EnvironmentLookup Env, const LauncherVariables &L) {
+  return StringRef(L.Launcher) == "srun" ? readTasksPerNode(Env, L.LocalWorld)
+                                         : readNumber(Env, L.LocalWorld);
+}
+
 } // namespace
 
 std::optional<std::string> processEnvironment(StringRef Name) {
   if (const char *V = std::getenv(Name.str().c_str()))
     return std::string(V);
   return std::nullopt;
+}
+
+/// The processes on \p Place's host: --local-world; else the count of the
+/// launcher that placed it, or (placed by flags) of the first launcher
+/// whose count fits the world; else the whole world, assumed.
+static Error placeLocalWorld(ProcessPlace &Place, const PlaceFlags &Flags, EnvironmentLookup Env,
+                             ArrayRef<LauncherVariables> InOrder) {
+  auto OutOfRange = [&](StringRef What) {
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("{0}: expected the processes on this host, 1 to the "
+                                     "world's {1}",
+                                     What, Place.World));
+  };
+  Place.LocalWorld = Place.World;
+  Place.LocalWorldSaid = false;
+  if (Flags.LocalWorld) {
+    if (*Flags.LocalWorld < 1 || *Flags.LocalWorld > Place.World)
+      return OutOfRange(formatv("--local-world {0}", *Flags.LocalWorld).str());
+    Place.LocalWorld = *Flags.LocalWorld;
+    Place.LocalWorldSaid = true;
+    return Error::success();
+  }
+  bool ByFlags = Place.Source == "flags";
+  for (const LauncherVariables &L : InOrder) {
+    if (!ByFlags && Place.Source != L.Launcher)
+      continue;
+    Expected<std::optional<int64_t>> N = readLocalWorld(Env, L);
+    if (!N)
+      return N.takeError();
+    if (!*N)
+      continue;
+    if (**N < 1 || **N > Place.World) {
+      // Flags may have set a world the launcher's count does not fit.
+      if (ByFlags)
+        continue;
+      return OutOfRange(formatv("{0}='{1}'", L.LocalWorld, *Env(L.LocalWorld)).str());
+    }
+    Place.LocalWorld = **N;
+    Place.LocalWorldSaid = true;
+    return Error::success();
+  }
+  return Error::success();
 }
 
 Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLookup Env) {
@@ -133,6 +215,8 @@ Expected<ProcessPlace> placeFromLauncher(const PlaceFlags &Flags, EnvironmentLoo
                              formatv("rank {0} of world {1} (from {2}): expected a rank in "
                                      "0..world-1 and a world of at least 1",
                                      Place.Rank, Place.World, Place.Source));
+  if (Error E = placeLocalWorld(Place, Flags, Env, InOrder))
+    return E;
   // A host runs at most the world's processes; the local rank picks a GPU.
   if (Place.LocalRank >= Place.World)
     return createStringError(inconvertibleErrorCode(),

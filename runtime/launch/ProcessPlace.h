@@ -1,8 +1,9 @@
 //===- runtime/launch/ProcessPlace.h - This process's rank, from its launcher -*- C++ -*-===//
 //
 // Under a launcher every process runs one rank. The launcher says which in
-// its environment: mpirun (OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK), srun
-// (SLURM_PROCID/NTASKS/LOCALID) and torchrun (RANK/WORLD_SIZE/LOCAL_RANK),
+// its environment: mpirun (OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE),
+// srun (SLURM_PROCID/NTASKS/LOCALID, and SLURM_STEP_TASKS_PER_NODE) and
+// torchrun (RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE),
 // looked for in that order, the first found taken; but a torchrun worker
 // (GROUP_RANK and LOCAL_WORLD_SIZE set beside RANK) is placed by torchrun
 // first, since under srun or mpirun it inherits their variables, which name
@@ -30,13 +31,18 @@ struct ProcessPlace {
   int64_t World = 1;
   /// Rank among the processes of this host (picks the GPU); 0 when unknown.
   int64_t LocalRank = 0;
+  /// Processes of this run on this host, which share its memory:
+  /// --local-world, the launcher's count (srun's: the most on any node), else
+  /// the whole world (LocalWorldSaid false: assumed).
+  int64_t LocalWorld = 1;
+  bool LocalWorldSaid = false;
   /// Who said so: "mpirun", "srun", "torchrun", "flags".
   std::string Source;
 };
 
 /// Values given as flags; each one set overrides the environment.
 struct PlaceFlags {
-  std::optional<int64_t> Rank, World, LocalRank;
+  std::optional<int64_t> Rank, World, LocalRank, LocalWorld;
 };
 
 /// Reads a variable of the environment (getenv by default; tests pass a

@@ -84,6 +84,86 @@ TEST(ProcessPlace, ATorchrunWorkerIsPlacedByTorchrunUnderSrun) {
   EXPECT_EQ(Script->Source, "srun");
 }
 
+/// The processes on this host, which share its memory: --local-world, the
+/// launcher's count (srun's list: the most on any node, so that every
+/// process judges alike), else the whole world, assumed.
+TEST(ProcessPlace, CountsTheProcessesOnThisHost) {
+  // The count, and whether anything said it (-1: an error).
+  auto LocalWorldIn = [](const llvm::StringMap<std::string> &Vars,
+                         const PlaceFlags &F = {}) -> std::pair<int64_t, bool> {
+    llvm::Expected<ProcessPlace> P = placeIn(Vars, F);
+    if (!P) {
+      ADD_FAILURE() << llvm::toString(P.takeError());
+      return {-1, false};
+    }
+    return {P->LocalWorld, P->LocalWorldSaid};
+  };
+  using Count = std::pair<int64_t, bool>;
+  llvm::StringMap<std::string> Mpi = {{"OMPI_COMM_WORLD_RANK", "5"},
+                                      {"OMPI_COMM_WORLD_SIZE", "16"},
+                                      {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}};
+  EXPECT_EQ(LocalWorldIn(Mpi), Count(8, true));
+  EXPECT_EQ(LocalWorldIn({{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_SIZE", "16"}}),
+            Count(16, false));
+  // Rank 0 sits on a node of 3; the most on any node is 4.
+  EXPECT_EQ(LocalWorldIn({{"SLURM_PROCID", "0"},
+                          {"SLURM_NTASKS", "11"},
+                          {"SLURM_STEP_TASKS_PER_NODE", "3(x2),4,1"}}),
+            Count(4, true));
+  EXPECT_EQ(
+      LocalWorldIn(
+          {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}, {"SLURM_STEP_TASKS_PER_NODE", " 2(x4)"}}),
+      Count(2, true));
+  EXPECT_EQ(
+      LocalWorldIn(
+          {{"RANK", "1"}, {"WORLD_SIZE", "6"}, {"GROUP_RANK", "0"}, {"LOCAL_WORLD_SIZE", "3"}}),
+      Count(3, true));
+  EXPECT_EQ(LocalWorldIn({{"RANK", "1"}, {"WORLD_SIZE", "6"}}), Count(6, false));
+  // Placed by flags: the launcher's count where it fits their world, as
+  // its local rank is; else the whole world.
+  PlaceFlags Both;
+  Both.Rank = 0;
+  Both.World = 12;
+  EXPECT_EQ(LocalWorldIn(Mpi, Both), Count(8, true));
+  Both.World = 4;
+  EXPECT_EQ(LocalWorldIn(Mpi, Both), Count(4, false));
+  EXPECT_EQ(LocalWorldIn({}, Both), Count(4, false));
+  PlaceFlags WorldOnly;
+  WorldOnly.World = 6;
+  EXPECT_EQ(LocalWorldIn(Mpi, WorldOnly), Count(6, false));
+  PlaceFlags LocalOnly;
+  LocalOnly.LocalRank = 1;
+  EXPECT_EQ(LocalWorldIn(Mpi, LocalOnly), Count(8, true));
+  // --local-world wins, even over a launcher's count it could not read.
+  Both.LocalWorld = 1;
+  EXPECT_EQ(LocalWorldIn({}, Both), Count(1, true));
+  EXPECT_EQ(LocalWorldIn({{"SLURM_PROCID", "0"},
+                          {"SLURM_NTASKS", "8"},
+                          {"SLURM_STEP_TASKS_PER_NODE", "1(x2)junk"}},
+                         Both),
+            Count(1, true));
+  Both.LocalWorld = 5;
+  EXPECT_EQ(errorOf(placeIn({}, Both)),
+            "--local-world 5: expected the processes on this host, 1 to the world's 4");
+  // A count that is no count, or more than the launcher's world, is named.
+  EXPECT_EQ(errorOf(placeIn({{"OMPI_COMM_WORLD_RANK", "0"},
+                             {"OMPI_COMM_WORLD_SIZE", "4"},
+                             {"OMPI_COMM_WORLD_LOCAL_SIZE", "5"}})),
+            "OMPI_COMM_WORLD_LOCAL_SIZE='5': expected the processes on this host, 1 to the "
+            "world's 4");
+  EXPECT_EQ(
+      errorOf(placeIn(
+          {{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"GROUP_RANK", "0"}, {"LOCAL_WORLD_SIZE", "0"}})),
+      "LOCAL_WORLD_SIZE='0': expected the processes on this host, 1 to the world's 4");
+  for (const char *Bad : {"", "x", "4(x", "4(x0)", "4(2)", "4,,2", "0", "-1", "2(x3)z"})
+    EXPECT_EQ(
+        errorOf(placeIn(
+            {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}, {"SLURM_STEP_TASKS_PER_NODE", Bad}})),
+        std::string("SLURM_STEP_TASKS_PER_NODE='") + Bad +
+            "': expected tasks per node as Slurm writes them (such as 4(x2),3)")
+        << Bad;
+}
+
 TEST(ProcessPlace, FlagsOverrideTheEnvironment) {
   PlaceFlags F;
   F.Rank = 1;

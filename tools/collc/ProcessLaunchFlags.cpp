@@ -8,7 +8,7 @@ using namespace llvm;
 
 namespace collc::tool {
 
-ProcessLaunchFlags::ProcessLaunchFlags(cl::SubCommand &Sub)
+ProcessLaunchFlags::ProcessLaunchFlags(cl::SubCommand &Sub, bool WithLocalWorld)
     : Rendezvous("rendezvous",
                  cl::desc("Where the processes meet: file:DIR (a directory new to this run), "
                           "redis://HOST:PORT or mpi (default: COLLC_RENDEZVOUS, else mpi for "
@@ -18,8 +18,21 @@ ProcessLaunchFlags::ProcessLaunchFlags(cl::SubCommand &Sub)
            cl::sub(Sub)),
       World("world", cl::desc("Processes in the run (default: the launcher's)"), cl::init(-1),
             cl::sub(Sub)),
-      LocalRank("local-rank", cl::desc("Rank on this host (default: the launcher's)"),
-                cl::init(-1), cl::sub(Sub)) {}
+      LocalRank("local-rank", cl::desc("Rank on this host (default: the launcher's)"), cl::init(-1),
+                cl::sub(Sub)) {
+  if (WithLocalWorld)
+    LocalWorld.emplace("local-world",
+                       cl::desc("Processes of the run on this host, which share its memory "
+                                "budget (default: the launcher's, else the whole world)"),
+                       cl::init(-1), cl::sub(Sub));
+}
+
+std::vector<const cl::opt<int64_t> *> ProcessLaunchFlags::placeFlags() const {
+  std::vector<const cl::opt<int64_t> *> Flags = {&Rank, &World, &LocalRank};
+  if (LocalWorld)
+    Flags.push_back(&*LocalWorld);
+  return Flags;
+}
 
 Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   auto Fail = [&](const Twine &Why) {
@@ -27,7 +40,7 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   };
   rt::PlaceFlags Flags;
   // -1 is the defaults' value: a value given must be a place.
-  for (const cl::opt<int64_t> *O : {&Rank, &World, &LocalRank})
+  for (const cl::opt<int64_t> *O : placeFlags())
     if (O->getNumOccurrences() && *O < 0)
       return Fail(
           ("--" + O->ArgStr + " " + Twine(O->getValue()) + ": expected a non-negative number")
@@ -38,6 +51,8 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
     Flags.World = World;
   if (LocalRank >= 0)
     Flags.LocalRank = LocalRank;
+  if (LocalWorld && *LocalWorld >= 0)
+    Flags.LocalWorld = int64_t(*LocalWorld);
   Expected<rt::ProcessPlace> Place = rt::placeFromLauncher(Flags);
   if (!Place)
     return Fail(toString(Place.takeError()));
@@ -62,8 +77,10 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
 }
 
 Error ProcessLaunchFlags::refuseOnLocal() const {
-  for (const cl::Option *O : {(const cl::Option *)&Rendezvous, (const cl::Option *)&Rank,
-                              (const cl::Option *)&World, (const cl::Option *)&LocalRank})
+  std::vector<const cl::Option *> Given = {&Rendezvous};
+  for (const cl::opt<int64_t> *O : placeFlags())
+    Given.push_back(O);
+  for (const cl::Option *O : Given)
     if (O->getNumOccurrences())
       return createStringError(inconvertibleErrorCode(),
                                ("--" + O->ArgStr +

@@ -2,7 +2,7 @@
 //
 // The flags of every subcommand that runs as one rank of a process backend
 // under a launcher (`collc run`, `collc bench`): --rendezvous, --rank,
-// --world, --local-rank, and how they resolve, with the launcher's
+// --world, --local-rank, --local-world, and how they resolve, with the launcher's
 // environment and COLLC_RENDEZVOUS, into this process's place and the
 // address its peers meet at. One resolution, so the commands cannot drift.
 //
@@ -16,6 +16,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
+#include <vector>
+
 namespace collc::tool {
 
 struct ProcessLaunch {
@@ -26,7 +29,9 @@ struct ProcessLaunch {
 struct ProcessLaunchFlags {
   llvm::cl::opt<std::string> Rendezvous;
   llvm::cl::opt<int64_t> Rank, World, LocalRank;
-  explicit ProcessLaunchFlags(llvm::cl::SubCommand &Sub);
+  /// Only where the processes' memory matters (collc run's budget).
+  std::optional<llvm::cl::opt<int64_t>> LocalWorld;
+  ProcessLaunchFlags(llvm::cl::SubCommand &Sub, bool WithLocalWorld = false);
 
   /// This process's place (flags over the launcher's environment) and the
   /// rendezvous (--rendezvous, else COLLC_RENDEZVOUS, else `mpi` for the mpi
@@ -36,6 +41,10 @@ struct ProcessLaunchFlags {
   /// For --backend local, whose ranks are threads: an error naming the first
   /// of these flags given (they would be ignored), else success.
   llvm::Error refuseOnLocal() const;
+
+private:
+  /// --rank, --world, --local-rank and (where registered) --local-world.
+  std::vector<const llvm::cl::opt<int64_t> *> placeFlags() const;
 };
 
 } // namespace collc::tool

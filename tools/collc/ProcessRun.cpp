@@ -3,6 +3,7 @@
 #include "tools/collc/ProcessRun.h"
 
 #include "runtime/exec/DigestHandshake.h"
+#include "runtime/exec/RuntimeError.h"
 #include "runtime/process/CpuWorld.h"
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/ProcessBackends.h"
@@ -15,27 +16,17 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <optional>
+
 using namespace llvm;
 
 namespace collc::tool {
 
 namespace {
 
-/// Every process's plan digest, before any group of the plan is joined: a
-/// process whose plan differs is named at once. (Over gloo the groups are
-/// named by the plan's digest, so processes with different plans would
-/// never meet there, each waiting out its timeout instead.)
-Error checkPlansAgree(const plan::Plan &P, const ProcessRunOptions &O) {
-  Expected<std::unique_ptr<rt::WorldGather>> World =
-      rt::joinCpuWorld(O.Place, O.Where, "collc.run/#digests", O.Exec.Timeout);
-  if (!World)
-    return World.takeError();
-  return rt::exchangeDigests(
-      P, O.Place.Rank, [&](ArrayRef<uint32_t> Words) { return (*World)->allGatherWords(Words); });
-}
-
-int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
-                      raw_ostream &Err) {
+int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting &Met,
+                      raw_ostream &Out, raw_ostream &Err) {
   int64_t Me = O.Place.Rank;
   auto Fail = [&](const Twine &Why) {
     Err << formatv("collc run: rank {0} of {1} ({2}): ", Me, O.Place.World, O.Backend) << Why
@@ -48,7 +39,11 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostre
                    P.Program, O.Place.World, O.Backend, O.Steps, P.Digest, O.Where.text());
     Out.flush();
   }
-  if (Error E = checkPlansAgree(P, O))
+  // Every process's plan digest, before any group of the plan is joined: a
+  // process whose plan differs is named at once. (Over gloo the groups are
+  // named by the plan's digest, so processes with different plans would
+  // never meet there, each waiting out its timeout instead.)
+  if (Error E = Met.agreeOnPlan(P))
     return Fail(toString(std::move(E)));
   // The plans agree: the executor's own handshake would gather them again.
   rt::ExecutorOptions Exec = O.Exec;
@@ -94,17 +89,17 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, raw_ostre
 
 } // namespace
 
-int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
-                       raw_ostream &Err) {
-  // MPI lives as long as the run, executors and worlds included.
-  Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded(O.Backend, O.Where);
-  if (!Mpi) {
-    Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
-        << toString(Mpi.takeError()) << '\n';
-    Err.flush();
-    return ExitUserError;
-  }
+int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting *Met,
+                       raw_ostream &Out, raw_ostream &Err) {
   if (backendRunsOnDevice(O.Backend)) {
+    // MPI lives as long as the run, executors and worlds included.
+    Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded(O.Backend, O.Where);
+    if (!Mpi) {
+      Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
+          << toString(Mpi.takeError()) << '\n';
+      Err.flush();
+      return ExitUserError;
+    }
 #if COLLC_HAVE_NCCL
     return runThisProcessOnGpu(P, O, Out, Err);
 #else
@@ -114,7 +109,8 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, raw_ostr
     return ExitUserError;
 #endif
   }
-  return runOnHostExecutor(P, O, Out, Err);
+  assert(Met && "the host backends meet before the plan is made");
+  return runOnHostExecutor(P, O, *Met, Out, Err);
 }
 
 } // namespace collc::tool

@@ -5,7 +5,7 @@
 // reference, and then every rank's figures are gathered over the plan's
 // world: rank 0 prints each step's time on every rank and whether every
 // rank verified; each rank prints its own error. The digest handshake of the
-// executor's first capture refuses ranks whose plans differ.
+// run's meeting (ProcessMeeting.h) refuses ranks whose plans differ.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_TOOLS_COLLC_PROCESSRUN_H
@@ -15,9 +15,11 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
+#include "tools/collc/ProcessMeeting.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <string>
 
 namespace collc::tool {
@@ -31,9 +33,10 @@ struct ProcessRunOptions {
 };
 
 /// Runs this process's rank of \p P; returns the exit code (non-zero on
-/// every rank when any rank failed and the others could learn of it).
-int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, llvm::raw_ostream &Out,
-                       llvm::raw_ostream &Err);
+/// every rank when any rank failed and the others could learn of it). On
+/// mpi and gloo, \p Met is the run's meeting; nccl meets by itself.
+int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting *Met,
+                       llvm::raw_ostream &Out, llvm::raw_ostream &Err);
 
 } // namespace collc::tool
 

@@ -63,7 +63,8 @@ static cl::opt<std::string> Shrink("shrink",
                                             "memory: auto (default) or a number (1: real sizes)"),
                                    cl::init("auto"), cl::sub(Cmd));
 static cl::opt<std::string> Budget("memory-budget",
-                                   cl::desc("Memory the run may use: a program is shrunk to "
+                                   cl::desc("Memory the run may use on this host, shared by "
+                                            "the run's processes here: a program is shrunk to "
                                             "fit (--shrink auto), a plan that does not fit is "
                                             "refused (default: 8GiB or a third of RAM, the "
                                             "smaller)"),
@@ -81,7 +82,7 @@ static cl::opt<std::string>
                      "process per rank started by a launcher: mpi, gloo, nccl (one GPU "
                      "each)"),
             cl::init("local"), cl::sub(Cmd));
-static ProcessLaunchFlags Launch(Cmd);
+static ProcessLaunchFlags Launch(Cmd, /*WithLocalWorld=*/true);
 
 cl::SubCommand &runCommand() { return Cmd; }
 
@@ -105,8 +106,9 @@ std::string sizeText(uint64_t Bytes) {
                             : formatv("{0} MiB", Bytes >> 20).str();
 }
 
-/// The memory a run may use: --memory-budget, else 8 GiB or a third of RAM.
-Expected<uint64_t> memoryBudget() {
+/// The memory a run may use on this host: --memory-budget, else 8 GiB or a
+/// third of RAM.
+Expected<uint64_t> hostBudget() {
   if (Budget.empty())
     return defaultBudget();
   Expected<uint64_t> Given = parseByteSize(Budget);
@@ -119,6 +121,31 @@ Expected<uint64_t> memoryBudget() {
                              "--memory-budget %s is more than this machine's memory (%s)",
                              Budget.c_str(), sizeText(Memory).c_str());
   return *Given;
+}
+
+/// What this process may use, and how to say it.
+struct RunBudget {
+  uint64_t Bytes;
+  std::string Text;
+};
+
+/// The host's budget, or under a launcher (\p Place) this process's share of
+/// it: the run's processes on this host each hold their own rank at once.
+Expected<RunBudget> runBudget(const rt::ProcessPlace *Place) {
+  Expected<uint64_t> Host = hostBudget();
+  if (!Host)
+    return Host.takeError();
+  if (!Place || Place->LocalWorld <= 1)
+    return RunBudget{*Host, sizeText(*Host)};
+  uint64_t Share = *Host / uint64_t(Place->LocalWorld);
+  return RunBudget{Share, formatv("{0} (this process's share of {1} with {2} processes on this "
+                                  "host{3})",
+                                  sizeText(Share), sizeText(*Host), Place->LocalWorld,
+                                  Place->LocalWorldSaid
+                                      ? ""
+                                      : ", the whole world, as nothing said how many are here: "
+                                        "--local-world N says")
+                              .str()};
 }
 
 /// What a run holds at once, by the rule both paths use: the executor's
@@ -147,55 +174,79 @@ uint64_t communicatedBytes(const plan::Plan &P, std::optional<int64_t> Only = st
   return Sum;
 }
 
-/// Compiles the program for \p World ranks (0: its own world), shrunk to
-/// fit in memory when asked to: the memory of all its ranks, or of one
-/// (\p OneRankHere: a process backend's process).
-Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool OneRankHere,
-                                   raw_ostream &Log) {
-  ParseOptions PO;
-  PO.WorldSize = World;
-  Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
-  if (!P)
-    return P.takeError();
-  Program &Prog = *P->Prog;
-  Expected<uint64_t> Budgeted = memoryBudget();
-  if (!Budgeted)
-    return Budgeted.takeError();
-  uint64_t Limit = *Budgeted;
-  int64_t Factor = 1;
+/// The factor \p Prog's dimensions are divided by to fit \p Limit: the
+/// memory of all its ranks, or of one (\p OneRankHere: a process backend's
+/// process); --shrink auto's smallest that fits, or the one given.
+Expected<int64_t> shrinkFactor(const Program &Prog, bool OneRankHere, const RunBudget &Limit) {
   auto Need = [&](int64_t F) {
     return runBytes(SaturatingMultiply<uint64_t>(communicatedBytesPerRank(Prog, F),
                                                  OneRankHere ? 1 : uint64_t(Prog.worldSize())));
   };
+  constexpr int64_t MaxFactor = 1 << 20;
+  int64_t Factor = 1;
   if (Shrink == "auto") {
-    constexpr int64_t MaxFactor = 1 << 20;
-    while (Factor < MaxFactor && Need(Factor) > Limit)
+    while (Factor < MaxFactor && Need(Factor) > Limit.Bytes)
       Factor *= 2;
     // Never claim a fit that was not reached.
-    if (Need(Factor) > Limit)
+    if (Need(Factor) > Limit.Bytes)
       return createStringError(inconvertibleErrorCode(),
                                "@%s does not fit in the memory budget of %s even with every "
                                "dimension divided by %lld: it needs %s; raise --memory-budget",
-                               Prog.name().str().c_str(), sizeText(Limit).c_str(),
-                               (long long)Factor, sizeText(Need(Factor)).c_str());
-  } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1) {
+                               Prog.name().str().c_str(), Limit.Text.c_str(), (long long)Factor,
+                               sizeText(Need(Factor)).c_str());
+  } else if (StringRef(Shrink).getAsInteger(10, Factor) || Factor < 1 || Factor > MaxFactor) {
     return createStringError(inconvertibleErrorCode(),
-                             "--shrink=%s: expected auto or a positive number", Shrink.c_str());
-  } else if (Need(Factor) > Limit) {
+                             "--shrink=%s: expected auto or a factor from 1 to %lld",
+                             Shrink.c_str(), (long long)MaxFactor);
+  } else if (Need(Factor) > Limit.Bytes) {
     return createStringError(inconvertibleErrorCode(),
                              "@%s needs %s with every dimension divided by %lld, more than the "
                              "memory budget of %s: give a larger --shrink, --shrink auto, or "
                              "raise --memory-budget",
                              Prog.name().str().c_str(), sizeText(Need(Factor)).c_str(),
-                             (long long)Factor, sizeText(Limit).c_str());
+                             (long long)Factor, Limit.Text.c_str());
   }
-  if (Factor > 1) {
+  return Factor;
+}
+
+/// Compiles the program for \p World ranks (0: its own world), shrunk to
+/// fit \p Limit (shrinkFactor). With \p Met (the processes of a run on mpi
+/// or gloo), every process shrinks by one factor: the largest any needs
+/// (--shrink auto), so that all compile one plan even where their hosts'
+/// shares differ, or the one they were all given.
+Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool OneRankHere,
+                                   const RunBudget &Limit, ProcessMeeting *Met, raw_ostream &Log) {
+  ParseOptions PO;
+  PO.WorldSize = World;
+  Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
+  Expected<int64_t> Own =
+      P ? shrinkFactor(*P->Prog, OneRankHere, Limit) : Expected<int64_t>(P.takeError());
+  if (!Own)
+    return Own.takeError(); // the meeting, if any, hears 0 when it ends
+  ProcessMeeting::Factor Factor{*Own, std::nullopt};
+  if (Met) {
+    Expected<ProcessMeeting::Factor> Agreed = Met->agreeOnFactor(*Own, /*Given=*/Shrink != "auto");
+    if (!Agreed)
+      return Agreed.takeError();
+    Factor = *Agreed;
+  }
+  Program &Prog = *P->Prog;
+  if (Factor.Value > 1) {
     uint64_t RealBytes = communicatedBytesPerRank(Prog);
-    if (Error E = shrinkProgram(Prog, Factor))
+    if (Error E = shrinkProgram(Prog, Factor.Value))
       return E;
-    Log << formatv("shrunk tensor dimensions by {0}x to fit in {1} MiB ({2} MiB per rank "
-                   "instead of {3}); --shrink 1 runs the real sizes\n",
-                   Factor, Limit >> 20, communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20);
+    // Given here, given to another rank, needed here, or needed by another.
+    bool Auto = Shrink == "auto", Mine = Factor.Value == *Own;
+    std::string Why = !Auto            ? std::string("as given")
+                      : Factor.GivenOn ? formatv("as rank {0} was given", *Factor.GivenOn).str()
+                      : Mine
+                          ? "to fit in " + Limit.Text
+                          : formatv("to fit every rank's share of memory (here {0}x fits in {1})",
+                                    *Own, sizeText(Limit.Bytes))
+                                .str();
+    Log << formatv("shrunk tensor dimensions by {0}x {1}: {2} MiB per rank instead of {3}{4}\n",
+                   Factor.Value, Why, communicatedBytesPerRank(Prog) >> 20, RealBytes >> 20,
+                   Auto && Mine && !Factor.GivenOn ? "; --shrink 1 runs the real sizes" : "");
   }
   DiagnosticEngine Diags(P->Source.get());
   return compileWithBucketPolicy(Prog, Diags, Bucket);
@@ -283,6 +334,41 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
     return ExitUsage;
   }
+  // On mpi and gloo the processes meet first, so that a rank that cannot
+  // run (its input, its memory) tells the others at once, and that all
+  // shrink a program alike; nccl's processes meet by themselves, each
+  // shrinking for its own memory.
+  bool HostProcesses = Processes && !backendRunsOnDevice(Backend);
+  std::optional<ProcessRunOptions> O;
+  std::unique_ptr<ProcessMeeting> Met;
+  // Said as every failure of a rank's run is: naming the rank.
+  auto RankFailed = [&](Error E) {
+    errs() << formatv("collc run: rank {0} of {1} ({2}): ", O->Place.Rank, O->Place.World, Backend)
+           << toString(std::move(E)) << '\n';
+    return ExitUserError;
+  };
+  if (Processes) {
+    O.emplace();
+    O->Backend = Backend;
+    O->Place = Launched->Place;
+    O->Where = Launched->Where;
+    O->Steps = Steps;
+    O->Exec.Timeout = *Timeout;
+    if (HostProcesses) {
+      Expected<std::unique_ptr<ProcessMeeting>> M =
+          ProcessMeeting::meet(Backend, O->Place, O->Where, *Timeout);
+      if (!M)
+        return RankFailed(M.takeError());
+      Met = std::move(*M);
+    }
+    if (Ranks && Ranks != Launched->Place.World) {
+      WithColor::error(errs(), "collc run")
+          << formatv("--ranks {0}, but the launcher started {1} processes (from {2}): leave "
+                     "--ranks out under a launcher\n",
+                     int64_t(Ranks), Launched->Place.World, Launched->Place.Source);
+      return ExitUsage;
+    }
+  }
   int Exit = ExitOk;
   std::optional<CommandInput> In = readBucketedInput("run", Input, Bucket, Exit);
   if (!In)
@@ -291,11 +377,14 @@ int run_runCommand() {
   const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;
   raw_ostream &CompileLog = Place && Place->Rank != 0 ? nulls() : outs();
-  Expected<plan::Plan> Loaded = In->isPlan()
-                                    ? plan::readPlan(In->text(), In->Name)
-                                    : compileForRun(*In, CompileWorld, Processes, CompileLog);
+  Expected<RunBudget> Limit = runBudget(Place);
+  if (!Limit)
+    return reportError("run", Limit.takeError());
+  Expected<plan::Plan> Loaded =
+      In->isPlan() ? plan::readPlan(In->text(), In->Name)
+                   : compileForRun(*In, CompileWorld, Processes, *Limit, Met.get(), CompileLog);
   if (!Loaded)
-    return reportError("run", Loaded.takeError());
+    return Met ? RankFailed(Loaded.takeError()) : reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
   // Ranks are threads: refuse a world the local backend cannot hold before
   // starting any.
@@ -306,11 +395,16 @@ int run_runCommand() {
         << "ranks with --ranks\n";
     return ExitUserError;
   }
+  // A plan for another world first: its memory is not this launch's.
+  if (Processes && P.World != Place->World) {
+    WithColor::error(errs(), "collc run")
+        << formatv("plan @{0} is for {1} ranks, but the launcher started {2} processes (from "
+                   "{3}): launch {1}, or run the program (it is compiled for the launch)\n",
+                   P.Program, P.World, Place->World, Place->Source);
+    return ExitUsage;
+  }
   if (In->isPlan()) {
     // A plan's sizes are fixed: refuse before allocating what does not fit.
-    Expected<uint64_t> Limit = memoryBudget();
-    if (!Limit)
-      return reportError("run", Limit.takeError());
     std::optional<int64_t> Here;
     if (Place)
       Here = Place->Rank;
@@ -321,7 +415,7 @@ int run_runCommand() {
           << "compile it from a smaller one\n";
       return ExitUsage;
     }
-    if (Need > *Limit) {
+    if (Need > Limit->Bytes) {
       WithColor::error(errs(), "collc run")
           << formatv("plan @{0} needs about {1} {2}, more than the memory budget "
                      "of {3}: run the program instead (it shrinks to fit), or raise "
@@ -329,7 +423,7 @@ int run_runCommand() {
                      P.Program, sizeText(Need),
                      Here ? formatv("for rank {0} in this process", *Here).str()
                           : formatv("on {0} ranks", P.World).str(),
-                     sizeText(*Limit));
+                     Limit->Text);
       return ExitUserError;
     }
   }
@@ -339,22 +433,13 @@ int run_runCommand() {
     return ExitUsage;
   }
   if (Processes) {
-    if (P.World != Place->World) {
-      WithColor::error(errs(), "collc run")
-          << formatv("plan @{0} is for {1} ranks, but the launcher started {2} processes (from "
-                     "{3}): launch {1}, or run the program (it is compiled for the launch)\n",
-                     P.Program, P.World, Place->World, Place->Source);
-      return ExitUsage;
-    }
-    ProcessRunOptions O;
-    O.Backend = Backend;
-    O.Place = Launched->Place;
-    O.Where = Launched->Where;
-    O.Steps = Steps;
+    // A plan's ranks agree only that all can run it.
+    if (Met && In->isPlan())
+      if (Expected<ProcessMeeting::Factor> Agreed = Met->agreeOnFactor(1, /*Given=*/false); !Agreed)
+        return RankFailed(Agreed.takeError());
     // Every process of the run derives the same communicator names.
-    O.Exec.CommPrefix = "collc.run." + P.Digest;
-    O.Exec.Timeout = *Timeout;
-    return runThisProcessRank(P, O, outs(), errs());
+    O->Exec.CommPrefix = "collc.run." + P.Digest;
+    return runThisProcessRank(P, *O, Met.get(), outs(), errs());
   }
   int64_t World = P.World;
   static std::atomic<unsigned> Runs{0};

@@ -1,0 +1,132 @@
+//===- tools/collc/ProcessMeeting.cpp - The processes of a run agree first ---===//
+
+#include "tools/collc/ProcessMeeting.h"
+
+#include "runtime/exec/DigestHandshake.h"
+#include "runtime/exec/RuntimeError.h"
+#include "runtime/process/CpuWorld.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace collc::tool {
+
+Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(StringRef Backend,
+                                                               const rt::ProcessPlace &Place,
+                                                               const rt::RendezvousAddress &Where,
+                                                               std::chrono::milliseconds Timeout) {
+  auto Met = std::make_unique<ProcessMeeting>();
+  // MPI lives as long as the run, executors and worlds included.
+  Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded(Backend, Where);
+  if (!Mpi)
+    return Mpi.takeError();
+  Met->Mpi = std::move(*Mpi);
+  Expected<std::unique_ptr<rt::WorldGather>> World =
+      rt::joinCpuWorld(Place, Where, "collc.run/#digests", Timeout);
+  if (!World)
+    return World.takeError();
+  Met->World = std::move(*World);
+  Met->Rank = Place.Rank;
+  return Met;
+}
+
+ProcessMeeting::~ProcessMeeting() {
+  if (!World) // never met, or left
+    return;
+  // Errors here were this rank's own, said already.
+  if (Next == Step::Factor)
+    consumeError(agreeOnFactor(0, false).takeError());
+  else if (Next == Step::Plan)
+    consumeError(gather(Step::Plan, {0, 0, 0}).takeError());
+}
+
+Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32_t, 3> Words) {
+  // Whatever comes of it, this step is taken: a failure is every rank's.
+  Next = S == Step::Factor ? Step::Plan : Step::Done;
+  Expected<std::vector<uint32_t>> All =
+      World->allGatherWords({uint32_t(S), Words[0], Words[1], Words[2]});
+  if (!All) {
+    Next = Step::Done;
+    return All.takeError();
+  }
+  std::vector<uint32_t> Out;
+  for (size_t R = 0; R != All->size() / 4; ++R) {
+    if ((*All)[4 * R] != uint32_t(S)) {
+      Next = Step::Done;
+      return rt::makeError(rt::ErrorKind::Mismatch,
+                           formatv("rank {0} is at step {1} of the run's meeting, this rank at "
+                                   "step {2}",
+                                   R, (*All)[4 * R], uint32_t(S)),
+                           int64_t(R));
+    }
+    Out.insert(Out.end(), All->begin() + 4 * R + 1, All->begin() + 4 * R + 4);
+  }
+  return Out;
+}
+
+Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, bool Given) {
+  Expected<std::vector<uint32_t>> All = gather(Step::Factor, {uint32_t(Mine), uint32_t(Given), 0});
+  if (!All)
+    return All.takeError();
+  auto Fail = [&](rt::ErrorKind K, const Twine &Why, size_t R) {
+    Next = Step::Done; // every rank fails alike, and takes no next step
+    return rt::makeError(K, Why, int64_t(R));
+  };
+  size_t Ranks = All->size() / 3;
+  auto FactorOf = [&](size_t R) { return (*All)[3 * R]; };
+  auto GivenOn = [&](size_t R) { return (*All)[3 * R + 1] != 0; };
+  uint32_t Most = 0;
+  std::optional<size_t> First; // the first rank given a factor by hand
+  for (size_t R = 0; R != Ranks; ++R) {
+    if (FactorOf(R) == 0)
+      return Fail(rt::ErrorKind::InvalidArgument,
+                  formatv("rank {0} cannot run (its own error says why)", R), R);
+    Most = std::max(Most, FactorOf(R));
+    if (GivenOn(R) && !First)
+      First = R;
+  }
+  if (!First)
+    return Factor{int64_t(Most), std::nullopt};
+  // A factor given by hand is kept: every rank given one must have the
+  // same, and it must be enough for every other rank's share.
+  uint32_t Kept = FactorOf(*First);
+  for (size_t R = 0; R != Ranks; ++R) {
+    if (GivenOn(R) && FactorOf(R) != Kept)
+      return Fail(rt::ErrorKind::Mismatch,
+                  formatv("rank {0} was given --shrink {1} and rank {2} --shrink {3}: give "
+                          "every process the same",
+                          *First, Kept, R, FactorOf(R)),
+                  R);
+    if (!GivenOn(R) && FactorOf(R) > Kept)
+      return Fail(rt::ErrorKind::InvalidArgument,
+                  formatv("rank {0} was given --shrink {1}, but rank {2} needs {3} to fit its "
+                          "share of its host's memory: give every process the same --shrink",
+                          *First, Kept, R, FactorOf(R)),
+                  R);
+  }
+  return Factor{int64_t(Kept), int64_t(*First)};
+}
+
+Error ProcessMeeting::agreeOnPlan(const plan::Plan &P) {
+  std::array<uint32_t, 2> Mine = rt::digestWords(P);
+  Expected<std::vector<uint32_t>> All = gather(Step::Plan, {1, Mine[0], Mine[1]});
+  // Its connections are not needed again, whatever came of it.
+  auto Leave = make_scope_exit([&] { World.reset(); });
+  if (!All)
+    return All.takeError();
+  std::vector<uint32_t> Digests;
+  for (size_t R = 0; R != All->size() / 3; ++R) {
+    if ((*All)[3 * R] == 0)
+      return rt::makeError(rt::ErrorKind::InvalidArgument,
+                           formatv("rank {0} cannot run (its own error says why)", R), int64_t(R));
+    Digests.push_back((*All)[3 * R + 1]);
+    Digests.push_back((*All)[3 * R + 2]);
+  }
+  return rt::compareDigests(P, Rank, Digests);
+}
+
+} // namespace collc::tool
