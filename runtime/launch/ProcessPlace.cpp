@@ -122,8 +122,12 @@ static Error placeLocalWorld(ProcessPlace &Place, const PlaceFlags &Flags, Envir
     if (!ByFlags && Place.Source != L.Launcher)
       continue;
     Expected<std::optional<int64_t>> N = readLocalWorld(Env, L);
-    if (!N)
-      return N.takeError();
+    if (!N) {
+      if (!ByFlags)
+        return N.takeError();
+      consumeError(N.takeError()); // flags place it whatever the launcher holds
+      continue;
+    }
     if (!*N)
       continue;
     if (**N < 1 || **N > Place.World) {

@@ -142,6 +142,12 @@ TEST(ProcessPlace, CountsTheProcessesOnThisHost) {
                           {"SLURM_STEP_TASKS_PER_NODE", "1(x2)junk"}},
                          Both),
             Count(1, true));
+  // Placed by flags, a launcher's count it cannot read is passed over, as
+  // its local rank is.
+  PlaceFlags Flagged;
+  Flagged.Rank = 0;
+  Flagged.World = 8;
+  EXPECT_EQ(LocalWorldIn({{"SLURM_STEP_TASKS_PER_NODE", "1(x2)junk"}}, Flagged), Count(8, false));
   Both.LocalWorld = 5;
   EXPECT_EQ(errorOf(placeIn({}, Both)),
             "--local-world 5: expected the processes on this host, 1 to the world's 4");

@@ -204,11 +204,7 @@ private:
 int runThisProcessOnGpu(const plan::Plan &P, const ProcessRunOptions &O, raw_ostream &Out,
                         raw_ostream &Err) {
   int64_t Me = O.Place.Rank;
-  auto Fail = [&](const Twine &Why) {
-    Err << formatv("collc run: rank {0} of {1} (nccl): ", Me, O.Place.World) << Why << '\n';
-    Err.flush();
-    return ExitUserError;
-  };
+  auto Fail = [&](const Twine &Why) { return rankFailed(O, Why, Err); };
   // Before meeting anyone: a plan the comm streams' order cannot run
   // (every rank finds the same), and without a GPU, every rank stops here
   // at once.

@@ -35,17 +35,20 @@ Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(StringRef Backend
 }
 
 ProcessMeeting::~ProcessMeeting() {
-  if (!World) // never met, or left
-    return;
-  // Errors here were this rank's own, said already.
-  if (Next == Step::Factor)
-    consumeError(agreeOnFactor(0, false).takeError());
-  else if (Next == Step::Plan)
-    consumeError(gather(Step::Plan, {0, 0, 0}).takeError());
+  // A step not taken yet is taken, saying this rank cannot run; the errors
+  // that come of it were this rank's own, said already.
+  if (World && Next != Step::Done)
+    consumeError(gather(Next, {0, 0, 0}).takeError());
+}
+
+Error ProcessMeeting::endWith(rt::ErrorKind Kind, const Twine &Why, size_t Blamed) {
+  Next = Step::Done;
+  return rt::makeError(Kind, Why, int64_t(Blamed));
 }
 
 Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32_t, 3> Words) {
-  // Whatever comes of it, this step is taken: a failure is every rank's.
+  // Whatever comes of it, this step is taken; a failure is every rank's,
+  // and ends the meeting.
   Next = S == Step::Factor ? Step::Plan : Step::Done;
   Expected<std::vector<uint32_t>> All =
       World->allGatherWords({uint32_t(S), Words[0], Words[1], Words[2]});
@@ -55,15 +58,16 @@ Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32
   }
   std::vector<uint32_t> Out;
   for (size_t R = 0; R != All->size() / 4; ++R) {
-    if ((*All)[4 * R] != uint32_t(S)) {
-      Next = Step::Done;
-      return rt::makeError(rt::ErrorKind::Mismatch,
-                           formatv("rank {0} is at step {1} of the run's meeting, this rank at "
-                                   "step {2}",
-                                   R, (*All)[4 * R], uint32_t(S)),
-                           int64_t(R));
-    }
-    Out.insert(Out.end(), All->begin() + 4 * R + 1, All->begin() + 4 * R + 4);
+    const uint32_t *Rank = All->data() + 4 * R;
+    if (Rank[0] != uint32_t(S))
+      return endWith(rt::ErrorKind::Mismatch,
+                     formatv("rank {0} is at step {1} of the run's meeting, this rank at step {2}",
+                             R, Rank[0], uint32_t(S)),
+                     R);
+    if (Rank[1] == 0)
+      return endWith(rt::ErrorKind::InvalidArgument,
+                     formatv("rank {0} cannot run (its own error says why)", R), R);
+    Out.insert(Out.end(), Rank + 1, Rank + 4);
   }
   return Out;
 }
@@ -72,19 +76,12 @@ Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, boo
   Expected<std::vector<uint32_t>> All = gather(Step::Factor, {uint32_t(Mine), uint32_t(Given), 0});
   if (!All)
     return All.takeError();
-  auto Fail = [&](rt::ErrorKind K, const Twine &Why, size_t R) {
-    Next = Step::Done; // every rank fails alike, and takes no next step
-    return rt::makeError(K, Why, int64_t(R));
-  };
   size_t Ranks = All->size() / 3;
   auto FactorOf = [&](size_t R) { return (*All)[3 * R]; };
   auto GivenOn = [&](size_t R) { return (*All)[3 * R + 1] != 0; };
   uint32_t Most = 0;
   std::optional<size_t> First; // the first rank given a factor by hand
   for (size_t R = 0; R != Ranks; ++R) {
-    if (FactorOf(R) == 0)
-      return Fail(rt::ErrorKind::InvalidArgument,
-                  formatv("rank {0} cannot run (its own error says why)", R), R);
     Most = std::max(Most, FactorOf(R));
     if (GivenOn(R) && !First)
       First = R;
@@ -92,27 +89,29 @@ Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, boo
   if (!First)
     return Factor{int64_t(Most), std::nullopt};
   // A factor given by hand is kept: every rank given one must have the
-  // same, and it must be enough for every other rank's share.
+  // same, and it must be enough for every other rank's share. Every rank
+  // judges the same words alike, so all fail together.
   uint32_t Kept = FactorOf(*First);
   for (size_t R = 0; R != Ranks; ++R) {
     if (GivenOn(R) && FactorOf(R) != Kept)
-      return Fail(rt::ErrorKind::Mismatch,
-                  formatv("rank {0} was given --shrink {1} and rank {2} --shrink {3}: give "
-                          "every process the same",
-                          *First, Kept, R, FactorOf(R)),
-                  R);
+      return endWith(rt::ErrorKind::Mismatch,
+                     formatv("rank {0} was given --shrink {1} and rank {2} --shrink {3}: give "
+                             "every process the same",
+                             *First, Kept, R, FactorOf(R)),
+                     R);
     if (!GivenOn(R) && FactorOf(R) > Kept)
-      return Fail(rt::ErrorKind::InvalidArgument,
-                  formatv("rank {0} was given --shrink {1}, but rank {2} needs {3} to fit its "
-                          "share of its host's memory: give every process the same --shrink",
-                          *First, Kept, R, FactorOf(R)),
-                  R);
+      return endWith(rt::ErrorKind::InvalidArgument,
+                     formatv("rank {0} was given --shrink {1}, but rank {2} needs {3} to fit its "
+                             "share of its host's memory: give every process the same --shrink",
+                             *First, Kept, R, FactorOf(R)),
+                     R);
   }
   return Factor{int64_t(Kept), int64_t(*First)};
 }
 
 Error ProcessMeeting::agreeOnPlan(const plan::Plan &P) {
   std::array<uint32_t, 2> Mine = rt::digestWords(P);
+  // First word 1: this rank can run.
   Expected<std::vector<uint32_t>> All = gather(Step::Plan, {1, Mine[0], Mine[1]});
   // Its connections are not needed again, whatever came of it.
   auto Leave = make_scope_exit([&] { World.reset(); });
@@ -120,9 +119,6 @@ Error ProcessMeeting::agreeOnPlan(const plan::Plan &P) {
     return All.takeError();
   std::vector<uint32_t> Digests;
   for (size_t R = 0; R != All->size() / 3; ++R) {
-    if ((*All)[3 * R] == 0)
-      return rt::makeError(rt::ErrorKind::InvalidArgument,
-                           formatv("rank {0} cannot run (its own error says why)", R), int64_t(R));
     Digests.push_back((*All)[3 * R + 1]);
     Digests.push_back((*All)[3 * R + 2]);
   }

@@ -18,6 +18,7 @@
 #define COLLC_TOOLS_COLLC_PROCESSMEETING_H
 
 #include "compiler/plan/Plan.h"
+#include "runtime/exec/RuntimeError.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
 #include "runtime/launch/WorldGather.h"
@@ -61,9 +62,14 @@ public:
 
 private:
   enum class Step { Factor, Plan, Done };
-  /// Every rank's \p Words at \p S (rank-major, 3 words each), or an error
-  /// naming a rank at another step.
+  /// Every rank's \p Words at \p S (rank-major, 3 words each; the first 0
+  /// where that rank cannot run), or an error naming a rank at another step
+  /// or one that cannot run.
   llvm::Expected<std::vector<uint32_t>> gather(Step S, std::array<uint32_t, 3> Words);
+
+  /// A failure every rank judges alike, blaming rank \p Blamed: the
+  /// meeting ends.
+  llvm::Error endWith(rt::ErrorKind Kind, const llvm::Twine &Why, size_t Blamed);
 
   std::shared_ptr<void> Mpi; // released after the world
   std::unique_ptr<rt::WorldGather> World;

@@ -2,8 +2,6 @@
 
 #include "tools/collc/ProcessRun.h"
 
-#include "runtime/exec/DigestHandshake.h"
-#include "runtime/exec/RuntimeError.h"
 #include "runtime/process/CpuWorld.h"
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/ProcessBackends.h"
@@ -16,9 +14,6 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
-#include <algorithm>
-#include <optional>
-
 using namespace llvm;
 
 namespace collc::tool {
@@ -28,12 +23,7 @@ namespace {
 int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting &Met,
                       raw_ostream &Out, raw_ostream &Err) {
   int64_t Me = O.Place.Rank;
-  auto Fail = [&](const Twine &Why) {
-    Err << formatv("collc run: rank {0} of {1} ({2}): ", Me, O.Place.World, O.Backend) << Why
-        << '\n';
-    Err.flush();
-    return ExitUserError;
-  };
+  auto Fail = [&](const Twine &Why) { return rankFailed(O, Why, Err); };
   if (Me == 0) {
     Out << formatv("running @{0} on {1} {2} processes for {3} steps (plan {4}, rendezvous {5})\n",
                    P.Program, O.Place.World, O.Backend, O.Steps, P.Digest, O.Where.text());
@@ -89,17 +79,20 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, ProcessMe
 
 } // namespace
 
+int rankFailed(const ProcessRunOptions &O, const Twine &Why, raw_ostream &Err) {
+  Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
+      << Why << '\n';
+  Err.flush();
+  return ExitUserError;
+}
+
 int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting *Met,
                        raw_ostream &Out, raw_ostream &Err) {
   if (backendRunsOnDevice(O.Backend)) {
     // MPI lives as long as the run, executors and worlds included.
     Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded(O.Backend, O.Where);
-    if (!Mpi) {
-      Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
-          << toString(Mpi.takeError()) << '\n';
-      Err.flush();
-      return ExitUserError;
-    }
+    if (!Mpi)
+      return rankFailed(O, toString(Mpi.takeError()), Err);
 #if COLLC_HAVE_NCCL
     return runThisProcessOnGpu(P, O, Out, Err);
 #else

@@ -19,7 +19,6 @@
 
 #include "llvm/Support/raw_ostream.h"
 
-#include <memory>
 #include <string>
 
 namespace collc::tool {
@@ -31,6 +30,10 @@ struct ProcessRunOptions {
   rt::ExecutorOptions Exec;
   unsigned Steps = 3;
 };
+
+/// Says \p Why on \p Err as every failure of a rank's run is said, naming
+/// the rank ("collc run: rank R of W (backend): ..."); returns the exit code.
+int rankFailed(const ProcessRunOptions &O, const llvm::Twine &Why, llvm::raw_ostream &Err);
 
 /// Runs this process's rank of \p P; returns the exit code (non-zero on
 /// every rank when any rank failed and the others could learn of it). On

@@ -334,19 +334,8 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
     return ExitUsage;
   }
-  // On mpi and gloo the processes meet first, so that a rank that cannot
-  // run (its input, its memory) tells the others at once, and that all
-  // shrink a program alike; nccl's processes meet by themselves, each
-  // shrinking for its own memory.
   bool HostProcesses = Processes && !backendRunsOnDevice(Backend);
   std::optional<ProcessRunOptions> O;
-  std::unique_ptr<ProcessMeeting> Met;
-  // Said as every failure of a rank's run is: naming the rank.
-  auto RankFailed = [&](Error E) {
-    errs() << formatv("collc run: rank {0} of {1} ({2}): ", O->Place.Rank, O->Place.World, Backend)
-           << toString(std::move(E)) << '\n';
-    return ExitUserError;
-  };
   if (Processes) {
     O.emplace();
     O->Backend = Backend;
@@ -354,32 +343,50 @@ int run_runCommand() {
     O->Where = Launched->Where;
     O->Steps = Steps;
     O->Exec.Timeout = *Timeout;
-    if (HostProcesses) {
-      Expected<std::unique_ptr<ProcessMeeting>> M =
-          ProcessMeeting::meet(Backend, O->Place, O->Where, *Timeout);
-      if (!M)
-        return RankFailed(M.takeError());
-      Met = std::move(*M);
-    }
-    if (Ranks && Ranks != Launched->Place.World) {
-      WithColor::error(errs(), "collc run")
-          << formatv("--ranks {0}, but the launcher started {1} processes (from {2}): leave "
-                     "--ranks out under a launcher\n",
-                     int64_t(Ranks), Launched->Place.World, Launched->Place.Source);
-      return ExitUsage;
-    }
+  }
+  auto RankFailed = [&](Error E) { return rankFailed(*O, toString(std::move(E)), errs()); };
+  // This rank's own checks first, said at once (the exit code, once said).
+  std::optional<int> Refused;
+  if (Processes && Ranks && Ranks != Launched->Place.World) {
+    WithColor::error(errs(), "collc run")
+        << formatv("--ranks {0}, but the launcher started {1} processes (from {2}): leave "
+                   "--ranks out under a launcher\n",
+                   int64_t(Ranks), Launched->Place.World, Launched->Place.Source);
+    Refused = ExitUsage;
   }
   int Exit = ExitOk;
-  std::optional<CommandInput> In = readBucketedInput("run", Input, Bucket, Exit);
-  if (!In)
-    return Exit;
-  // Every process compiles the same program alike; only rank 0 speaks.
+  std::optional<CommandInput> In;
+  if (!Refused && !(In = readBucketedInput("run", Input, Bucket, Exit)))
+    Refused = Exit;
   const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
+  std::optional<RunBudget> Limit;
+  if (!Refused) {
+    if (Expected<RunBudget> L = runBudget(Place))
+      Limit = std::move(*L);
+    else
+      Refused = reportError("run", L.takeError());
+  }
+  // Then, on mpi and gloo, the processes meet, even one refused above: the
+  // others are told at once and name it (ProcessMeeting.h), and all shrink
+  // a program alike. nccl's processes meet by themselves, each shrinking
+  // for its own memory.
+  std::unique_ptr<ProcessMeeting> Met;
+  if (HostProcesses) {
+    Expected<std::unique_ptr<ProcessMeeting>> M =
+        ProcessMeeting::meet(Backend, O->Place, O->Where, *Timeout);
+    if (!M) {
+      if (!Refused)
+        return RankFailed(M.takeError());
+      consumeError(M.takeError()); // this rank's own error was said
+    } else {
+      Met = std::move(*M);
+    }
+  }
+  if (Refused)
+    return *Refused;
+  // Every process compiles the same program alike; only rank 0 speaks.
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;
   raw_ostream &CompileLog = Place && Place->Rank != 0 ? nulls() : outs();
-  Expected<RunBudget> Limit = runBudget(Place);
-  if (!Limit)
-    return reportError("run", Limit.takeError());
   Expected<plan::Plan> Loaded =
       In->isPlan() ? plan::readPlan(In->text(), In->Name)
                    : compileForRun(*In, CompileWorld, Processes, *Limit, Met.get(), CompileLog);
