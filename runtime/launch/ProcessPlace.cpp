@@ -22,8 +22,9 @@ namespace {
 struct LauncherVariables {
   const char *Launcher;
   const char *Rank, *World, *LocalRank;
-  /// The processes on this host: a count, or (srun) Slurm's per-node list.
+  /// The processes on this host: a count, or Slurm's per-node list.
   const char *LocalWorld;
+  bool LocalWorldPerNode = false;
 };
 
 // Looked for in this order, the first found taken: mpirun and srun set
@@ -32,8 +33,12 @@ struct LauncherVariables {
 // script's SLURM_PROCID and SLURM_NTASKS.
 constexpr LauncherVariables Mpirun = {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
                                       "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
-                            Srun = {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
-                                    "SLURM_STEP_TASKS_PER_NODE"},
+                            Srun = {"srun",
+                                    "SLURM_PROCID",
+                                    "SLURM_NTASKS",
+                                    "SLURM_LOCALID",
+                                    "SLURM_STEP_TASKS_PER_NODE",
+                                    true},
                             Torchrun = {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK",
                                         "LOCAL_WORLD_SIZE"};
 constexpr LauncherVariables Launchers[] = {Mpirun, Srun, Torchrun};
@@ -85,8 +90,7 @@ Expected<std::optional<int64_t>> readTasksPerNode(EnvironmentLookup Env, const c
 
 /// The processes on this host by launcher \p L, if it says.
 Expected<std::optional<int64_t>> readLocalWorld(EnvironmentLookup Env, const LauncherVariables &L) {
-  return StringRef(L.Launcher) == "srun" ? readTasksPerNode(Env, L.LocalWorld)
-                                         : readNumber(Env, L.LocalWorld);
+  return L.LocalWorldPerNode ? readTasksPerNode(Env, L.LocalWorld) : readNumber(Env, L.LocalWorld);
 }
 
 } // namespace

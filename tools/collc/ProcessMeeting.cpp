@@ -30,7 +30,6 @@ Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(StringRef Backend
   if (!World)
     return World.takeError();
   Met->World = std::move(*World);
-  Met->Rank = Place.Rank;
   return Met;
 }
 
@@ -58,16 +57,16 @@ Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32
   }
   std::vector<uint32_t> Out;
   for (size_t R = 0; R != All->size() / 4; ++R) {
-    const uint32_t *Rank = All->data() + 4 * R;
-    if (Rank[0] != uint32_t(S))
+    const uint32_t *Sent = All->data() + 4 * R;
+    if (Sent[0] != uint32_t(S))
       return endWith(rt::ErrorKind::Mismatch,
                      formatv("rank {0} is at step {1} of the run's meeting, this rank at step {2}",
-                             R, Rank[0], uint32_t(S)),
+                             R, Sent[0], uint32_t(S)),
                      R);
-    if (Rank[1] == 0)
+    if (Sent[1] == 0)
       return endWith(rt::ErrorKind::InvalidArgument,
                      formatv("rank {0} cannot run (its own error says why)", R), R);
-    Out.insert(Out.end(), Rank + 1, Rank + 4);
+    Out.insert(Out.end(), Sent + 1, Sent + 4);
   }
   return Out;
 }
@@ -122,7 +121,7 @@ Error ProcessMeeting::agreeOnPlan(const plan::Plan &P) {
     Digests.push_back((*All)[3 * R + 1]);
     Digests.push_back((*All)[3 * R + 2]);
   }
-  return rt::compareDigests(P, Rank, Digests);
+  return rt::compareDigests(P, World->rank(), Digests); // before Leave
 }
 
 } // namespace collc::tool

@@ -73,7 +73,6 @@ private:
 
   std::shared_ptr<void> Mpi; // released after the world
   std::unique_ptr<rt::WorldGather> World;
-  int64_t Rank = 0;
   Step Next = Step::Factor;
 };
 
