@@ -11,7 +11,7 @@
 #ifndef COLLC_API_DEVICEEXECUTOR_H
 #define COLLC_API_DEVICEEXECUTOR_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
 
 #include "llvm/ADT/StringRef.h"

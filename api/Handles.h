@@ -7,7 +7,7 @@
 #include "api/DeviceExecutor.h"
 #include "api/StepQueue.h"
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
 
 #include <atomic>

@@ -2,7 +2,7 @@
 
 #include "compiler/Compile.h"
 
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 #include "ir/Parser.h"
 #include "passes/Pass.h"
 #include "passes/Prefetch.h"

@@ -2,8 +2,8 @@
 
 #include "compiler/Lowering.h"
 
-#include "compiler/CommKind.h"
-#include "compiler/plan/PlanValidator.h"
+#include "plan/analysis/CommKind.h"
+#include "plan/PlanValidator.h"
 #include "ir/RankMasks.h"
 #include "passes/analysis/BufferLayout.h"
 #include "llvm/Support/SourceMgr.h"

@@ -9,7 +9,7 @@
 #ifndef COLLC_COMPILER_LOWERING_H
 #define COLLC_COMPILER_LOWERING_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "ir/Program.h"
 #include "passes/analysis/BufferLayout.h"
 

@@ -8,8 +8,8 @@
 // are the ExecutorDriver concept. See runtime/exec/Executor.h.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_DRIVEREXECUTOR_H
-#define COLLC_RUNTIME_DRIVEREXECUTOR_H
+#ifndef COLLC_RUNTIME_EXEC_DRIVEREXECUTOR_H
+#define COLLC_RUNTIME_EXEC_DRIVEREXECUTOR_H
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/DigestHandshake.h"

@@ -23,10 +23,10 @@
 //     (*Exec)->replay([&](const plan::Compute &C, uint32_t) { return runLayer(C); });
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_EXECUTOR_H
-#define COLLC_RUNTIME_EXECUTOR_H
+#ifndef COLLC_RUNTIME_EXEC_EXECUTOR_H
+#define COLLC_RUNTIME_EXEC_EXECUTOR_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/exec/Timeout.h"
 

@@ -37,7 +37,7 @@
 #ifndef COLLC_RUNTIME_NCCL_NCCLEXECUTOR_H
 #define COLLC_RUNTIME_NCCL_NCCLEXECUTOR_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/nccl/NcclLowering.h"
 #include "runtime/exec/Timeout.h"
 

@@ -12,7 +12,7 @@
 #ifndef COLLC_RUNTIME_PROCESS_PROCESSBACKENDS_H
 #define COLLC_RUNTIME_PROCESS_PROCESSBACKENDS_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"

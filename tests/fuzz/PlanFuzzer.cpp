@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/local/LocalExecutor.h"
 #include "tools/collc/LocalRun.h"
 #include "runtime/nccl/NcclLowering.h"

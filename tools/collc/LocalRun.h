@@ -12,7 +12,7 @@
 #ifndef COLLC_TOOLS_COLLC_LOCALRUN_H
 #define COLLC_TOOLS_COLLC_LOCALRUN_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/verify/PlanChecker.h"
 

@@ -17,7 +17,7 @@
 #ifndef COLLC_TOOLS_COLLC_PROCESSMEETING_H
 #define COLLC_TOOLS_COLLC_PROCESSMEETING_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"

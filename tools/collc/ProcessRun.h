@@ -11,7 +11,7 @@
 #ifndef COLLC_TOOLS_COLLC_PROCESSRUN_H
 #define COLLC_TOOLS_COLLC_PROCESSRUN_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"

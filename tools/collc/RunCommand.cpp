@@ -20,7 +20,7 @@
 #include "ProcessLaunchFlags.h"
 #include "ProcessRun.h"
 #include "ToolSupport.h"
-#include "compiler/plan/OutputFile.h"
+#include "plan/OutputFile.h"
 
 #include "compiler/Compile.h"
 #include "tools/collc/Shrink.h"

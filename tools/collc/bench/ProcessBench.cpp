@@ -10,7 +10,7 @@
 #include "tools/collc/bench/RawEngine.h"
 #include "tools/collc/bench/ReplayPlans.h"
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "passes/analysis/CostModel.h"
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/RuntimeError.h"
