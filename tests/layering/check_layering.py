@@ -64,7 +64,7 @@ LAYERS = [
     # The table of process backends (mpi, gloo, nccl) that the tool and the C
     # API create executors from, and the CPU world a run's processes meet in.
     ("runtime/process", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/launch",
-                         "runtime/mpi", "runtime/gloo"]),
+                         "runtime/mpi", "runtime/gloo", "runtime/nccl"]),
     # The C API (collc.h) over the compiler and the runtime: a library, so it
     # sits below the tool and sees none of it.
     ("api", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
@@ -124,7 +124,7 @@ def check(root):
                             f"{rel}:{line}: layer {mine} includes {target} (layer "
                             f"{layer_of(target)}); {mine} may include only "
                             f"{', '.join(dict(LAYERS)[mine]) or 'itself'}")
-    return sorted(errors)
+    return sorted(errors) + unit_cycles(root)
 
 
 def unit_of(path):
@@ -214,6 +214,10 @@ def self_test(root):
              "runtime/exec/Planted.h:1: layer runtime/exec includes plan/analysis/PlanStepModel.h"),
             ([("runtime/local/Planted.h", ["compiler/Lowering.h"])],
              "runtime/local/Planted.h:1: layer runtime/local includes compiler/Lowering.h"),
+            # Inside the tool, includes run one way.
+            ([("tools/collc/PlantedA.h", ["tools/collc/PlantedB.h"]),
+              ("tools/collc/PlantedB.cpp", ["tools/collc/PlantedA.h"])],
+             "include cycle: tools/collc/PlantedA -> tools/collc/PlantedB -> tools/collc/PlantedA"),
         ]
         for files, want in cases:
             planted = [plant(tmp, path, incs) for path, incs in files]

@@ -1,7 +1,7 @@
 //===- tools/collc/ProcessMeeting.h - The processes of a run agree first -*- C++ -*-===//
 //
-// Under `collc run --backend mpi|gloo` the processes meet before the plan
-// is made: MPI where the run goes through it, and the CPU world (group
+// Under `collc run --backend mpi|gloo|nccl` the processes meet before the
+// plan is made: MPI where the run goes through it, and the CPU world (group
 // `collc.run/#digests`) they agree through in two steps, each an all-gather
 // of the same four words per rank (a step number first, so that ranks out
 // of step are named, never misread):
