@@ -21,15 +21,14 @@ Error Executor::unsupported(const Twine &What) const {
                    formatv("the {0} backend does not support {1}", backend(), What.str()));
 }
 
-/// The home of tensor \p T on this executor, checked to be \p Bytes long.
-static Expected<MutableArrayRef<char>> homeOf(Executor &X, uint32_t T, uint64_t Bytes,
-                                              StringRef Verb) {
-  const plan::Plan &P = X.plan();
+Expected<MutableArrayRef<char>> Executor::homeForCopy(uint32_t T, uint64_t Bytes,
+                                                      StringRef Verb) {
+  const plan::Plan &P = plan();
   if (T >= P.Tensors.size())
     return makeError(ErrorKind::InvalidArgument,
                      formatv("{0}: tensor #{1} is not in 0..{2} of plan @{3}", Verb, T,
                              int64_t(P.Tensors.size()) - 1, P.Program));
-  Expected<MutableArrayRef<char>> Home = X.tensor(P.Tensors[T].Name);
+  Expected<MutableArrayRef<char>> Home = tensor(P.Tensors[T].Name);
   if (!Home)
     return Home.takeError();
   if (Home->size() != Bytes)
@@ -40,7 +39,7 @@ static Expected<MutableArrayRef<char>> homeOf(Executor &X, uint32_t T, uint64_t 
 }
 
 Error Executor::copyIn(uint32_t Tensor, ArrayRef<char> From) {
-  Expected<MutableArrayRef<char>> Home = homeOf(*this, Tensor, From.size(), "copying into");
+  Expected<MutableArrayRef<char>> Home = homeForCopy(Tensor, From.size(), "copying into");
   if (!Home)
     return Home.takeError();
   if (!From.empty())
@@ -49,7 +48,7 @@ Error Executor::copyIn(uint32_t Tensor, ArrayRef<char> From) {
 }
 
 Error Executor::copyOut(uint32_t Tensor, MutableArrayRef<char> To) {
-  Expected<MutableArrayRef<char>> Home = homeOf(*this, Tensor, To.size(), "copying out of");
+  Expected<MutableArrayRef<char>> Home = homeForCopy(Tensor, To.size(), "copying out of");
   if (!Home)
     return Home.takeError();
   if (!To.empty())

@@ -158,6 +158,10 @@ protected:
   /// The error of an operation this backend does not offer: kind
   /// Unsupported, naming the backend and \p What.
   llvm::Error unsupported(const llvm::Twine &What) const;
+  /// Tensor \p T's home (tensor()), checked to be \p Bytes long: what
+  /// copyIn and copyOut move; \p Verb says which in an error.
+  llvm::Expected<llvm::MutableArrayRef<char>> homeForCopy(uint32_t T, uint64_t Bytes,
+                                                          llvm::StringRef Verb);
 };
 
 } // namespace collc::rt

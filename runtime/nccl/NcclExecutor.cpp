@@ -162,10 +162,10 @@ public:
   /// On the caller's stream, from pageable memory: CUDA stages it, so
   /// \p From may be reused once this returns.
   Error copyIn(uint32_t Tensor, ArrayRef<char> From) override {
-    Expected<char *> Home = deviceHome(Tensor, From.size(), "copying into");
+    Expected<MutableArrayRef<char>> Home = homeForCopy(Tensor, From.size(), "copying into");
     if (!Home)
       return Home.takeError();
-    return checkCuda(cudaMemcpyAsync(*Home, From.data(), From.size(), cudaMemcpyHostToDevice,
+    return checkCuda(cudaMemcpyAsync(Home->data(), From.data(), From.size(), cudaMemcpyHostToDevice,
                                      callerStream()),
                      formatv("cudaMemcpyAsync into %{0}", P.Tensors[Tensor].Name));
   }
@@ -173,10 +173,10 @@ public:
   /// After the work on the caller's stream (the steps replayed so far are
   /// joined into it), bounded as every wait is.
   Error copyOut(uint32_t Tensor, MutableArrayRef<char> To) override {
-    Expected<char *> Home = deviceHome(Tensor, To.size(), "copying out of");
+    Expected<MutableArrayRef<char>> Home = homeForCopy(Tensor, To.size(), "copying out of");
     if (!Home)
       return Home.takeError();
-    if (Error E = checkCuda(cudaMemcpyAsync(To.data(), *Home, To.size(), cudaMemcpyDeviceToHost,
+    if (Error E = checkCuda(cudaMemcpyAsync(To.data(), Home->data(), To.size(), cudaMemcpyDeviceToHost,
                                             callerStream()),
                             formatv("cudaMemcpyAsync out of %{0}", P.Tensors[Tensor].Name)))
       return E;
@@ -410,22 +410,6 @@ private:
     for (const auto &C : Comms)
       Raw.push_back(C.get());
     return Raw;
-  }
-
-  /// Tensor \p T's device home, checked to be \p Bytes long.
-  Expected<char *> deviceHome(uint32_t T, uint64_t Bytes, StringRef Verb) {
-    if (T >= P.Tensors.size())
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("{0}: tensor #{1} is not in 0..{2} of plan @{3}", Verb, T,
-                               int64_t(P.Tensors.size()) - 1, P.Program));
-    Expected<MutableArrayRef<char>> Home = tensor(P.Tensors[T].Name);
-    if (!Home)
-      return Home.takeError();
-    if (Home->size() != Bytes)
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("{0} %{1}: {2} bytes, but the tensor has {3}", Verb,
-                               P.Tensors[T].Name, Bytes, Home->size()));
-    return Home->data();
   }
 
   // --- setup --------------------------------------------------------------------
