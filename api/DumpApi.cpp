@@ -1,7 +1,7 @@
 //===- api/DumpApi.cpp - collc.h: dump and simulate a plan -------------===//
 //
 // The same dumps and figures as `collc dump` and `collc simulate`, from the
-// same functions (compiler/dump/, compiler/PlanStepModel.h,
+// same functions (compiler/dump/, plan/analysis/PlanStepModel.h,
 // runtime/nccl/NcclLowering.h).
 //
 //===----------------------------------------------------------------------===//
@@ -9,9 +9,10 @@
 #include "api/ApiEntry.h"
 #include "api/Handles.h"
 
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 #include "compiler/dump/Dump.h"
 #include "runtime/nccl/NcclLowering.h"
+#include "passes/analysis/LinkFile.h"
 
 #include "llvm/Support/raw_ostream.h"
 

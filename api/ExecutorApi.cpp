@@ -1,10 +1,13 @@
 //===- api/ExecutorApi.cpp - collc.h: executors ------------------------===//
 //
-// An executor of the local backend (runtime/local/LocalExecutor.h), of a
-// host process backend from the runtime's table (runtime/process/), or of
-// nccl (api/DeviceExecutor.h); what a backend needs alive (MPI) is
-// api/BackendSessions.h's. With asyncReplay a host executor's steps run on
-// its own thread (api/StepQueue.h).
+// An executor of the local backend (runtime/local/LocalExecutor.h) or of a
+// process backend from the runtime's table (runtime/process/: mpi, gloo,
+// nccl), every one an rt::Executor reached the same way; what a backend
+// needs alive (MPI) is api/BackendSessions.h's. Where a call needs memory
+// of one kind (collcExecutorBind: the host's; collcExecutorBindDevice,
+// collcExecutorSetStream: a device's) it asks the executor which it has.
+// With asyncReplay a host executor's steps run on its own thread
+// (api/StepQueue.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 using namespace llvm;
 using namespace collc;
@@ -31,15 +36,30 @@ using namespace collc::api;
 
 namespace {
 
+/// The prefix of the groups of this process's next executor of rank
+/// \p Rank of \p P: "collc.DIGEST.N", its N-th of that plan and rank. The
+/// ranks of a run create the executors of a plan in one order, so each
+/// derives the names its peers do, and two executors of one process (two
+/// models, a plan made again) never share a group.
+std::string nextCommPrefix(const plan::Plan &P, int64_t Rank) {
+  static std::mutex Lock;
+  static std::map<std::pair<std::string, int64_t>, unsigned> Made;
+  std::lock_guard<std::mutex> G(Lock);
+  return formatv("collc.{0}.{1}", P.Digest, Made[{P.Digest, Rank}]++).str();
+}
+
 /// The executor of \p Backend; \p Session gets what it needs alive.
 Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Rendezvous,
                                                  const plan::Plan &P, int64_t Rank,
                                                  rt::ExecutorOptions Opts,
                                                  std::shared_ptr<void> &Session) {
   if (Backend == "local") {
+    // Local ranks are threads of this process: they meet by the rendezvous
+    // name, as their creators chose it.
     Opts.CommPrefix = Rendezvous.empty() ? "collc" : Rendezvous.str();
     return rt::createLocalExecutor(P, Rank, std::move(Opts));
   }
+  Opts.CommPrefix = nextCommPrefix(P, Rank);
   if (!rt::isProcessBackend(Backend))
     return makeApiError(collcInvalidArgument,
                         formatv("options->backend is \"{0}\": expected local, {1}", Backend,
@@ -53,29 +73,45 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
   // Before the backend's session starts (MPI_Init for mpi).
   if (std::optional<std::string> Why = rt::rendezvousMismatch(Backend, *Where))
     return makeApiError(collcInvalidArgument, *Why);
-  Expected<std::shared_ptr<void>> S = holdBackendSession(Backend);
-  if (!S)
-    return S.takeError();
-  Session = std::move(*S);
+  if (StringRef Needed = rt::sessionBackendFor(Backend, *Where); !Needed.empty()) {
+    Expected<std::shared_ptr<void>> S = holdBackendSession(Needed);
+    if (!S)
+      return S.takeError();
+    Session = std::move(*S);
+  }
   rt::ProcessPlace Place;
   Place.Rank = Rank;
   Place.World = P.World;
   Place.Source = "collcExecutorCreate";
-  return rt::createProcessExecutor(Backend, P, Place, *Where, std::move(Opts));
+  Expected<std::unique_ptr<rt::Executor>> X =
+      rt::createProcessExecutor(Backend, P, Place, *Where, std::move(Opts));
+  if (X)
+    return X;
+  // A backend that cannot run here says so against the option that chose it.
+  return handleErrors(X.takeError(), [&](const rt::RuntimeError &R) -> Error {
+    if (R.kind() != rt::ErrorKind::Unsupported)
+      return rt::makeError(R.kind(), R.text(), R.peer());
+    return rt::makeError(R.kind(), formatv("options->backend is \"{0}\": {1}", Backend, R.text()),
+                         R.peer());
+  });
 }
 
 Error checkExec(Args &A, collcExecutor_t Exec) { return A.executor(Exec, "exec").done(); }
 
-/// A call that needs memory of the other kind than \p Exec's backend binds.
-Error wrongMemory(collcExecutor_t Exec, StringRef Call) {
-  if (Exec->Device)
+/// Refuses \p Call on \p Exec unless its memory is of kind \p Needed.
+Error checkMemory(collcExecutor_t Exec, rt::MemoryKind Needed, StringRef Call) {
+  rt::MemoryKind Has = Exec->Exec->memory();
+  if (Has == Needed)
+    return Error::success();
+  if (Has == rt::MemoryKind::Device)
     return makeApiError(collcInvalidUsage,
-                        formatv("exec runs on the nccl backend, which binds device memory: "
-                                "expected collcExecutorBindDevice, not {0}",
-                                Call));
+                        formatv("exec runs on the {0} backend, which binds device memory: "
+                                "expected collcExecutorBindDevice, not {1}",
+                                Exec->Backend, Call));
   return makeApiError(collcInvalidUsage,
                       formatv("exec runs on the {0} backend, which binds host memory "
-                              "(collcExecutorBind): {1} needs an executor of the nccl backend",
+                              "(collcExecutorBind): {1} needs an executor of a device backend "
+                              "(nccl)",
                               Exec->Backend, Call));
 }
 
@@ -183,34 +219,27 @@ collcResult_t collcExecutorCreate(collcPlan_t Plan, int64_t Rank,
     H->Backend = Backend;
     H->Rank = Rank;
     std::string Rendezvous = O.rendezvous ? O.rendezvous : "";
-    if (Backend == "nccl") {
-      if (O.asyncReplay)
-        return makeApiError(collcInvalidArgument,
-                            "options->asyncReplay is 1: the nccl backend's replay is "
-                            "asynchronous already (on the GPU): expected 0");
-      DevicePlace Place;
-      Place.Rank = Rank;
-      Place.Device = O.device;
-      Place.Rendezvous = Rendezvous;
-      Expected<std::unique_ptr<DeviceExecutor>> D =
-          createNcclExecutor(*H->Plan, Place, Opts, H->Session);
-      if (!D)
-        return D.takeError();
-      H->Device = std::move(*D);
-    } else {
-      if (O.device != -1)
-        return makeApiError(collcInvalidArgument,
-                            formatv("options->device is {0}: only the nccl backend runs on a "
-                                    "device: expected -1 on {1}",
-                                    O.device, Backend));
-      Expected<std::unique_ptr<rt::Executor>> X =
-          createOn(Backend, Rendezvous, *H->Plan, Rank, std::move(Opts), H->Session);
-      if (!X)
-        return X.takeError();
-      H->Exec = std::move(*X);
-      if (O.asyncReplay)
-        H->Steps = std::make_unique<StepQueue>(Rank);
-    }
+    // Refused before anything starts, as the table says where the
+    // backend's memory is.
+    bool OnDevice = rt::backendMemory(Backend) == rt::MemoryKind::Device;
+    if (O.asyncReplay && OnDevice)
+      return makeApiError(collcInvalidArgument,
+                          formatv("options->asyncReplay is 1: the {0} backend's replay is "
+                                  "asynchronous already (on the device): expected 0",
+                                  Backend));
+    if (O.device != -1 && !OnDevice)
+      return makeApiError(collcInvalidArgument,
+                          formatv("options->device is {0}: only a device backend (nccl) runs "
+                                  "on a device: expected -1 on {1}",
+                                  O.device, Backend));
+    Opts.Device = int(O.device);
+    Expected<std::unique_ptr<rt::Executor>> X =
+        createOn(Backend, Rendezvous, *H->Plan, Rank, std::move(Opts), H->Session);
+    if (!X)
+      return X.takeError();
+    H->Exec = std::move(*X);
+    if (O.asyncReplay)
+      H->Steps = std::make_unique<StepQueue>(Rank);
     *Out = adopt(std::move(H));
     return Error::success();
   });
@@ -227,6 +256,18 @@ collcResult_t collcExecutorRank(collcExecutor_t Exec, int64_t *Rank) {
   });
 }
 
+collcResult_t collcExecutorMemory(collcExecutor_t Exec, collcMemory_t *Memory) {
+  return entry(__func__, [&]() -> Error {
+    Args A;
+    A.notNull(Memory, "memory", "where to store the memory kind");
+    if (Error E = checkExec(A, Exec))
+      return E;
+    *Memory = Exec->Exec->memory() == rt::MemoryKind::Device ? collcMemoryDevice
+                                                              : collcMemoryHost;
+    return Error::success();
+  });
+}
+
 collcResult_t collcExecutorBind(collcExecutor_t Exec, const char *Name, void *Data, size_t Bytes) {
   return entry(__func__, [&]() -> Error {
     Args A;
@@ -235,8 +276,8 @@ collcResult_t collcExecutorBind(collcExecutor_t Exec, const char *Name, void *Da
       return E;
     if (Error E = checkNotInItsStep(Exec, "collcExecutorBind"))
       return E;
-    if (!Exec->Exec)
-      return wrongMemory(Exec, "collcExecutorBind");
+    if (Error E = checkMemory(Exec, rt::MemoryKind::Host, "collcExecutorBind"))
+      return E;
     if (Error E = checkNoStepPending(Exec, "collcExecutorBind"))
       return E;
     Exec->Captured = false;
@@ -253,10 +294,10 @@ collcResult_t collcExecutorBindDevice(collcExecutor_t Exec, const char *Name, vo
       return E;
     if (Error E = checkNotInItsStep(Exec, "collcExecutorBindDevice"))
       return E;
-    if (!Exec->Device)
-      return wrongMemory(Exec, "collcExecutorBindDevice");
+    if (Error E = checkMemory(Exec, rt::MemoryKind::Device, "collcExecutorBindDevice"))
+      return E;
     Exec->Captured = false;
-    return Exec->Device->bind(Name, DevicePtr, Bytes);
+    return Exec->Exec->bind(Name, DevicePtr, Bytes);
   });
 }
 
@@ -270,9 +311,10 @@ collcResult_t collcExecutorSetStream(collcExecutor_t Exec, void *CudaStream) {
       return E;
     if (Error E = checkNotInItsStep(Exec, "collcExecutorSetStream"))
       return E;
-    if (!Exec->Device)
-      return wrongMemory(Exec, "collcExecutorSetStream");
-    Exec->Device->setStream(CudaStream);
+    if (Error E = checkMemory(Exec, rt::MemoryKind::Device, "collcExecutorSetStream"))
+      return E;
+    if (Error E = Exec->Exec->setStream(CudaStream))
+      return E;
     Exec->HasStream = true;
     return Error::success();
   });
@@ -287,14 +329,6 @@ collcResult_t collcExecutorTensor(collcExecutor_t Exec, const char *Name, void *
         .notNull(Bytes, "bytes", "where to store the size");
     if (Error E = checkExec(A, Exec))
       return E;
-    if (Exec->Device) {
-      Expected<std::pair<void *, uint64_t>> T = Exec->Device->tensor(Name);
-      if (!T)
-        return T.takeError();
-      *Data = T->first;
-      *Bytes = T->second;
-      return Error::success();
-    }
     Expected<MutableArrayRef<char>> T = Exec->Exec->tensor(Name);
     if (!T)
       return T.takeError();
@@ -310,8 +344,7 @@ collcResult_t collcExecutorUnbound(collcExecutor_t Exec, size_t *Count, const ch
     A.notNull(Count, "count", "where to store the count");
     if (Error E = checkExec(A, Exec))
       return E;
-    std::vector<std::string> Names =
-        Exec->Device ? Exec->Device->unboundTensors() : Exec->Exec->unboundTensors();
+    std::vector<std::string> Names = Exec->Exec->unboundTensors();
     *Count = Names.size();
     Exec->FirstUnbound = Names.empty() ? "" : Names.front();
     if (FirstName)
@@ -327,14 +360,18 @@ collcResult_t collcExecutorCapture(collcExecutor_t Exec) {
       return E;
     if (Error E = checkNotInItsStep(Exec, "collcExecutorCapture"))
       return E;
-    if (Exec->Device && !Exec->HasStream)
+    // A step on a device is ordered after the caller's work on its stream,
+    // which the executor must know first.
+    if (Exec->Exec->memory() == rt::MemoryKind::Device && !Exec->HasStream)
       return makeApiError(collcInvalidUsage,
-                          "exec runs on the nccl backend and has no stream: expected "
-                          "collcExecutorSetStream before collcExecutorCapture");
+                          formatv("exec runs on the {0} backend, whose steps run on the device, "
+                                  "and has no stream: expected collcExecutorSetStream before "
+                                  "collcExecutorCapture",
+                                  Exec->Backend));
     if (Error E = checkNoStepPending(Exec, "collcExecutorCapture"))
       return E;
     Exec->Captured = false; // a capture that fails leaves nothing to replay
-    if (Error E = Exec->Device ? Exec->Device->capture() : Exec->Exec->capture())
+    if (Error E = Exec->Exec->capture())
       return E;
     Exec->Captured = true;
     return Error::success();
@@ -352,15 +389,6 @@ collcResult_t collcExecutorReplay(collcExecutor_t Exec, collcComputeFn Compute, 
       return makeApiError(collcInvalidUsage,
                           "exec is not captured since its last bind: expected "
                           "collcExecutorCapture before collcExecutorReplay");
-    if (Exec->Device) {
-      if (Compute)
-        return makeApiError(collcInvalidArgument,
-                            "compute is not NULL: the nccl backend's step runs on the GPU, "
-                            "ordered after the work on the caller's stream "
-                            "(collcExecutorSetStream): expected NULL, with the model's compute "
-                            "enqueued on that stream");
-      return Exec->Device->replay();
-    }
     if (!Exec->Steps)
       return replayStep(*Exec->Exec, Compute, User, nullptr, Exec->StepThread);
     rt::Executor *X = Exec->Exec.get();
@@ -379,13 +407,12 @@ collcResult_t collcExecutorSynchronize(collcExecutor_t Exec, int64_t TimeoutMs) 
       return E;
     if (Error E = checkNotInItsStep(Exec, "collcExecutorSynchronize"))
       return E;
-    if (Exec->Device)
-      return Exec->Device->synchronize(std::chrono::milliseconds(TimeoutMs));
     if (Exec->Steps)
       if (Error E = Exec->Steps->wait(std::chrono::milliseconds(TimeoutMs)))
         return E;
-    // What is left to report once no step is in flight: a peer lost since.
-    return Exec->Exec->health();
+    // The steps on a device, or, once no step is in flight on the host, a
+    // peer lost since.
+    return Exec->Exec->synchronize(std::chrono::milliseconds(TimeoutMs));
   });
 }
 

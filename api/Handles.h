@@ -4,10 +4,9 @@
 
 #include "collc/collc.h"
 
-#include "api/DeviceExecutor.h"
 #include "api/StepQueue.h"
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
 
 #include <atomic>
@@ -31,9 +30,7 @@ struct collcExecutor {
   /// or none: a call from that thread that changes, waits for or destroys
   /// the executor is refused (it would pull the step from under itself).
   std::atomic<std::thread::id> StepThread{};
-  /// A host backend's executor, or (nccl) Device.
   std::unique_ptr<collc::rt::Executor> Exec;
-  std::unique_ptr<collc::api::DeviceExecutor> Device;
   /// asyncReplay on a host backend: the thread Exec's steps run on.
   std::unique_ptr<collc::api::StepQueue> Steps;
   int64_t Rank = 0;
@@ -41,7 +38,7 @@ struct collcExecutor {
   std::string FirstUnbound;
   /// Whether capture() succeeded since the last bind.
   bool Captured = false;
-  /// nccl: whether collcExecutorSetStream gave the caller's stream.
+  /// Device memory: whether collcExecutorSetStream gave the caller's stream.
   bool HasStream = false;
 };
 

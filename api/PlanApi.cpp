@@ -5,8 +5,8 @@
 #include "api/LiveHandles.h"
 
 #include "compiler/Compile.h"
-#include "compiler/plan/OutputFile.h"
-#include "compiler/plan/PlanDiff.h"
+#include "plan/OutputFile.h"
+#include "plan/PlanDiff.h"
 #include "ir/Parser.h"
 
 #include "llvm/Support/FileSystem.h"

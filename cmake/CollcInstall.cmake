@@ -32,6 +32,13 @@ if(TARGET collc_mpi)
 else()
   set(COLLC_HAVE_MPI_INSTALL FALSE)
 endif()
+# collc_process links the nccl backend where this build has it: its
+# consumers find the CUDA toolkit (the NCCL library is named by its path).
+if(TARGET collc_nccl)
+  set(COLLC_HAVE_NCCL_INSTALL TRUE)
+else()
+  set(COLLC_HAVE_NCCL_INSTALL FALSE)
+endif()
 configure_package_config_file(cmake/collcConfig.cmake.in
                               ${CMAKE_BINARY_DIR}/collcConfig.cmake
                               INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/collc)

@@ -2,7 +2,7 @@
 
 #include "compiler/Compile.h"
 
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 #include "ir/Parser.h"
 #include "passes/Pass.h"
 #include "passes/Prefetch.h"
@@ -73,7 +73,9 @@ Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts, Diag
     return E;
   LoweringOptions L;
   L.Notes = Opts.Notes;
-  // The plan's layout is the one plan-memory recorded in the IR.
+  // The plan's layout is plan-memory's, as the IR's `mem` attributes state
+  // it; without one, the pipeline's options lay it out (Lowering.h).
+  L.MemoryPlan = Ctx.MemoryPlan.get();
   if (Ctx.Layout)
     L.Layout = *Ctx.Layout;
   L.Notes.insert(L.Notes.begin(), "pipeline: " + Pipeline);

@@ -20,7 +20,7 @@
 
 #include "compiler/Lowering.h"
 #include "compiler/PassManager.h"
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <optional>
 

@@ -2,8 +2,8 @@
 
 #include "compiler/Lowering.h"
 
-#include "compiler/CommKind.h"
-#include "compiler/plan/PlanValidator.h"
+#include "plan/analysis/CommKind.h"
+#include "plan/PlanValidator.h"
 #include "ir/RankMasks.h"
 #include "passes/analysis/BufferLayout.h"
 #include "llvm/Support/SourceMgr.h"
@@ -30,8 +30,19 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
   plan::Plan Out;
   Out.Program = P.name().str();
   Out.World = P.worldSize();
-  Out.Alignment = Opts.Layout.Alignment;
+  // plan-memory's layout, or, where none holds, one laid out here and said
+  // so in the plan.
+  std::optional<BufferLayout> Default;
+  if (!Opts.MemoryPlan)
+    Default = computeBufferLayout(P, Opts.Layout);
+  const BufferLayout &Mem = Opts.MemoryPlan ? *Opts.MemoryPlan : *Default;
+  Out.Alignment = Mem.Alignment;
   Out.Notes = Opts.Notes;
+  if (Default && !Mem.Buffers.empty())
+    Out.Notes.push_back(formatv("layout: no plan-memory ran after the pipeline's last change: "
+                                "buffers laid out by default (align {0}, views {1})",
+                                Opts.Layout.Alignment, Opts.Layout.AllowViews ? "true" : "false")
+                            .str());
   // Locations as line:col; the file is named once.
   const SourceMgr *SM = P.sourceMgr();
   unsigned Buffer = 0;
@@ -97,7 +108,6 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     return T;
   };
 
-  BufferLayout Mem = computeBufferLayout(P, Opts.Layout);
   for (const LayoutBuffer &B : Mem.Buffers) {
     plan::Buffer PB;
     PB.Bytes = B.Bytes;

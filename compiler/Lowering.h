@@ -9,7 +9,7 @@
 #ifndef COLLC_COMPILER_LOWERING_H
 #define COLLC_COMPILER_LOWERING_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "ir/Program.h"
 #include "passes/analysis/BufferLayout.h"
 
@@ -18,9 +18,12 @@
 namespace collc {
 
 struct LoweringOptions {
-  /// The buffer layout: the options plan-memory ran with (compileProgram
-  /// takes them from the PassContext), so that the plan's buffers are the
-  /// ones the IR's `mem` attributes state.
+  /// The buffer layout: plan-memory's result (compileProgram takes it from
+  /// the PassContext), so that the plan's buffers are the ones the IR's
+  /// `mem` attributes state. Null where no plan-memory ran after the
+  /// pipeline's last change: the plan is then laid out with \p Layout, and
+  /// a note of the plan says so.
+  const BufferLayout *MemoryPlan = nullptr;
   BufferLayoutOptions Layout;
   std::vector<std::string> Notes;
 };

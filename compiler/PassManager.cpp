@@ -136,8 +136,7 @@ Error PassManager::run(Program &P, PassContext &Ctx, raw_ostream &Log) {
   // of the buffers the plan will have (its last plan-memory's, as the
   // lowering's).
   for (auto &Ps : Passes)
-    if (std::optional<BufferLayoutOptions> L = Ps->bufferLayout())
-      Ctx.Layout = *L;
+    Ps->preparePipeline(Ctx);
   for (auto &Ps : Passes) {
     std::string Before;
     bool NeedBefore = Opts.CheckUnchanged || Opts.PrintAfterChange;
@@ -149,11 +148,16 @@ Error PassManager::run(Program &P, PassContext &Ctx, raw_ostream &Log) {
       T = PassTimers.back().get();
       T->startTimer();
     }
+    const BufferLayout *MemoryPlanBefore = Ctx.MemoryPlan.get();
     Expected<bool> Changed = Ps->run(P, Ctx);
     if (T)
       T->stopTimer();
     if (!Changed)
       return Changed.takeError();
+    // A change by any pass but the one that made it voids the memory plan
+    // (as MLIR drops the analyses a pass does not preserve).
+    if (*Changed && Ctx.MemoryPlan.get() == MemoryPlanBefore)
+      Ctx.MemoryPlan.reset();
     // The printed form is the contract; compare it, not object identity.
     std::string After;
     if (NeedBefore && (!*Changed || Opts.PrintAfterChange))

@@ -41,6 +41,7 @@
 #include "passes/AutoBuckets.h"
 #include "passes/BucketAssign.h"
 #include "passes/analysis/ProgramStepModel.h"
+#include "passes/analysis/LinkFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"

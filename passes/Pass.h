@@ -71,13 +71,17 @@ struct PassContext {
   DiagnosticEngine &Diags;
   /// Counters, "pass.counter" -> value, sorted by name.
   std::map<std::string, int64_t> Stats;
-  /// The pipeline's buffer layout: the options of its last plan-memory,
-  /// set by the pass manager before any pass runs (schedule's memory budget
-  /// and bucket's memory rule run before plan-memory and measure the
-  /// plan's buffers with it) and by plan-memory itself. The lowering lays
-  /// out the plan with them, so that IR and plan agree. None: no
-  /// plan-memory in the pipeline (BufferLayoutOptions' defaults).
+  /// The pipeline's buffer layout options: those of its last plan-memory,
+  /// set before any pass runs (Pass::preparePipeline: schedule's memory
+  /// budget and bucket's memory rule run before plan-memory and measure the
+  /// plan's buffers with them). None: no plan-memory in the pipeline
+  /// (BufferLayoutOptions' defaults).
   std::optional<BufferLayoutOptions> Layout;
+  /// plan-memory's result, an analysis the lowering consumes as it is (the
+  /// plan's buffers are the ones the IR's `mem` attributes state, computed
+  /// once): set by plan-memory, and dropped by the pass manager when a
+  /// later pass changes the program. Null: none holds for the program.
+  std::shared_ptr<const BufferLayout> MemoryPlan;
   /// The least peak-memory budget per rank a pass was given
   /// (schedule{memory-budget=}, bucket{memory-budget=}), and that pass's
   /// name: compileProgram checks the final plan against it. 0: none.
@@ -103,10 +107,10 @@ public:
   virtual llvm::StringRef name() const = 0;
   /// An error, or whether the program changed.
   virtual llvm::Expected<bool> run(Program &P, PassContext &Ctx) = 0;
-  /// The buffer layout this pass fixes for the whole pipeline
-  /// (plan-memory's options); the pass manager sets PassContext::Layout
-  /// from it before the first pass runs.
-  virtual std::optional<BufferLayoutOptions> bufferLayout() const { return std::nullopt; }
+  /// Called on every pass of a pipeline, in order, before the first runs:
+  /// what a pass fixes for the whole pipeline (plan-memory: the layout
+  /// options in PassContext::Layout).
+  virtual void preparePipeline(PassContext &Ctx) const {}
 };
 
 } // namespace collc

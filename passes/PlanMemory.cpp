@@ -2,9 +2,10 @@
 //
 // Requires: a verified program, after fuse/bucket (buffers follow the final
 // ops). Ensures: every communication op carries `mem`, the buffers and slots
-// of passes/analysis/BufferLayout.h, and the PassContext holds the options,
-// which the lowering uses to lay out the plan identically: which tensors are zero-copy views inside the
-// buffer, which are packed in or unpacked out, at which aligned offsets.
+// of passes/analysis/BufferLayout.h, and the PassContext holds that layout
+// (PassContext::MemoryPlan), which the lowering takes as it is: which
+// tensors are zero-copy views inside the buffer, which are packed in or
+// unpacked out, at which aligned offsets.
 // Across ranks: the layout is a function of the program, so every rank
 // computes the same offsets (they must agree: element i of a bucket is the
 // same tensor element on every rank).
@@ -25,10 +26,12 @@ class PlanMemoryPass : public Pass {
 public:
   explicit PlanMemoryPass(BufferLayoutOptions Opts) : Opts(Opts) {}
   StringRef name() const override { return "plan-memory"; }
-  std::optional<BufferLayoutOptions> bufferLayout() const override { return Opts; }
+  void preparePipeline(PassContext &Ctx) const override { Ctx.Layout = Opts; }
   Expected<bool> run(Program &P, PassContext &Ctx) override {
-    BufferLayout M = computeBufferLayout(P, Opts);
+    auto Plan = std::make_shared<BufferLayout>(computeBufferLayout(P, Opts));
+    const BufferLayout &M = *Plan;
     Ctx.Layout = Opts;
+    Ctx.MemoryPlan = std::move(Plan);
     bool Changed = false;
     int64_t Copies = 0, ViewsCount = 0;
     for (OpId I = 0; I != P.ops().size(); ++I) {

@@ -9,7 +9,7 @@
 #ifndef COLLC_COMPILER_DUMP_CHROMETRACE_H
 #define COLLC_COMPILER_DUMP_CHROMETRACE_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "compiler/dump/JSONWriter.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"

@@ -10,7 +10,7 @@
 #define COLLC_COMPILER_DUMP_DOTGRAPH_H
 
 #include "compiler/dump/Dump.h"
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <cstdint>
 #include <vector>

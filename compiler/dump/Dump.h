@@ -8,7 +8,7 @@
 
 #include "passes/analysis/CostModel.h"
 #include "passes/analysis/PeakMemory.h"
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"

@@ -3,7 +3,7 @@
 #include "compiler/dump/Dump.h"
 
 #include "compiler/dump/JSONWriter.h"
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 
 using namespace llvm;
 

@@ -2,7 +2,7 @@
 
 #include "compiler/dump/Dump.h"
 
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -8,7 +8,7 @@
 
 #include "compiler/dump/Dump.h"
 
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 
 #include "compiler/dump/JSONWriter.h"
 

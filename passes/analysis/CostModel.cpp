@@ -1,7 +1,6 @@
 //===- passes/analysis/CostModel.cpp - Alpha-beta costs of collectives ------===//
 
 #include "passes/analysis/CostModel.h"
-#include "passes/analysis/LinkFile.h"
 
 #include <algorithm>
 
@@ -44,12 +43,6 @@ Expected<LinkClass> findLinkClass(StringRef Name) {
                            "unknown link class '%s'; known: %s, or a link file (a path ending "
                            "in .json, from collc bench --calibrate)",
                            Name.str().c_str(), Known.c_str());
-}
-
-Expected<LinkClass> resolveLink(StringRef NameOrFile) {
-  if (NameOrFile.contains('/') || NameOrFile.endswith(".json"))
-    return readLinkFile(NameOrFile);
-  return findLinkClass(NameOrFile);
 }
 
 ArrayRef<LinkRange> LinkClass::rangesFor(OpKind K) const {

@@ -9,8 +9,8 @@
 // op kind and size range, and the same formula uses them.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_COST_COSTMODEL_H
-#define COLLC_COMPILER_COST_COSTMODEL_H
+#ifndef COLLC_PASSES_ANALYSIS_COSTMODEL_H
+#define COLLC_PASSES_ANALYSIS_COSTMODEL_H
 
 #include "ir/Program.h"
 
@@ -72,10 +72,6 @@ struct LinkClass {
 /// The built-in link classes: h100-nvlink, h200-nvlink, ib-ndr, pcie, local.
 llvm::ArrayRef<LinkClass> linkClasses();
 llvm::Expected<LinkClass> findLinkClass(llvm::StringRef Name);
-/// What every `--link`, `auto:<link>` and API link argument goes through: a
-/// built-in class by name, or a link file (a path: it contains '/' or ends in
-/// .json) read with readLinkFile.
-llvm::Expected<LinkClass> resolveLink(llvm::StringRef NameOrFile);
 /// The default for simulation and `bucket{policy=auto}`.
 const LinkClass &defaultLinkClass();
 /// A link on which communication costs nothing: the compute timeline alone

@@ -21,6 +21,12 @@ using namespace llvm;
 
 namespace collc {
 
+Expected<LinkClass> resolveLink(StringRef NameOrFile) {
+  if (NameOrFile.contains('/') || NameOrFile.endswith(".json"))
+    return readLinkFile(NameOrFile);
+  return findLinkClass(NameOrFile);
+}
+
 namespace {
 
 /// As the file would spell it: -3, 0.5, 1e+06.

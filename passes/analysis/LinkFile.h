@@ -29,6 +29,11 @@ namespace collc {
 /// The format version this reader accepts and the writer writes.
 constexpr int64_t LinkFileVersion = 1;
 
+/// What every `--link`, `auto:<link>` and API link argument goes through: a
+/// built-in class by name (findLinkClass), or a link file (a path: it
+/// contains '/' or ends in .json) read with readLinkFile.
+llvm::Expected<LinkClass> resolveLink(llvm::StringRef NameOrFile);
+
 /// Reads the link file at \p Path; errors name the file and the field.
 llvm::Expected<LinkClass> readLinkFile(llvm::StringRef Path);
 /// Parses link file text; \p Name names it in errors.

@@ -51,7 +51,7 @@ struct PeakMemory {
 };
 
 /// A comm's staging, the one rule both step models use (ProgramStepModel.cpp
-/// over a BufferLayout, compiler/PlanStepModel.cpp over a plan's buffers):
+/// over a BufferLayout, plan/analysis/PlanStepModel.cpp over a plan's buffers):
 /// its input buffer \p In less the view slots of the comm's own \p Inputs
 /// (the model's tensors live there, as with DDP's gradient_as_bucket_view),
 /// plus its output buffer \p Out when it has its own. An in-place

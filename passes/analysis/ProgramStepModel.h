@@ -4,7 +4,7 @@
 // one task per compute or communication op in program order, on the ranks
 // its `when` and group select; waits are left out (consumers wait on data).
 // The passes (bucket{policy=auto}) and `collc simulate FILE` time programs
-// through it; compiler/PlanStepModel.h does the same for plans.
+// through it; plan/analysis/PlanStepModel.h does the same for plans.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_PASSES_ANALYSIS_PROGRAMSTEPMODEL_H

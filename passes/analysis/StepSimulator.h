@@ -2,7 +2,7 @@
 //
 // The one step simulator. It runs a small neutral model of a step, which a
 // program (ProgramStepModel.h, for the passes) and a plan
-// (compiler/PlanStepModel.h, for plan files) are translated into, so both
+// (plan/analysis/PlanStepModel.h, for plan files) are translated into, so both
 // are timed by the same rules:
 //
 // Every rank walks the tasks in order, skipping those not on it. A compute

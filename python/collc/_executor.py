@@ -79,6 +79,14 @@ class Executor(OwnedHandle):
         call("collcExecutorRank", self.handle, ctypes.byref(r))
         return r.value
 
+    @property
+    def on_device(self):
+        """Whether the executor's tensors are device memory (nccl), as the
+        executor says (collcExecutorMemory), not its backend's name."""
+        m = ctypes.c_int()
+        call("collcExecutorMemory", self.handle, ctypes.byref(m))
+        return m.value == 1
+
     def _refuse(self, name, what):
         raise Error(INVALID_ARGUMENT, f"Executor.bind: name is \"{name}\": {what}")
 
@@ -145,9 +153,10 @@ class Executor(OwnedHandle):
         zero-copy view slot of a plan buffer (write the model's input there)
         or the memory bound to it."""
         import numpy
-        if self.backend == "nccl":  # numpy must never read device memory
-            raise Error(INVALID_USAGE, f"Executor.tensor: name is \"{name}\": the nccl "
-                        "backend's tensors are device memory: expected Executor.address(name)")
+        if self.on_device:  # numpy must never read device memory
+            raise Error(INVALID_USAGE, f"Executor.tensor: name is \"{name}\": the "
+                        f"{self.backend} backend's tensors are device memory: expected "
+                        "Executor.address(name)")
         address, nbytes = self.address(name)
         t = self.plan.tensor_type(name)
         dtype = _dtypes.numpy_dtype(t.elem)
@@ -186,8 +195,9 @@ class Executor(OwnedHandle):
         rank (None: none runs); an exception it raises stops the step and is
         raised here, from the collc.Error of the replay (with async_replay:
         it runs on the executor's thread, and is raised by synchronize()).
-        On nccl, `compute` must be None: the step is enqueued on the GPU
-        after the work on the executor's stream."""
+        On nccl, `compute` enqueues the model's work on the executor's
+        stream; the step is enqueued on the GPU after it, and returns once
+        enqueued."""
         raised = self._raised
 
         def trampoline(name, index, user):

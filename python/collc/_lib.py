@@ -142,6 +142,7 @@ _SIGNATURES = {
     "collcExecutorCreate": (ctypes.c_int, [_P, ctypes.c_int64, ctypes.POINTER(ExecutorOptions),
                                            _PP]),
     "collcExecutorRank": (ctypes.c_int, [_P, c_int64_p]),
+    "collcExecutorMemory": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int)]),
     "collcExecutorBind": (ctypes.c_int, [_P, _S, _P, ctypes.c_size_t]),
     "collcExecutorBindDevice": (ctypes.c_int, [_P, _S, _P, ctypes.c_size_t]),
     "collcExecutorSetStream": (ctypes.c_int, [_P, _P]),

@@ -13,8 +13,8 @@
 // synchronized, and leave the communicator broken rather than half-done.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_COLLECTIVEDRIVER_H
-#define COLLC_RUNTIME_COLLECTIVEDRIVER_H
+#ifndef COLLC_RUNTIME_EXEC_COLLECTIVEDRIVER_H
+#define COLLC_RUNTIME_EXEC_COLLECTIVEDRIVER_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"

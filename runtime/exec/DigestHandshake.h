@@ -6,10 +6,10 @@
 // backend's; the words and the verdict are here.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_DIGESTHANDSHAKE_H
-#define COLLC_RUNTIME_DIGESTHANDSHAKE_H
+#ifndef COLLC_RUNTIME_EXEC_DIGESTHANDSHAKE_H
+#define COLLC_RUNTIME_EXEC_DIGESTHANDSHAKE_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"

@@ -1,15 +1,15 @@
 //===- runtime/exec/DriverExecutor.h - The executor over any host driver -*- C++ -*-===//
 //
 // Private to the runtime: the Executor over a driver whose memory the host
-// can read and write (it packs buckets with memcpy): the local backend
-// today, and the host backends to come. Everything an executor shares with
-// the NCCL backend's (binding, split sizes, the step walk, the digest
-// handshake) lives beside it in runtime/exec/, and the functions it calls
-// are the ExecutorDriver concept. See runtime/exec/Executor.h.
+// can read and write (it packs buckets with memcpy): the local, mpi and gloo
+// backends. Everything an executor shares with the NCCL backend's (binding,
+// split sizes, the step walk, the digest handshake) lives beside it in
+// runtime/exec/, and the functions it calls are the ExecutorDriver concept.
+// See runtime/exec/Executor.h.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_DRIVEREXECUTOR_H
-#define COLLC_RUNTIME_DRIVEREXECUTOR_H
+#ifndef COLLC_RUNTIME_EXEC_DRIVEREXECUTOR_H
+#define COLLC_RUNTIME_EXEC_DRIVEREXECUTOR_H
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/DigestHandshake.h"
@@ -75,6 +75,11 @@ public:
 
   /// Joins the communicators and allocates the buffers.
   llvm::Error init() {
+    if (Opts.Device != -1)
+      return makeError(ErrorKind::InvalidArgument,
+                       llvm::formatv("device {0}: the {1} backend runs on the host, on no "
+                                     "device (expected -1)",
+                                     Opts.Device, D::name()));
     if (Rank < 0 || Rank >= P.World)
       return makeError(
           ErrorKind::InvalidArgument,
@@ -163,6 +168,20 @@ public:
     if (!Home)
       return Home.takeError();
     return llvm::MutableArrayRef<char>(*Home, P.Tensors[*T].Type.bytes());
+  }
+
+  llvm::Error bindOwnMemory() override {
+    for (const std::string &Name : Bindings.unbound()) {
+      uint32_t T = *Bindings.indexOf(Name);
+      Owned.emplace_back(bytes(T), 64, /*Zero=*/true);
+      if (!Owned.back().data())
+        return makeError(ErrorKind::InvalidArgument,
+                         llvm::formatv("%{0} of plan @{1}: cannot allocate {2} bytes on this host",
+                                       Name, P.Program, bytes(T)));
+      if (llvm::Error E = bind(Name, Owned.back().data(), bytes(T)))
+        return E;
+    }
+    return llvm::Error::success();
   }
 
   std::vector<std::string> unboundTensors() const override { return Bindings.unbound(); }
@@ -682,6 +701,8 @@ private:
   /// Before the streams, so destroyed after them: a stream runs what is
   /// still queued (after a replay that failed half way) before it goes.
   std::vector<HostPages> Buffers;
+  /// The tensors bound by bindOwnMemory().
+  std::vector<HostPages> Owned;
   typename D::StreamOwner Stream;
   /// Point-to-point streams by (group, peer, is send); ordered, so they are
   /// synchronized in one order.

@@ -6,8 +6,8 @@
 // finite value (as CUDA's __NV_SATFINITE), NaN stays NaN.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_ELEMENTCONVERSION_H
-#define COLLC_RUNTIME_ELEMENTCONVERSION_H
+#ifndef COLLC_RUNTIME_EXEC_ELEMENTCONVERSION_H
+#define COLLC_RUNTIME_EXEC_ELEMENTCONVERSION_H
 
 #include <cstdint>
 

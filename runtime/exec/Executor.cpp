@@ -2,8 +2,74 @@
 
 #include "runtime/exec/Executor.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace llvm;
+
 namespace collc::rt {
 
+StringRef memoryKindName(MemoryKind K) {
+  return K == MemoryKind::Host ? "host memory" : "device memory";
+}
+
 Executor::~Executor() = default;
+
+Error Executor::unsupported(const Twine &What) const {
+  return makeError(ErrorKind::Unsupported,
+                   formatv("the {0} backend does not support {1}", backend(), What.str()));
+}
+
+Expected<MutableArrayRef<char>> Executor::homeForCopy(uint32_t T, uint64_t Bytes,
+                                                      StringRef Verb) {
+  const plan::Plan &P = plan();
+  if (T >= P.Tensors.size())
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0}: tensor #{1} is not in 0..{2} of plan @{3}", Verb, T,
+                             int64_t(P.Tensors.size()) - 1, P.Program));
+  Expected<MutableArrayRef<char>> Home = tensor(P.Tensors[T].Name);
+  if (!Home)
+    return Home.takeError();
+  if (Home->size() != Bytes)
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("{0} %{1}: {2} bytes, but the tensor has {3}", Verb,
+                             P.Tensors[T].Name, Bytes, Home->size()));
+  return Home;
+}
+
+Error Executor::copyIn(uint32_t Tensor, ArrayRef<char> From) {
+  Expected<MutableArrayRef<char>> Home = homeForCopy(Tensor, From.size(), "copying into");
+  if (!Home)
+    return Home.takeError();
+  if (!From.empty())
+    std::memcpy(Home->data(), From.data(), From.size());
+  return Error::success();
+}
+
+Error Executor::copyOut(uint32_t Tensor, MutableArrayRef<char> To) {
+  Expected<MutableArrayRef<char>> Home = homeForCopy(Tensor, To.size(), "copying out of");
+  if (!Home)
+    return Home.takeError();
+  if (!To.empty())
+    std::memcpy(To.data(), Home->data(), To.size());
+  return Error::success();
+}
+
+Error Executor::setStream(void *) {
+  return unsupported("a caller's stream (its steps run on the host: a step has ended when "
+                     "replay returns)");
+}
+
+Error Executor::synchronize(std::optional<std::chrono::milliseconds>) { return health(); }
+
+std::vector<std::string> Executor::notes() const { return {}; }
+
+const std::vector<TraceEvent> &Executor::trace() const {
+  static const std::vector<TraceEvent> None;
+  return None;
+}
+
+void Executor::clearTrace() {}
 
 } // namespace collc::rt

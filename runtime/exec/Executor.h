@@ -1,32 +1,45 @@
 //===- runtime/exec/Executor.h - Capture a plan, replay it every step -*- C++ -*-===//
 //
-// The executor binds a plan to memory, captures it once and replays it per
+// The one executor interface, which every backend implements (local, mpi,
+// gloo, nccl), as c10d's Backend is one interface for NCCL, Gloo and MPI:
+// whoever runs a plan (`collc run`, the C API, Python, the benches) holds
+// an Executor and never asks which backend it is. What a backend cannot do
+// is an error of kind Unsupported that names the backend and the operation
+// (the defaults below), not a branch in the caller.
+//
+// An executor binds a plan to memory, captures it once and replays it per
 // step, on one rank:
 //  - bind: each tensor the plan communicates lives either in a view slot of a
 //    plan buffer (the model writes it there: zero copy; see tensor()) or in
-//    caller memory bound by name. A wrong size, an unknown name or a missing
-//    binding is an error that names the tensor.
-//  - capture: joins the plan's groups, resolves every step of this rank into
-//    a flat instruction list (pointers, offsets, counts, communicators), and
-//    before the first replay compares every rank's plan digest
+//    caller memory bound by name, of the executor's memory() kind (host
+//    memory, or the GPU's for nccl). A wrong size, an unknown name or a
+//    missing binding is an error that names the tensor. bindOwnMemory()
+//    gives every tensor left unbound zeroed memory the executor owns.
+//  - capture: joins the plan's groups, resolves every step of this rank
+//    (host backends: a flat instruction list of pointers, offsets, counts
+//    and communicators; nccl: CUDA graphs on its comm stream) and, before
+//    the first replay, compares every rank's plan digest
 //    (all_gather_words); a mismatch refuses to run and names the ranks.
-//  - replay: walks the instructions. A compute step calls back into the
-//    model; a launch packs the bucket and enqueues its collective on the comm
-//    stream (so a bucket launches once its last input is ready); a wait
-//    blocks until the collective is done and unpacks (so consumers see its
-//    results).
+//  - replay: one step. Every compute of this rank is called back in plan
+//    order; a launch packs its bucket and enqueues its collective on the
+//    comm stream, a wait waits for it and unpacks. On the host a step has
+//    ended when replay returns; on a device the callback enqueues the
+//    model's work on the caller's stream (setStream) and the step is
+//    ordered between that work and what the caller enqueues next, so
+//    synchronize() waits for it.
 //
 //   auto Exec = createLocalExecutor(Plan, Rank);    // runtime/local/LocalExecutor.h
 //   (*Exec)->bind("x", X.data(), X.size() * 4);
 //   (*Exec)->capture();
 //   for (int Step = 0; Step != Steps; ++Step)
 //     (*Exec)->replay([&](const plan::Compute &C, uint32_t) { return runLayer(C); });
+//   (*Exec)->synchronize();
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_EXECUTOR_H
-#define COLLC_RUNTIME_EXECUTOR_H
+#ifndef COLLC_RUNTIME_EXEC_EXECUTOR_H
+#define COLLC_RUNTIME_EXEC_EXECUTOR_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/exec/Timeout.h"
 
@@ -36,6 +49,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +65,14 @@ struct ExecutorOptions {
   bool Trace = false;
   /// Compare plan digests across ranks before the first replay.
   bool DigestHandshake = true;
+  /// The device a device backend runs on; -1: the launcher's local rank
+  /// modulo the devices this process sees. A host backend refuses any other.
+  int Device = -1;
 };
+
+/// Where an executor's bindings, views and tensor() addresses live.
+enum class MemoryKind { Host, Device };
+llvm::StringRef memoryKindName(MemoryKind K);
 
 /// A measured event of a replay, for Chrome traces.
 struct TraceEvent {
@@ -67,38 +88,80 @@ using ComputeCallback = llvm::function_ref<llvm::Error(const plan::Compute &, ui
 class Executor {
 public:
   virtual ~Executor();
+
+  // --- What it is --------------------------------------------------------------
   virtual int64_t rank() const = 0;
   virtual const plan::Plan &plan() const = 0;
-  /// The backend it runs on, its driver's name ("local", "gloo", "mpi"):
-  /// what a backend's own accessors check before they look inside
+  /// The backend it runs on ("local", "mpi", "gloo", "nccl"): for messages,
+  /// and what a backend's own accessors check before they look inside
   /// (llvm::dyn_cast, DriverExecutor::classof).
   virtual llvm::StringRef backend() const = 0;
+  virtual MemoryKind memory() const { return MemoryKind::Host; }
 
-  /// Binds tensor \p Name (`g0` or `%g0`) to \p Bytes of caller memory.
+  // --- Memory ------------------------------------------------------------------
+  /// Binds tensor \p Name (`g0` or `%g0`) to \p Bytes of memory of kind
+  /// memory().
   virtual llvm::Error bind(llvm::StringRef Name, void *Data, uint64_t Bytes) = 0;
-  /// Where tensor \p Name lives: its view slot or its binding.
+  /// Binds every tensor of unboundTensors() to zeroed memory of kind
+  /// memory() that the executor owns: what a run without a model (`collc
+  /// run`, the benches, the fuzzers) gives it.
+  virtual llvm::Error bindOwnMemory() = 0;
+  /// Where tensor \p Name lives (its view slot or its binding), in memory
+  /// of kind memory(): readable by the host only where that is Host.
   virtual llvm::Expected<llvm::MutableArrayRef<char>> tensor(llvm::StringRef Name) = 0;
   /// The tensors this rank's steps touch that are neither views nor bound.
   virtual std::vector<std::string> unboundTensors() const = 0;
   /// The tensors this rank's steps touch (views and bindings alike).
   virtual std::vector<uint32_t> touchedTensors() const = 0;
+  /// Host bytes into tensor \p Tensor (its whole size), ordered before
+  /// what the step does next: on a device, on the caller's stream.
+  virtual llvm::Error copyIn(uint32_t Tensor, llvm::ArrayRef<char> From);
+  /// Tensor \p Tensor's bytes into host memory, once the work ordered
+  /// before it is done.
+  virtual llvm::Error copyOut(uint32_t Tensor, llvm::MutableArrayRef<char> To);
+  /// The stream the caller computes on (a cudaStream_t for nccl): a step is
+  /// ordered after the work enqueued there and before what comes next.
+  /// Host backends have none: Unsupported.
+  virtual llvm::Error setStream(void *Stream);
 
+  // --- Running -----------------------------------------------------------------
   /// Resolves the plan for this rank; before the first capture, compares plan
   /// digests with every rank. A collective: every rank captures at the same
   /// point (on mpi each capture also sets calls up together). Binding again
   /// requires capturing again. Nothing is replayable after one that fails.
   virtual llvm::Error capture() = 0;
-  /// One step.
+  /// One step (see the header comment).
   virtual llvm::Error replay(ComputeCallback RunCompute) = 0;
+  /// Waits for the steps replayed so far and reports a peer lost since.
+  /// Without \p Within, bounded by the executor's timeout, past which the
+  /// executor is broken (its communicators aborted: every later call
+  /// refused); with it, waits at most \p Within (0: only checks) and, past
+  /// it, leaves the executor as it was, so the caller may wait again. On
+  /// the host a step has ended with its replay: this reports health().
+  virtual llvm::Error synchronize(std::optional<std::chrono::milliseconds> Within = std::nullopt);
   /// Never blocks; names a lost peer.
   virtual llvm::Error health() const = 0;
   /// Collective over the plan's world, outside any step (nothing of a
   /// replay may be in flight): every rank's \p Mine, in rank order. For the
   /// figures a run gathers from its ranks (step times, what each verified).
   virtual llvm::Expected<std::vector<uint32_t>> allGatherWords(llvm::ArrayRef<uint32_t> Mine) = 0;
+  /// What the run did not exercise, for the user (a one-rank world has no
+  /// inter-rank path). None by default.
+  virtual std::vector<std::string> notes() const;
 
-  virtual const std::vector<TraceEvent> &trace() const = 0;
-  virtual void clearTrace() = 0;
+  /// The host-side events of the last replays (ExecutorOptions::Trace);
+  /// none where the backend records none (its factory refuses Trace).
+  virtual const std::vector<TraceEvent> &trace() const;
+  virtual void clearTrace();
+
+protected:
+  /// The error of an operation this backend does not offer: kind
+  /// Unsupported, naming the backend and \p What.
+  llvm::Error unsupported(const llvm::Twine &What) const;
+  /// Tensor \p T's home (tensor()), checked to be \p Bytes long: what
+  /// copyIn and copyOut move; \p Verb says which in an error.
+  llvm::Expected<llvm::MutableArrayRef<char>> homeForCopy(uint32_t T, uint64_t Bytes,
+                                                          llvm::StringRef Verb);
 };
 
 } // namespace collc::rt

@@ -7,8 +7,8 @@
 // of ExecutorDriver come from here, so they are written once.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_HOSTDRIVERBASE_H
-#define COLLC_RUNTIME_HOSTDRIVERBASE_H
+#ifndef COLLC_RUNTIME_EXEC_HOSTDRIVERBASE_H
+#define COLLC_RUNTIME_EXEC_HOSTDRIVERBASE_H
 
 #include "runtime/exec/HostDriverChecks.h"
 #include "runtime/exec/HostStream.h"

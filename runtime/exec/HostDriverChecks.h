@@ -9,8 +9,8 @@
 // checked arithmetic, since counts come from the caller.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_HOSTDRIVERCHECKS_H
-#define COLLC_RUNTIME_HOSTDRIVERCHECKS_H
+#ifndef COLLC_RUNTIME_EXEC_HOSTDRIVERCHECKS_H
+#define COLLC_RUNTIME_EXEC_HOSTDRIVERCHECKS_H
 
 #include "runtime/exec/CollectiveDriver.h"
 

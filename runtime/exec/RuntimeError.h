@@ -7,8 +7,8 @@
 // others.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_RUNTIMEERROR_H
-#define COLLC_RUNTIME_RUNTIMEERROR_H
+#ifndef COLLC_RUNTIME_EXEC_RUNTIMEERROR_H
+#define COLLC_RUNTIME_EXEC_RUNTIMEERROR_H
 
 #include "llvm/Support/Error.h"
 

@@ -9,7 +9,7 @@
 #ifndef COLLC_RUNTIME_EXEC_STEPWALK_H
 #define COLLC_RUNTIME_EXEC_STEPWALK_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <cstddef>
 #include <vector>

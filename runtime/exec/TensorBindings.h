@@ -12,7 +12,7 @@
 #ifndef COLLC_RUNTIME_EXEC_TENSORBINDINGS_H
 #define COLLC_RUNTIME_EXEC_TENSORBINDINGS_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"

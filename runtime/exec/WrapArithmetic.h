@@ -8,8 +8,8 @@
 // backend and the reference cannot drift apart.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_WRAPARITHMETIC_H
-#define COLLC_RUNTIME_WRAPARITHMETIC_H
+#ifndef COLLC_RUNTIME_EXEC_WRAPARITHMETIC_H
+#define COLLC_RUNTIME_EXEC_WRAPARITHMETIC_H
 
 #include <cstdint>
 #include <type_traits>

@@ -36,7 +36,7 @@
 #ifndef COLLC_RUNTIME_NCCL_ISSUEORDER_H
 #define COLLC_RUNTIME_NCCL_ISSUEORDER_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <cstdint>
 #include <vector>

@@ -4,6 +4,7 @@
 
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/SplitSizes.h"
+#include "runtime/exec/StepWalk.h"
 #include "runtime/exec/TensorBindings.h"
 #include "runtime/nccl/CallWalk.h"
 #include "runtime/nccl/CudaError.h"
@@ -41,23 +42,28 @@ struct DeviceTiles {
   uint32_t Count = 0;
 };
 
-class Executor final : public NcclExecutor {
+/// Wraps an error with where it happened, keeping its kind and peer.
+Error inContext(Error E, const Twine &Where) {
+  return handleErrors(std::move(E), [&](const RuntimeError &R) {
+    return makeError(R.kind(), Where + ": " + R.text(), R.peer());
+  });
+}
+
+class CapturedExecutor final : public NcclExecutor {
 public:
-  Executor(const plan::Plan &P, int64_t Rank, NcclExecutorOptions Opts, Lowering L)
+  CapturedExecutor(const plan::Plan &P, int64_t Rank, NcclExecutorOptions Opts, Lowering L)
       : P(P), Rank(Rank), Opts(std::move(Opts)), L(std::move(L)) {}
 
-  ~Executor() override {
+  ~CapturedExecutor() override {
     cudaSetDevice(Opts.Device);
-    if (Stream) { // bounded: past the timeout the communicators are aborted
-      std::vector<NcclMembership *> Raw;
-      for (auto &C : Comms)
-        Raw.push_back(C.get());
-      consumeError(waitForStream(Stream, Raw, "shutdown"));
-    }
+    if (Stream) // bounded: past the timeout the communicators are aborted
+      consumeError(waitForStream(Stream, memberships(), "shutdown"));
     destroyGraphs();
     for (auto &[Key, T] : Tiles)
       cudaFree(T.Tiles);
     for (auto &[B, Ptr] : Buffers)
+      cudaFree(Ptr);
+    for (void *Ptr : Owned)
       cudaFree(Ptr);
     if (HostCounts)
       cudaFreeHost(HostCounts);
@@ -73,6 +79,8 @@ public:
     Comms.clear(); // finalize or abort, then destroy
     if (Stream)
       cudaStreamDestroy(Stream);
+    if (Model)
+      cudaStreamDestroy(Model);
   }
 
   Error setup() {
@@ -102,10 +110,12 @@ public:
     return Error::success();
   }
 
-  // --- the interface ------------------------------------------------------------
+  // --- the executor interface ---------------------------------------------------
 
-  const Lowering &lowering() const override { return L; }
-  cudaStream_t commStream() const override { return Stream; }
+  int64_t rank() const override { return Rank; }
+  const plan::Plan &plan() const override { return P; }
+  StringRef backend() const override { return Name; }
+  MemoryKind memory() const override { return MemoryKind::Device; }
 
   Error bind(StringRef Name, void *Device, uint64_t Bytes) override {
     if (Error E = Bindings.bind(Name, Device, Bytes))
@@ -114,14 +124,118 @@ public:
     return Error::success();
   }
 
-  Expected<void *> tensor(StringRef Name) const override {
+  Error bindOwnMemory() override {
+    if (Error E = checkCuda(cudaSetDevice(Opts.Device), "cudaSetDevice"))
+      return E;
+    for (const std::string &Name : Bindings.unbound()) {
+      uint64_t Bytes = P.Tensors[*Bindings.indexOf(Name)].Type.bytes();
+      void *Ptr = nullptr;
+      if (Error E = checkCuda(cudaMalloc(&Ptr, std::max<uint64_t>(Bytes, 1)),
+                              formatv("cudaMalloc of %{0} ({1} bytes)", Name, Bytes)))
+        return E;
+      Owned.push_back(Ptr);
+      // Zero (the reference expects the unused capacity of an
+      // all_to_all_v to stay so), on the model's stream: a non-blocking
+      // stream would not wait for a cudaMemset on the legacy one.
+      if (Error E = checkCuda(cudaMemsetAsync(Ptr, 0, Bytes, callerStream()),
+                              formatv("cudaMemsetAsync of %{0}", Name)))
+        return E;
+      if (Error E = bind(Name, Ptr, Bytes))
+        return E;
+    }
+    return Error::success();
+  }
+
+  Expected<MutableArrayRef<char>> tensor(StringRef Name) override {
+    Expected<uint32_t> T = Bindings.indexOf(Name);
+    if (!T)
+      return T.takeError();
     Expected<char *> Home = Bindings.lookup(Name);
     if (!Home)
       return Home.takeError();
-    return static_cast<void *>(*Home);
+    return MutableArrayRef<char>(*Home, P.Tensors[*T].Type.bytes());
   }
 
   std::vector<std::string> unboundTensors() const override { return Bindings.unbound(); }
+  std::vector<uint32_t> touchedTensors() const override { return Bindings.touched(); }
+
+  /// On the caller's stream, from pageable memory: CUDA stages it, so
+  /// \p From may be reused once this returns.
+  Error copyIn(uint32_t Tensor, ArrayRef<char> From) override {
+    Expected<MutableArrayRef<char>> Home = homeForCopy(Tensor, From.size(), "copying into");
+    if (!Home)
+      return Home.takeError();
+    return checkCuda(cudaMemcpyAsync(Home->data(), From.data(), From.size(), cudaMemcpyHostToDevice,
+                                     callerStream()),
+                     formatv("cudaMemcpyAsync into %{0}", P.Tensors[Tensor].Name));
+  }
+
+  /// After the work on the caller's stream (the steps replayed so far are
+  /// joined into it), bounded as every wait is.
+  Error copyOut(uint32_t Tensor, MutableArrayRef<char> To) override {
+    Expected<MutableArrayRef<char>> Home = homeForCopy(Tensor, To.size(), "copying out of");
+    if (!Home)
+      return Home.takeError();
+    if (Error E = checkCuda(cudaMemcpyAsync(To.data(), Home->data(), To.size(), cudaMemcpyDeviceToHost,
+                                            callerStream()),
+                            formatv("cudaMemcpyAsync out of %{0}", P.Tensors[Tensor].Name)))
+      return E;
+    return waitForStream(callerStream(), memberships(),
+                         formatv("rank {0}, copying %{1} to the host", Rank,
+                                 P.Tensors[Tensor].Name)
+                             .str());
+  }
+
+  Error setStream(void *S) override {
+    if (!S)
+      return makeError(ErrorKind::InvalidArgument,
+                       "a null stream: the default stream is ambiguous (pass cudaStreamLegacy "
+                       "or cudaStreamPerThread)");
+    Caller = static_cast<cudaStream_t>(S);
+    return Error::success();
+  }
+
+  Error replay(ComputeCallback RunCompute) override {
+    if (Error E = capture())
+      return E;
+    cudaStream_t S = callerStream();
+    for (size_t Index : stepsOfRank(P, Rank)) {
+      const plan::Step &St = P.Steps[Index];
+      if (St.Kind != plan::StepKind::Compute)
+        continue;
+      if (Error E = RunCompute(P.Computes[St.Index], St.Index))
+        return inContext(std::move(E), formatv("rank {0}, step {1} (compute @{2})", Rank, Index,
+                                               P.Computes[St.Index].Name)
+                                           .str());
+      if (Error E = checkCuda(cudaEventRecord(Ready[St.Index], S),
+                              formatv("cudaEventRecord(ready[@{0}])", P.Computes[St.Index].Name)))
+        return E;
+    }
+    if (Error E = checkCuda(cudaEventRecord(Fork, S), "cudaEventRecord (fork)"))
+      return E;
+    if (Error E = checkCuda(cudaStreamWaitEvent(Stream, Fork, 0), "cudaStreamWaitEvent (fork)"))
+      return E;
+    if (Error E = replayGraphs())
+      return E;
+    if (Error E = checkCuda(cudaEventRecord(Join, Stream), "cudaEventRecord (join)"))
+      return E;
+    return checkCuda(cudaStreamWaitEvent(S, Join, 0), "cudaStreamWaitEvent (join)");
+  }
+
+  Error synchronize(std::optional<std::chrono::milliseconds> Within) override {
+    return waitForStep(Within);
+  }
+
+  Expected<std::vector<uint32_t>> allGatherWords(ArrayRef<uint32_t> Mine) override {
+    if (Opts.World)
+      return Opts.World->allGatherWords(Mine);
+    return NcclDriver::allGatherWords(Comms[0], Mine, Stream);
+  }
+
+  // --- what only nccl has -------------------------------------------------------
+
+  const Lowering &lowering() const override { return L; }
+  cudaStream_t commStream() const override { return Stream; }
 
   Expected<cudaEvent_t> readyEvent(StringRef Compute) const override {
     auto It = ComputeByName.find(Compute);
@@ -200,7 +314,7 @@ public:
     return Error::success();
   }
 
-  Error replay() override {
+  Error replayGraphs() override {
     if (Error E = capture())
       return E;
     ++Steps;
@@ -245,29 +359,9 @@ public:
     return checkCuda(cudaStreamWaitEvent(Caller, Join, 0), "cudaStreamWaitEvent (join)");
   }
 
-  Error replayOn(cudaStream_t Caller) override {
-    if (Error E = capture())
-      return E;
-    if (Error E = checkCuda(cudaEventRecord(Fork, Caller), "cudaEventRecord (fork)"))
-      return E;
-    if (Error E = checkCuda(cudaStreamWaitEvent(Stream, Fork, 0), "cudaStreamWaitEvent (fork)"))
-      return E;
-    if (Error E = replay())
-      return E;
-    if (Error E = checkCuda(cudaEventRecord(Join, Stream), "cudaEventRecord (join)"))
-      return E;
-    return checkCuda(cudaStreamWaitEvent(Caller, Join, 0), "cudaStreamWaitEvent (join)");
-  }
-
-  Error synchronize() override { return waitForStep(std::nullopt); }
-
-  Error synchronizeWithin(std::chrono::milliseconds Limit) override { return waitForStep(Limit); }
-
   Error waitForStep(std::optional<std::chrono::milliseconds> Limit) {
-    std::vector<NcclMembership *> Raw;
-    for (auto &C : Comms)
-      Raw.push_back(C.get());
-    Error E = waitForStream(Stream, Raw, formatv("rank {0}, step {1}", Rank, Steps).str(), Limit);
+    Error E = waitForStream(Stream, memberships(), formatv("rank {0}, step {1}", Rank, Steps).str(),
+                            Limit);
     if (!E)
       return E;
     // Name the op: the first comm whose done event has not happened.
@@ -309,6 +403,15 @@ public:
   }
 
 private:
+  cudaStream_t callerStream() const { return Caller ? Caller : Model; }
+
+  std::vector<NcclMembership *> memberships() const {
+    std::vector<NcclMembership *> Raw;
+    for (const auto &C : Comms)
+      Raw.push_back(C.get());
+    return Raw;
+  }
+
   // --- setup --------------------------------------------------------------------
 
   std::vector<ncclComm_t> rawComms() const {
@@ -338,8 +441,13 @@ private:
       if (Error E = checkCuda(cudaEventCreateWithFlags(&Join, cudaEventDisableTiming),
                               "cudaEventCreateWithFlags"))
         return E;
-      return checkCuda(cudaStreamCreateWithPriority(&Stream, cudaStreamNonBlocking, Greatest),
-                       "cudaStreamCreateWithPriority");
+      if (Error E =
+              checkCuda(cudaStreamCreateWithPriority(&Stream, cudaStreamNonBlocking, Greatest),
+                        "cudaStreamCreateWithPriority"))
+        return E;
+      // The model's work until the caller names its own stream (setStream).
+      return checkCuda(cudaStreamCreateWithFlags(&Model, cudaStreamNonBlocking),
+                       "cudaStreamCreateWithFlags (the model's stream)");
     }
     case CallKind::CommInit: {
       // Non-blocking: every init of this rank is started before any is
@@ -594,12 +702,8 @@ private:
       return sendRecv(C);
     case CallKind::CountsToHost:
       return exchangeCounts(C);
-    case CallKind::StreamSync: {
-      std::vector<NcclMembership *> Raw;
-      for (auto &Cm : Comms)
-        Raw.push_back(Cm.get());
-      return waitForStream(Stream, Raw, formatv("rank {0}, {1}", Rank, CurrentPhase).str());
-    }
+    case CallKind::StreamSync:
+      return waitForStream(Stream, memberships(), formatv("rank {0}, {1}", Rank, CurrentPhase).str());
     case CallKind::GraphLaunch:
       return checkCuda(cudaGraphLaunch(Execs[C.Graph], Stream),
                        formatv("cudaGraphLaunch of graph {0}, step {1}", C.Graph, Steps));
@@ -685,10 +789,14 @@ private:
   Lowering L;
   int SMs = 1;
   cudaStream_t Stream = nullptr;
+  /// The model's stream of its own, and the caller's (setStream) once named.
+  cudaStream_t Model = nullptr, Caller = nullptr;
   cudaEvent_t Fork = nullptr, Join = nullptr;
   std::vector<std::shared_ptr<NcclMembership>> Comms;
   std::vector<ncclRedOp_t> PreMulOps;
   std::map<int32_t, char *> Buffers;
+  /// The tensors bound by bindOwnMemory().
+  std::vector<void *> Owned;
   char *HostCounts = nullptr;
   bool HasRuntimeAllToAllV = false;
   std::vector<cudaEvent_t> Ready, Done;
@@ -724,7 +832,7 @@ Expected<std::unique_ptr<NcclExecutor>> NcclExecutor::create(const plan::Plan &P
   Expected<Lowering> L = lowerForRank(P, Rank);
   if (!L)
     return L.takeError();
-  auto X = std::make_unique<Executor>(P, Rank, std::move(Opts), std::move(*L));
+  auto X = std::make_unique<CapturedExecutor>(P, Rank, std::move(Opts), std::move(*L));
   if (Error E = X->setup())
     return E;
   return std::unique_ptr<NcclExecutor>(std::move(X));

@@ -38,7 +38,7 @@
 #ifndef COLLC_RUNTIME_NCCL_NCCLLOWERING_H
 #define COLLC_RUNTIME_NCCL_NCCLLOWERING_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"

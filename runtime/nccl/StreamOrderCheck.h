@@ -26,7 +26,7 @@
 #ifndef COLLC_RUNTIME_NCCL_STREAMORDERCHECK_H
 #define COLLC_RUNTIME_NCCL_STREAMORDERCHECK_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "llvm/Support/Error.h"
 

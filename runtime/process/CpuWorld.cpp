@@ -1,9 +1,8 @@
-//===- runtime/process/CpuWorld.cpp - MPI and the CPU world of a process run -===//
+//===- runtime/process/CpuWorld.cpp - The CPU world of a process run -----===//
 
 #include "runtime/process/CpuWorld.h"
 
 #include "runtime/launch/DriverWorld.h"
-#include "runtime/process/ProcessBackends.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -29,18 +28,6 @@ namespace {
 }
 
 } // namespace
-
-Expected<std::shared_ptr<void>> startMpiIfNeeded(StringRef Backend,
-                                                 const RendezvousAddress &Where) {
-  if (Backend != "mpi" && Where.How != RendezvousAddress::Kind::Mpi)
-    return nullptr;
-#if COLLC_HAVE_MPI
-  return startProcessBackend("mpi"); // MPI's session, as the backends' table starts it
-#else
-  return notBuilt("mpi", "libopenmpi-dev openmpi-bin",
-                  Backend == "mpi" ? "--backend mpi" : "--rendezvous mpi");
-#endif
-}
 
 Expected<std::unique_ptr<WorldGather>> joinCpuWorld(const ProcessPlace &Place,
                                                     const RendezvousAddress &Where, StringRef Name,

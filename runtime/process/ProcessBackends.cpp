@@ -2,6 +2,8 @@
 
 #include "runtime/process/ProcessBackends.h"
 
+#include "runtime/process/CpuWorld.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -12,6 +14,11 @@
 #if COLLC_HAVE_GLOO
 #include "runtime/gloo/GlooDriver.h"
 #include "runtime/gloo/GlooExecutor.h"
+#endif
+#if COLLC_PROCESS_HAS_NCCL
+#include "runtime/nccl/CudaError.h"
+#include "runtime/nccl/NcclRankExecutor.h"
+#include "runtime/nccl/StreamOrderCheck.h"
 #endif
 
 using namespace llvm;
@@ -28,16 +35,25 @@ using Factory = Expected<std::unique_ptr<Executor>> (*)(const plan::Plan &, cons
 /// (MPI: initialized, then finalized after them).
 using Starter = Expected<std::shared_ptr<void>> (*)();
 
+/// What a process of the backend needs on this host.
+using HostCheck = Error (*)();
+
+/// What the backend cannot run, judged from the plan alone.
+using PlanCheck = Error (*)(const plan::Plan &);
+
 struct ProcessBackend {
   const char *Name;
-  Factory Create;       ///< null: not in this build, or a device backend
+  Factory Create;       ///< null: not in this build
   const char *Packages; ///< what brings it
   Starter Start = nullptr;
-  /// Runs on a GPU with an executor of its own, not an rt::Executor.
-  bool OnDevice = false;
-  bool Built = true;
+  HostCheck CheckHost = nullptr;
   /// The most processes a run of it takes (a program's world at most).
   int64_t MaxProcesses = MaxWorldSize;
+  /// Why this build lacks it, where the build said more than "not found".
+  const char *NotBuiltWhy = nullptr;
+  /// Where its executors' memory is.
+  MemoryKind Memory = MemoryKind::Host;
+  PlanCheck CheckPlan = nullptr;
 };
 
 #if COLLC_HAVE_MPI
@@ -49,22 +65,48 @@ Expected<std::shared_ptr<void>> startMpi() {
 }
 #endif
 
+#if COLLC_PROCESS_HAS_NCCL
+/// The ranks meet in their CPU world (MPI's or Gloo's, as \p Where says)
+/// to share the communicators' unique ids; the executor keeps it.
+Expected<std::unique_ptr<Executor>> createNcclExecutor(const plan::Plan &P,
+                                                       const ProcessPlace &Place,
+                                                       const RendezvousAddress &Where,
+                                                       ExecutorOptions Opts) {
+  auto Join = [&]() -> Expected<std::unique_ptr<WorldGather>> {
+    Expected<std::unique_ptr<WorldGather>> World =
+        joinCpuWorld(Place, Where, Opts.CommPrefix + "/#cpu-world", Opts.Timeout);
+    if (!World)
+      return createStringError(inconvertibleErrorCode(),
+                               "joining the CPU world: " + toString(World.takeError()));
+    return World;
+  };
+  return nccl::createNcclRankExecutor(P, Place, Join, Opts);
+}
+
+Error checkGpu() {
+  Expected<int> Devices = nccl::countCudaDevices();
+  return Devices ? Error::success() : Devices.takeError();
+}
+#endif
+
 const ProcessBackend Backends[] = {
 #if COLLC_HAVE_MPI
     {"mpi", createMpiExecutor, "libopenmpi-dev openmpi-bin", startMpi},
 #else
-    {"mpi", nullptr, "libopenmpi-dev openmpi-bin", nullptr, false, false},
+    {"mpi", nullptr, "libopenmpi-dev openmpi-bin"},
 #endif
 #if COLLC_HAVE_GLOO
-    {"gloo", createGlooExecutor, "libgloo-dev", nullptr, false, true,
+    {"gloo", createGlooExecutor, "libgloo-dev", nullptr, nullptr,
      int64_t(gloo::GlooDriver::MaxRanks)},
 #else
-    {"gloo", nullptr, "libgloo-dev", nullptr, false, false},
+    {"gloo", nullptr, "libgloo-dev"},
 #endif
 #if COLLC_PROCESS_HAS_NCCL
-    {"nccl", nullptr, "the CUDA toolkit and NCCL (libnccl-dev)", nullptr, true, true},
+    {"nccl", createNcclExecutor, "the CUDA toolkit and NCCL (libnccl-dev)", nullptr, checkGpu,
+     MaxWorldSize, nullptr, MemoryKind::Device, nccl::checkStreamOrder},
 #else
-    {"nccl", nullptr, "the CUDA toolkit and NCCL (libnccl-dev)", nullptr, true, false},
+    {"nccl", nullptr, "the CUDA toolkit and NCCL (libnccl-dev)", nullptr, nullptr, MaxWorldSize,
+     COLLC_PROCESS_NCCL_REASON, MemoryKind::Device},
 #endif
 };
 
@@ -73,11 +115,12 @@ Expected<const ProcessBackend *> builtBackend(StringRef Backend) {
   for (const ProcessBackend &B : Backends) {
     if (Backend != B.Name)
       continue;
-    if (!B.Built)
+    if (!B.Create)
       return makeError(ErrorKind::Unsupported,
-                       formatv("collc was built without the {0} backend (install {1}, then "
+                       formatv("collc was built without the {0} backend ({1}install {2}, then "
                                "rebuild)",
-                               B.Name, B.Packages));
+                               B.Name, B.NotBuiltWhy ? std::string(B.NotBuiltWhy) + ": " : "",
+                               B.Packages));
     return &B;
   }
   return makeError(ErrorKind::InvalidArgument,
@@ -97,11 +140,6 @@ bool isProcessBackend(StringRef Backend) {
   return any_of(Backends, [&](const ProcessBackend &B) { return Backend == B.Name; });
 }
 
-bool backendRunsOnDevice(StringRef Backend) {
-  return any_of(Backends,
-                [&](const ProcessBackend &B) { return Backend == B.Name && B.OnDevice; });
-}
-
 Error checkProcessBackendBuilt(StringRef Backend) {
   Expected<const ProcessBackend *> B = builtBackend(Backend);
   return B ? Error::success() : B.takeError();
@@ -116,11 +154,49 @@ Error checkProcessWorld(StringRef Backend, const ProcessPlace &Place) {
   return Error::success();
 }
 
+MemoryKind backendMemory(StringRef Backend) {
+  for (const ProcessBackend &B : Backends)
+    if (Backend == B.Name)
+      return B.Memory;
+  return MemoryKind::Host;
+}
+
+Error checkProcessHost(StringRef Backend) {
+  Expected<const ProcessBackend *> B = builtBackend(Backend);
+  if (!B)
+    return B.takeError();
+  return (*B)->CheckHost ? (*B)->CheckHost() : Error::success();
+}
+
+Error checkProcessPlan(StringRef Backend, const plan::Plan &P) {
+  Expected<const ProcessBackend *> B = builtBackend(Backend);
+  if (!B)
+    return B.takeError();
+  return (*B)->CheckPlan ? (*B)->CheckPlan(P) : Error::success();
+}
+
 Expected<std::shared_ptr<void>> startProcessBackend(StringRef Backend) {
   for (const ProcessBackend &B : Backends)
-    if (Backend == B.Name && B.Built && B.Start)
+    if (Backend == B.Name && B.Create && B.Start)
       return B.Start();
   return std::shared_ptr<void>();
+}
+
+StringRef sessionBackendFor(StringRef Backend, const RendezvousAddress &Where) {
+  return Backend == "mpi" || Where.How == RendezvousAddress::Kind::Mpi ? "mpi" : "";
+}
+
+Expected<std::shared_ptr<void>> startSessionFor(StringRef Backend,
+                                                const RendezvousAddress &Where) {
+  StringRef Session = sessionBackendFor(Backend, Where);
+  if (Session.empty())
+    return nullptr;
+  if (Error E = checkProcessBackendBuilt(Session))
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("{0} needs the mpi backend: {1}",
+                                     Backend == "mpi" ? "--backend mpi" : "--rendezvous mpi",
+                                     toString(std::move(E))));
+  return startProcessBackend(Session);
 }
 
 Expected<std::unique_ptr<Executor>> createProcessExecutor(StringRef Backend, const plan::Plan &P,
@@ -130,11 +206,6 @@ Expected<std::unique_ptr<Executor>> createProcessExecutor(StringRef Backend, con
   Expected<const ProcessBackend *> B = builtBackend(Backend);
   if (!B)
     return B.takeError();
-  if ((*B)->OnDevice)
-    return makeError(ErrorKind::Unsupported,
-                     formatv("the {0} backend runs on a GPU with an executor of its own, not a "
-                             "host executor",
-                             Backend));
   return (*B)->Create(P, Place, Where, std::move(Opts));
 }
 

@@ -12,8 +12,8 @@
 //     ...  // names the rank that failed, or the mismatch
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_COMMUNICATOR_H
-#define COLLC_RUNTIME_COMMUNICATOR_H
+#ifndef COLLC_RUNTIME_SEEDS_COMMUNICATOR_H
+#define COLLC_RUNTIME_SEEDS_COMMUNICATOR_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"

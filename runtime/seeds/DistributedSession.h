@@ -12,8 +12,8 @@
 //   Expected<HostValue> Sum = Sub->Done.wait();
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_DISTRIBUTEDSESSION_H
-#define COLLC_RUNTIME_DISTRIBUTEDSESSION_H
+#ifndef COLLC_RUNTIME_SEEDS_DISTRIBUTEDSESSION_H
+#define COLLC_RUNTIME_SEEDS_DISTRIBUTEDSESSION_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"

@@ -7,8 +7,8 @@
 // createDriverCommunicator below.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_DRIVERCOMMUNICATOR_H
-#define COLLC_RUNTIME_DRIVERCOMMUNICATOR_H
+#ifndef COLLC_RUNTIME_SEEDS_DRIVERCOMMUNICATOR_H
+#define COLLC_RUNTIME_SEEDS_DRIVERCOMMUNICATOR_H
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/GroupJoin.h"

@@ -7,8 +7,8 @@
 // (runtime/local/LocalServer.h, ...).
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_HOSTSERVER_H
-#define COLLC_RUNTIME_HOSTSERVER_H
+#ifndef COLLC_RUNTIME_SEEDS_HOSTSERVER_H
+#define COLLC_RUNTIME_SEEDS_HOSTSERVER_H
 
 #include "runtime/seeds/HostSession.h"
 #include "runtime/seeds/ServerCore.h"

@@ -12,8 +12,8 @@
 // world (mpi) works unchanged.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_HOSTSESSION_H
-#define COLLC_RUNTIME_HOSTSESSION_H
+#ifndef COLLC_RUNTIME_SEEDS_HOSTSESSION_H
+#define COLLC_RUNTIME_SEEDS_HOSTSESSION_H
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/GroupJoin.h"

@@ -2,8 +2,6 @@
 
 #include "runtime/seeds/ServerCommunication.h"
 
-#include "runtime/seeds/ServerCore.h"
-
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>

@@ -13,8 +13,8 @@
 //   S.syncCollective(0);
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SERVERCOMMUNICATION_H
-#define COLLC_RUNTIME_SERVERCOMMUNICATION_H
+#ifndef COLLC_RUNTIME_SEEDS_SERVERCOMMUNICATION_H
+#define COLLC_RUNTIME_SEEDS_SERVERCOMMUNICATION_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"
@@ -47,6 +47,9 @@ struct CopyDescriptor {
   llvm::SmallVector<int64_t, 4> Strides; ///< in elements; empty means contiguous
   unsigned ElemSize = 0;
 };
+
+/// Whether \p Desc describes row-contiguous elements.
+llvm::Error checkContiguous(const CopyDescriptor &Desc);
 
 /// Where a receive writes.
 using Handle = Binding;

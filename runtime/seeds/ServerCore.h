@@ -14,8 +14,8 @@
 // as Unsupported.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SERVERCORE_H
-#define COLLC_RUNTIME_SERVERCORE_H
+#ifndef COLLC_RUNTIME_SEEDS_SERVERCORE_H
+#define COLLC_RUNTIME_SEEDS_SERVERCORE_H
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/seeds/ServerCommunication.h"
@@ -29,9 +29,6 @@
 #include <vector>
 
 namespace collc::rt {
-
-/// Whether \p Desc describes row-contiguous elements.
-llvm::Error checkContiguous(const CopyDescriptor &Desc);
 
 template <typename D> class ServerCore {
 public:

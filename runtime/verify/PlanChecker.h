@@ -10,7 +10,7 @@
 #ifndef COLLC_RUNTIME_VERIFY_PLANCHECKER_H
 #define COLLC_RUNTIME_VERIFY_PLANCHECKER_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/verify/ReductionBound.h"
 
 #include "llvm/ADT/ArrayRef.h"

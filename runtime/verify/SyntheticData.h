@@ -9,7 +9,7 @@
 #ifndef COLLC_RUNTIME_VERIFY_SYNTHETICDATA_H
 #define COLLC_RUNTIME_VERIFY_SYNTHETICDATA_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

@@ -8,7 +8,7 @@
 #include "ApiTestUtil.h"
 
 #include "compiler/Compile.h"
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 #include "compiler/dump/Dump.h"
 #include "runtime/nccl/NcclLowering.h"
 

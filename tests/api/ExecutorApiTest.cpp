@@ -249,7 +249,7 @@ TEST(CApiExecutor, CreateRefusals) {
   collcExecutorOptionsInit(&O);
   O.device = 0;
   EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
-                      {"options->device is 0: only the nccl backend runs on a device"}));
+                      {"options->device is 0: only a device backend (nccl) runs on a device"}));
   collcExecutorOptionsInit(&O);
   O.asyncReplay = 2;
   EXPECT_TRUE(refused(collcExecutorCreate(P, 0, &O, &X), collcInvalidArgument,
@@ -290,6 +290,12 @@ TEST(CApiExecutor, BindRefusalsNameTheTensor) {
   collcExecutorOptions_t O = localOptions("api-bind");
   collcExecutor_t X = nullptr;
   ASSERT_OK(collcExecutorCreate(P, 0, &O, &X));
+  collcMemory_t Memory = collcMemoryDevice;
+  ASSERT_OK(collcExecutorMemory(X, &Memory));
+  EXPECT_EQ(Memory, collcMemoryHost);
+  EXPECT_TRUE(refused(collcExecutorMemory(X, nullptr), collcInvalidArgument, {"memory is NULL"}));
+  EXPECT_TRUE(refused(collcExecutorMemory(nullptr, &Memory), collcInvalidArgument,
+                      {"exec is NULL"}));
   float Buf[8];
   EXPECT_TRUE(refused(collcExecutorBind(X, "nope", Buf, 16), collcInvalidArgument, {"nope"}));
   EXPECT_TRUE(refused(collcExecutorBind(X, "a", Buf, 12), collcInvalidArgument, {"%a", "12"}));
@@ -301,7 +307,7 @@ TEST(CApiExecutor, BindRefusalsNameTheTensor) {
                       {"data is NULL"}));
   EXPECT_TRUE(refused(collcExecutorBindDevice(X, "a", Buf, 16), collcInvalidUsage,
                       {"exec runs on the local backend, which binds host memory",
-                       "collcExecutorBindDevice needs an executor of the nccl backend"}));
+                       "collcExecutorBindDevice needs an executor of a device backend (nccl)"}));
   EXPECT_TRUE(refused(collcExecutorBindDevice(nullptr, "a", Buf, 16), collcInvalidArgument,
                       {"exec is NULL"}));
   EXPECT_TRUE(refused(collcExecutorBindDevice(X, "a", nullptr, 16), collcInvalidArgument,
@@ -311,7 +317,7 @@ TEST(CApiExecutor, BindRefusalsNameTheTensor) {
       {"collcExecutorSetStream: cudaStream is NULL", "cudaStreamLegacy or cudaStreamPerThread"}));
   void *Legacy = reinterpret_cast<void *>(uintptr_t(1)); // cudaStreamLegacy
   EXPECT_TRUE(refused(collcExecutorSetStream(X, Legacy), collcInvalidUsage,
-                      {"local backend", "collcExecutorSetStream needs an executor of the nccl"}));
+                      {"local backend", "collcExecutorSetStream needs an executor of a device backend"}));
   EXPECT_TRUE(
       refused(collcExecutorSetStream(nullptr, Legacy), collcInvalidArgument, {"exec is NULL"}));
   void *Where = nullptr;
@@ -525,7 +531,7 @@ TEST(CApiExecutor, NcclIsRefusedWithTheReasonWhereItCannotRun) {
                 Why.find("built without the nccl backend") != std::string::npos)
         << Why;
   } else {
-    EXPECT_TRUE(refused(R, collcInvalidArgument, {"options->device is 1023: expected 0.."}));
+    EXPECT_TRUE(refused(R, collcInvalidArgument, {"device 1023: expected 0.."}));
   }
   EXPECT_EQ(X, nullptr);
   collcPlanDestroy(P);

@@ -3,8 +3,8 @@
 #include "ApiTestUtil.h"
 
 #include "compiler/Compile.h"
-#include "compiler/plan/Plan.h"
-#include "compiler/plan/PlanDiff.h"
+#include "plan/Plan.h"
+#include "plan/PlanDiff.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

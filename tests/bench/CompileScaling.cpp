@@ -15,7 +15,7 @@
 #include "SyntheticProgram.h"
 
 #include "compiler/Compile.h"
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "ir/Parser.h"
 #include "tools/collc/BatchMalloc.h"
 

@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Compile.h"
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 #include "ir/Parser.h"
 #include "passes/analysis/OverlapBound.h"
 #include "passes/analysis/ProgramStepModel.h"

@@ -18,7 +18,7 @@
 
 #include "tests/conformance/DriverHarness.h"
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/ElementConversion.h"
 #include "runtime/verify/PlanChecker.h"
 #include "runtime/verify/ReductionBound.h"

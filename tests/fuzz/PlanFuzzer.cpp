@@ -16,9 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/local/LocalExecutor.h"
-#include "tools/collc/LocalRun.h"
 #include "runtime/nccl/NcclLowering.h"
 #include "compiler/dump/Dump.h"
 
@@ -80,8 +79,7 @@ void dryRun(const plan::Plan &P) {
       llvm::consumeError(X.takeError());
       continue;
     }
-    std::vector<std::vector<char>> Memory;
-    llvm::consumeError(tool::bindOwnMemory(P, **X, Memory));
+    llvm::consumeError((*X)->bindOwnMemory());
     llvm::consumeError((*X)->capture());
   }
 }

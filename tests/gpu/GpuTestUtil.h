@@ -66,14 +66,14 @@ inline std::set<uint32_t> computeOutputs(const plan::Plan &P) {
 /// Writes the deterministic synthetic inputs of rank \p Rank to the device.
 inline llvm::Error fillInputs(const plan::Plan &P, int64_t Rank, rt::nccl::NcclExecutor &X) {
   for (uint32_t T : computeOutputs(P)) {
-    llvm::Expected<void *> Dev = X.tensor(P.Tensors[T].Name);
+    llvm::Expected<llvm::MutableArrayRef<char>> Dev = X.tensor(P.Tensors[T].Name);
     if (!Dev) { // not touched by any comm
       llvm::consumeError(Dev.takeError());
       continue;
     }
     std::vector<char> Host(uint64_t(P.Tensors[T].Type.bytes()));
     rt::fillSynthetic(P, T, Rank, Host);
-    if (cudaMemcpy(*Dev, Host.data(), Host.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+    if (cudaMemcpy(Dev->data(), Host.data(), Host.size(), cudaMemcpyHostToDevice) != cudaSuccess)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "cudaMemcpy failed");
   }
   // The copies ran on the legacy stream, which the non-blocking comm stream
@@ -91,10 +91,10 @@ inline llvm::Error zeroOutputs(const plan::Plan &P, int64_t Rank, rt::nccl::Nccl
     if (!C.Ranks.contains(Rank))
       continue;
     for (uint32_t T : C.Outputs) {
-      llvm::Expected<void *> Dev = X.tensor(P.Tensors[T].Name);
+      llvm::Expected<llvm::MutableArrayRef<char>> Dev = X.tensor(P.Tensors[T].Name);
       if (!Dev)
         return Dev.takeError();
-      if (cudaMemset(*Dev, 0, uint64_t(P.Tensors[T].Type.bytes())) != cudaSuccess)
+      if (cudaMemset(Dev->data(), 0, uint64_t(P.Tensors[T].Type.bytes())) != cudaSuccess)
         return llvm::createStringError(llvm::inconvertibleErrorCode(), "cudaMemset failed");
     }
   }
@@ -118,13 +118,13 @@ inline HostTensors readOutputs(const plan::Plan &P, int64_t Rank,
     if (!C.Ranks.contains(Rank))
       continue;
     for (uint32_t T : C.Outputs) {
-      llvm::Expected<void *> Dev = X.tensor(P.Tensors[T].Name);
+      llvm::Expected<llvm::MutableArrayRef<char>> Dev = X.tensor(P.Tensors[T].Name);
       if (!Dev) {
         llvm::consumeError(Dev.takeError());
         continue;
       }
       std::vector<char> Host(uint64_t(P.Tensors[T].Type.bytes()));
-      cudaMemcpy(Host.data(), *Dev, Host.size(), cudaMemcpyDeviceToHost);
+      cudaMemcpy(Host.data(), Dev->data(), Host.size(), cudaMemcpyDeviceToHost);
       Out[T] = std::move(Host);
     }
   }

@@ -75,7 +75,7 @@ llvm::Expected<StepTimes> timeSteps(const plan::Plan &P, unsigned Steps, const c
     std::vector<double> Host, Whole;
     for (unsigned S = 0; S != Steps + 3; ++S) {
       auto T0 = Clock::now();
-      if (llvm::Error E = Graph ? (*X)->replay() : (*X)->runEager())
+      if (llvm::Error E = Graph ? (*X)->replayGraphs() : (*X)->runEager())
         return E;
       auto T1 = Clock::now();
       if (llvm::Error E = (*X)->synchronize())

@@ -343,7 +343,7 @@ TEST(GpuCapture, CaptureAndReplayMatchEagerAndTheReference) {
   for (int Step = 0; Step != 3; ++Step) {
     // Zero the outputs, restore the inputs, replay the graphs.
     ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
-    ASSERT_FALSE(bool((*X)->replay()));
+    ASSERT_FALSE(bool((*X)->replayGraphs()));
     ASSERT_FALSE(bool((*X)->synchronize()));
     auto Replayed = gpu::readOutputs(*P, 0, **X);
     ASSERT_EQ(Replayed.size(), Eager.size());
@@ -366,7 +366,7 @@ TEST(GpuCapture, RebindingRecapturesWithTheNewPointers) {
   gpu::DeviceTensors First, Second;
   ASSERT_FALSE(bool(First.bindAll(*P, **X)));
   ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
-  ASSERT_FALSE(bool((*X)->replay()));
+  ASSERT_FALSE(bool((*X)->replayGraphs()));
   ASSERT_FALSE(bool((*X)->synchronize()));
   // Bind every bound tensor again, elsewhere.
   for (size_t T = 0; T != P->Tensors.size(); ++T) {
@@ -385,7 +385,7 @@ TEST(GpuCapture, RebindingRecapturesWithTheNewPointers) {
     }
   }
   ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
-  ASSERT_FALSE(bool((*X)->replay()));
+  ASSERT_FALSE(bool((*X)->replayGraphs()));
   ASSERT_FALSE(bool((*X)->synchronize()));
   auto Got = gpu::readOutputs(*P, 0, **X);
   auto Result = gpu::checkOutputs(*P, Got);
@@ -476,12 +476,12 @@ TEST(GpuCapture, ProducerStepAndConsumerInTheCallersGraph) {
   ASSERT_EQ(cudaStreamBeginCapture(Caller, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   cudaEventRecord(Forked, Caller);
   cudaStreamWaitEvent(Compute, Forked, 0);
-  cudaError_t Produced = gpu::launchProduce(static_cast<float *>(*A), N, Compute);
+  cudaError_t Produced = gpu::launchProduce(reinterpret_cast<float *>(A->data()), N, Compute);
   cudaEventRecord(*Ready, Compute);
   llvm::Error E = (*X)->enqueueInto(Caller);
   cudaStreamWaitEvent(Consumer, *Done, 0);
   cudaError_t Consumed =
-      gpu::launchConsume(static_cast<const float *>(*R), static_cast<float *>(Out.Ptr), N, Consumer);
+      gpu::launchConsume(reinterpret_cast<const float *>(R->data()), static_cast<float *>(Out.Ptr), N, Consumer);
   cudaEventRecord(ConsumerBack, Consumer);
   cudaEventRecord(ComputeBack, Compute);
   cudaStreamWaitEvent(Caller, ConsumerBack, 0);
@@ -499,8 +499,8 @@ TEST(GpuCapture, ProducerStepAndConsumerInTheCallersGraph) {
     Want[I] = gpu::consumedValue(gpu::producedValue(I) * 0.5f);
   for (int Launch = 0; Launch != 2; ++Launch) {
     // Everything the graph writes starts as zeros.
-    ASSERT_EQ(cudaMemset(*A, 0, N * 4), cudaSuccess);
-    ASSERT_EQ(cudaMemset(*R, 0, N * 4), cudaSuccess);
+    ASSERT_EQ(cudaMemset(A->data(), 0, N * 4), cudaSuccess);
+    ASSERT_EQ(cudaMemset(R->data(), 0, N * 4), cudaSuccess);
     ASSERT_EQ(cudaMemset(Out.Ptr, 0, N * 4), cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     ASSERT_EQ(cudaGraphLaunch(Exec, Caller), cudaSuccess);
@@ -623,7 +623,7 @@ TEST(GpuSendRecv, StaticAllToAllVReplayed) {
   ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
   for (int Step = 0; Step != 2; ++Step) {
     ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
-    ASSERT_FALSE(bool((*X)->replay()));
+    ASSERT_FALSE(bool((*X)->replayGraphs()));
     ASSERT_FALSE(bool((*X)->synchronize()));
     auto Got = gpu::readOutputs(*P, 0, **X);
     auto Result = gpu::checkOutputs(*P, Got);

@@ -46,6 +46,9 @@ for f in CompileOptionsInit DumpOptionsInit SimResultInit ExecutorOptionsInit; d
         grep "collc$f")"; exit 1; }
   done
 done
+# A function added since has a node of its own.
+echo "$nodes" | grep -qxF "collcExecutorMemory COLLC_1" || {
+  echo "libcollc.so does not export collcExecutorMemory in node COLLC_1"; exit 1; }
 cat > "$TMP/init.c" <<'EOF'
 #include <collc/collc.h>
 

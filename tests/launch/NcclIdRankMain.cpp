@@ -19,6 +19,7 @@
 #include "runtime/exec/Timeout.h"
 #include "runtime/nccl/IdGather.h"
 #include "runtime/process/CpuWorld.h"
+#include "runtime/process/ProcessBackends.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -74,7 +75,7 @@ int main() {
   if (Place->World != P->World)
     return fail(llvm::formatv("run with {0} processes, not {1}", P->World, Place->World));
 
-  Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded("nccl", *Where);
+  Expected<std::shared_ptr<void>> Mpi = rt::startSessionFor("nccl", *Where);
   if (!Mpi)
     return fail(llvm::toString(Mpi.takeError()));
   Expected<std::unique_ptr<WorldGather>> World =

@@ -32,44 +32,50 @@ LAYERS = [
     # ir/Quoting.h: the plan file spells its quoted strings (source, note,
     # why) exactly as the IR does, from the one quoting module.
     # ir/InputFile.h: the plan reader reads its files as every input is read.
-    ("compiler/plan", [*IR_VOCABULARY, "ir/Quoting.h", "ir/InputFile.h"]),
-    ("compiler", ["ir", "passes", "passes/analysis", "compiler/plan"]),
+    # The plan is the runtime's input, a layer of its own below the compiler
+    # (as LLVM's object format is apart from codegen): it sees the IR's
+    # vocabulary, never its programs or the passes.
+    ("plan", [*IR_VOCABULARY, "ir/Quoting.h", "ir/InputFile.h"]),
+    # A plan seen by the step simulator, and the IR-to-plan kind mapping:
+    # what `collc simulate PLAN` and the dumps need; the runtime never does.
+    ("plan/analysis", ["ir", "passes/analysis", "plan"]),
+    ("compiler", ["ir", "passes", "passes/analysis", "plan", "plan/analysis"]),
     # The ways to look at a plan (text, JSON, DOT, the simulated trace):
     # printed by the tool and by the C API alike.
-    ("compiler/dump", ["ir", "passes/analysis", "compiler", "compiler/plan"]),
-    ("runtime/exec", [*IR_VOCABULARY, "compiler/plan"]),
-    ("runtime/verify", [*IR_VOCABULARY, "compiler/plan", "runtime/exec"]),
+    ("compiler/dump", ["ir", "passes/analysis", "compiler", "plan", "plan/analysis"]),
+    ("runtime/exec", [*IR_VOCABULARY, "plan"]),
+    ("runtime/verify", [*IR_VOCABULARY, "plan", "runtime/exec"]),
     ("runtime/seeds", [*IR_VOCABULARY, "runtime/exec"]),
     # Where a process learns its rank and world and how to meet its peers
     # (launcher environment, rendezvous address): shared by the process
     # backends and the tool.
     ("runtime/launch", [*IR_VOCABULARY, "runtime/exec"]),
-    ("runtime/local", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds"]),
-    ("runtime/mpi", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds",
+    ("runtime/local", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds"]),
+    ("runtime/mpi", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds",
                      "runtime/launch"]),
-    ("runtime/gloo", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/seeds",
+    ("runtime/gloo", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds",
                       "runtime/launch"]),
     # runtime/launch: the unique ids travel over the run's CPU world, seen
     # only through its neutral WorldGather (never runtime/mpi or runtime/gloo).
     # ir/RankSimulation.h: the one cross-rank simulation (it sees no program),
     # which the stream-order check runs over the NCCL issue order.
-    ("runtime/nccl", [*IR_VOCABULARY, "ir/RankSimulation.h", "ir/Ids.h", "compiler/plan",
+    ("runtime/nccl", [*IR_VOCABULARY, "ir/RankSimulation.h", "ir/Ids.h", "plan",
                       "runtime/exec", "runtime/seeds", "runtime/launch"]),
     # The table of process backends (mpi, gloo, nccl) that the tool and the C
     # API create executors from, and the CPU world a run's processes meet in.
-    ("runtime/process", [*IR_VOCABULARY, "compiler/plan", "runtime/exec", "runtime/launch",
-                         "runtime/mpi", "runtime/gloo"]),
+    ("runtime/process", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/launch",
+                         "runtime/mpi", "runtime/gloo", "runtime/nccl"]),
     # The C API (collc.h) over the compiler and the runtime: a library, so it
     # sits below the tool and sees none of it.
-    ("api", ["ir", "passes", "passes/analysis", "compiler", "compiler/plan", "compiler/dump",
+    ("api", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
              "runtime/exec", "runtime/launch", "runtime/local", "runtime/nccl",
              "runtime/process"]),
-    ("tools", ["ir", "passes", "passes/analysis", "compiler", "compiler/plan", "compiler/dump",
+    ("tools", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
                "runtime/exec", "runtime/verify", "runtime/seeds", "runtime/launch",
                "runtime/local", "runtime/mpi", "runtime/gloo", "runtime/nccl",
                "runtime/process"]),
 ]
-LIBRARY_ROOTS = ["ir", "passes", "compiler", "runtime", "api", "tools"]
+LIBRARY_ROOTS = ["ir", "passes", "plan", "compiler", "runtime", "api", "tools"]
 SOURCE = re.compile(r"\.(h|cpp|cu|def)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -118,7 +124,75 @@ def check(root):
                             f"{rel}:{line}: layer {mine} includes {target} (layer "
                             f"{layer_of(target)}); {mine} may include only "
                             f"{', '.join(dict(LAYERS)[mine]) or 'itself'}")
-    return sorted(errors)
+    return sorted(errors) + unit_cycles(root)
+
+
+def unit_of(path):
+    """A header and its implementation are one unit: foo.h and foo.cpp."""
+    return re.sub(r"\.(h|cpp|cu)$", "", path)
+
+
+def unit_cycles(root):
+    """Includes between units never run back up: no unit reaches itself
+    through the includes of its files (tools/collc/A.cpp including B.h
+    while B.cpp includes A.h is such a cycle, inside one layer as across
+    layers). Named by the shortest cycle, in sorted order."""
+    edges = {}
+    for top in LIBRARY_ROOTS:
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not SOURCE.search(name) or name.endswith(".def"):
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                src = unit_of(rel)
+                for m in INCLUDE.finditer(text):
+                    target = m.group(1)
+                    if target.split("/")[0] not in LIBRARY_ROOTS or target.endswith(".def"):
+                        continue
+                    if unit_of(target) != src:
+                        edges.setdefault(src, set()).add(unit_of(target))
+    errors = []
+    seen_cycles = set()
+    for start in sorted(edges):
+        # Breadth first from start: the shortest way back to it.
+        parent = {start: None}
+        queue = [start]
+        found = None
+        while queue and not found:
+            nxt = []
+            for u in queue:
+                for v in sorted(edges.get(u, ())):
+                    if v == start:
+                        found = u
+                        break
+                    if v not in parent:
+                        parent[v] = u
+                        nxt.append(v)
+                if found:
+                    break
+            queue = nxt
+        if not found:
+            continue
+        path = [found]
+        while parent[path[-1]] is not None:
+            path.append(parent[path[-1]])
+        cycle = list(reversed(path))
+        key = frozenset(cycle)
+        if key in seen_cycles:
+            continue
+        seen_cycles.add(key)
+        errors.append("include cycle: " + " -> ".join(cycle + [start]) +
+                      " (a unit is a header with its .cpp; includes run one way)")
+    return errors
+
+
+def plant(tmp, path, includes):
+    full = os.path.join(tmp, path)
+    with open(full, "w") as f:
+        f.write("".join(f'#include "{i}"\n' for i in includes))
+    return full
 
 
 def self_test(root):
@@ -128,16 +202,33 @@ def self_test(root):
         if check(tmp):
             print("self-test: the copy already has violations", file=sys.stderr)
             return 1
-        planted = os.path.join(tmp, "ir", "Planted.h")
-        with open(planted, "w") as f:
-            f.write('#include "ir/Types.h"\n#include "runtime/exec/Executor.h"\n')
-        errors = check(tmp)
-        want = "ir/Planted.h:2: layer ir includes runtime/exec/Executor.h"
-        if len(errors) != 1 or not errors[0].startswith(want):
-            print(f"self-test: expected one error starting with {want!r}, got {errors}",
-                  file=sys.stderr)
-            return 1
-        print(f"self-test: the planted violation is caught: {errors[0]}")
+        # One planted violation of each rule, each alone in the copy.
+        cases = [
+            ([("ir/Planted.h", ["ir/Types.h", "runtime/exec/Executor.h"])],
+             "ir/Planted.h:2: layer ir includes runtime/exec/Executor.h"),
+            # The plan sees no compiler, the runtime no compiler and no
+            # simulator's view of a plan.
+            ([("plan/Planted.h", ["compiler/Compile.h"])],
+             "plan/Planted.h:1: layer plan includes compiler/Compile.h"),
+            ([("runtime/exec/Planted.h", ["plan/analysis/PlanStepModel.h"])],
+             "runtime/exec/Planted.h:1: layer runtime/exec includes plan/analysis/PlanStepModel.h"),
+            ([("runtime/local/Planted.h", ["compiler/Lowering.h"])],
+             "runtime/local/Planted.h:1: layer runtime/local includes compiler/Lowering.h"),
+            # Inside the tool, includes run one way.
+            ([("tools/collc/PlantedA.h", ["tools/collc/PlantedB.h"]),
+              ("tools/collc/PlantedB.cpp", ["tools/collc/PlantedA.h"])],
+             "include cycle: tools/collc/PlantedA -> tools/collc/PlantedB -> tools/collc/PlantedA"),
+        ]
+        for files, want in cases:
+            planted = [plant(tmp, path, incs) for path, incs in files]
+            errors = check(tmp)
+            for full in planted:
+                os.remove(full)
+            if len(errors) != 1 or not errors[0].startswith(want):
+                print(f"self-test: expected one error starting with {want!r}, got {errors}",
+                      file=sys.stderr)
+                return 1
+            print(f"self-test: the planted violation is caught: {errors[0]}")
     return 0
 
 

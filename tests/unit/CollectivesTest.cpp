@@ -6,7 +6,7 @@
 // generated.
 #include "TestUtil.h"
 
-#include "compiler/CommKind.h"
+#include "plan/analysis/CommKind.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 

@@ -1,12 +1,12 @@
 //===- tests/unit/OutputFileTest.cpp - A FIFO as an output ------------------===//
 //
-// compiler/plan/OutputFile.h writes a FIFO in place, once a process reads
+// plan/OutputFile.h writes a FIFO in place, once a process reads
 // it, and says so after its wait when none does (it used to wait forever,
 // as a shell's `>` does). The other outputs: tests/lit/tool/safe-outputs.test.
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/plan/OutputFile.h"
+#include "plan/OutputFile.h"
 
 #include "llvm/Support/FileSystem.h"
 

@@ -4,7 +4,7 @@
 // and dump.
 #include "TestUtil.h"
 
-#include "compiler/plan/PlanValidator.h"
+#include "plan/PlanValidator.h"
 
 #include <functional>
 

@@ -4,7 +4,7 @@
 #include "TestUtil.h"
 
 #include "compiler/Compile.h"
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 #include "passes/analysis/ProgramStepModel.h"
 
 #include "llvm/Support/raw_ostream.h"

@@ -9,7 +9,7 @@
 #define COLLC_TESTS_UNIT_TESTUTIL_H
 
 #include "compiler/Compile.h"
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"

@@ -1,6 +1,6 @@
 //===- tools/collc/BatchMalloc.h - Heap tuning for batch tools -*- C++ -*-===//
-#ifndef COLLC_COMPILER_SUPPORT_BATCHMALLOC_H
-#define COLLC_COMPILER_SUPPORT_BATCHMALLOC_H
+#ifndef COLLC_TOOLS_COLLC_BATCHMALLOC_H
+#define COLLC_TOOLS_COLLC_BATCHMALLOC_H
 
 namespace collc {
 

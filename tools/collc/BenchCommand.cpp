@@ -20,7 +20,7 @@
 
 #include "compiler/Compile.h"
 #include "compiler/dump/JSONWriter.h"
-#include "compiler/plan/OutputFile.h"
+#include "plan/OutputFile.h"
 #include "passes/analysis/CostModel.h"
 #include "passes/analysis/LinkFile.h"
 #include "runtime/local/LocalDriver.h"

@@ -4,8 +4,8 @@
 // whether it was selected and runs it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_TOOLS_COMMANDS_H
-#define COLLC_TOOLS_COMMANDS_H
+#ifndef COLLC_TOOLS_COLLC_COMMANDS_H
+#define COLLC_TOOLS_COLLC_COMMANDS_H
 
 #include "llvm/Support/CommandLine.h"
 
@@ -18,4 +18,4 @@ namespace collc::tool {
 
 } // namespace collc::tool
 
-#endif // COLLC_TOOLS_COMMANDS_H
+#endif // COLLC_TOOLS_COLLC_COMMANDS_H

@@ -7,7 +7,7 @@
 
 #include "Commands.h"
 #include "ToolSupport.h"
-#include "compiler/plan/OutputFile.h"
+#include "plan/OutputFile.h"
 
 #include "compiler/Compile.h"
 

@@ -8,7 +8,7 @@
 #include "Commands.h"
 #include "ToolSupport.h"
 
-#include "compiler/plan/PlanDiff.h"
+#include "plan/PlanDiff.h"
 
 using namespace llvm;
 

@@ -7,10 +7,11 @@
 
 #include "Commands.h"
 #include "ToolSupport.h"
-#include "compiler/plan/OutputFile.h"
+#include "plan/OutputFile.h"
 
 #include "compiler/dump/Dump.h"
 #include "runtime/nccl/NcclLowering.h"
+#include "passes/analysis/LinkFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/WithColor.h"

@@ -5,7 +5,6 @@
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/verify/SyntheticData.h"
 
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
@@ -16,17 +15,26 @@ using namespace llvm;
 
 namespace collc::tool {
 
-Error bindOwnMemory(const plan::Plan &P, rt::Executor &X, std::vector<std::vector<char>> &Storage,
-                    char Fill) {
-  StringMap<uint32_t> Index; // names to tensors once, not a scan per name
-  for (size_t T = 0; T != P.Tensors.size(); ++T)
-    Index[P.Tensors[T].Name] = uint32_t(T);
-  for (const std::string &Name : X.unboundTensors()) {
-    Storage.emplace_back(P.Tensors[Index.lookup(Name)].Type.bytes(), Fill);
-    if (Error E = X.bind(Name, Storage.back().data(), Storage.back().size()))
-      return E;
+ArrayRef<char> HostView::operator()(uint32_t T) {
+  const plan::Plan &P = X.plan();
+  if (X.memory() == rt::MemoryKind::Host) {
+    Expected<MutableArrayRef<char>> M = X.tensor(P.Tensors[T].Name);
+    if (!M) {
+      consumeError(M.takeError());
+      return {};
+    }
+    return *M;
   }
-  return Error::success();
+  auto It = Copies.find(T);
+  if (It == Copies.end()) {
+    std::vector<char> Host(P.Tensors[T].Type.bytes());
+    if (Error E = X.copyOut(T, Host)) {
+      consumeError(std::move(E));
+      return {};
+    }
+    It = Copies.emplace(T, std::move(Host)).first;
+  }
+  return It->second;
 }
 
 uint64_t bytesMovedByRank(const plan::Plan &P, int64_t R) {
@@ -38,11 +46,11 @@ uint64_t bytesMovedByRank(const plan::Plan &P, int64_t R) {
 }
 
 void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
-             std::vector<std::vector<char>> &Storage, LocalRun::Rank &Res) {
+             LocalRun::Rank &Res) {
   int64_t R = X.rank();
   auto Fail = [&](Error E) { Res.Error = toString(std::move(E)); };
-  // The model's own memory for tensors that are not views.
-  if (Error Err = bindOwnMemory(P, X, Storage))
+  // Memory of the executor's own for tensors that are not views.
+  if (Error Err = X.bindOwnMemory())
     return Fail(std::move(Err));
   std::vector<uint8_t> Touched(P.Tensors.size(), 0);
   for (uint32_t T : X.touchedTensors())
@@ -50,10 +58,21 @@ void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
   Res.BytesMoved = bytesMovedByRank(P, R);
   if (Error Err = X.capture())
     return Fail(std::move(Err));
+  // Where the tensors are not host memory, each output is made on the host
+  // and copied in.
+  bool InPlace = X.memory() == rt::MemoryKind::Host;
+  std::vector<char> Staged;
   auto Compute = [&](const plan::Compute &C, uint32_t) -> Error {
     for (uint32_t T : C.Outputs) {
       if (!Touched[T])
         continue;
+      if (!InPlace) {
+        Staged.resize(P.Tensors[T].Type.bytes());
+        rt::fillSynthetic(P, T, R, Staged);
+        if (Error E = X.copyIn(T, Staged))
+          return E;
+        continue;
+      }
       Expected<MutableArrayRef<char>> Mem = X.tensor(P.Tensors[T].Name);
       if (!Mem)
         return Mem.takeError();
@@ -67,6 +86,8 @@ void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
     auto Start = std::chrono::steady_clock::now();
     if (Error Err = X.replay(Compute))
       return Fail(std::move(Err));
+    if (Error Err = X.synchronize())
+      return Fail(std::move(Err));
     Res.StepUs.push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - Start)
             .count());
@@ -78,7 +99,6 @@ LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, u
   LocalRun Run;
   Run.Ranks.resize(World);
   Run.Execs.resize(World);
-  Run.Storage.resize(World);
   auto RankMain = [&](int64_t R) {
     Expected<std::unique_ptr<rt::Executor>> E = rt::createLocalExecutor(P, R, Opts);
     if (!E) {
@@ -86,7 +106,7 @@ LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, u
       return;
     }
     Run.Execs[R] = std::move(*E);
-    runRank(P, *Run.Execs[R], Steps, Opts.Trace, Run.Storage[R], Run.Ranks[R]);
+    runRank(P, *Run.Execs[R], Steps, Opts.Trace, Run.Ranks[R]);
   };
   std::vector<std::thread> Threads;
   std::string NoThread;
@@ -106,14 +126,10 @@ LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, u
 }
 
 Expected<rt::CheckSummary> checkLocalRun(const plan::Plan &P, const LocalRun &Run) {
-  return rt::checkPlanResults(P, [&](int64_t R, uint32_t T) -> ArrayRef<char> {
-    Expected<MutableArrayRef<char>> M = Run.Execs[R]->tensor(P.Tensors[T].Name);
-    if (!M) {
-      consumeError(M.takeError());
-      return {};
-    }
-    return *M;
-  });
+  std::vector<HostView> Views;
+  for (const std::unique_ptr<rt::Executor> &X : Run.Execs)
+    Views.emplace_back(*X);
+  return rt::checkPlanResults(P, [&](int64_t R, uint32_t T) { return Views[R](T); });
 }
 
 } // namespace collc::tool

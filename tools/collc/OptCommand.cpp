@@ -6,7 +6,7 @@
 
 #include "Commands.h"
 #include "ToolSupport.h"
-#include "compiler/plan/OutputFile.h"
+#include "plan/OutputFile.h"
 
 #include "compiler/PassManager.h"
 #include "tools/collc/SourceChunks.h"

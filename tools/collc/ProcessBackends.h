@@ -16,7 +16,6 @@
 
 namespace collc::tool {
 
-using rt::backendRunsOnDevice;
 using rt::createProcessExecutor;
 using rt::isProcessBackend;
 using rt::processBackendNames;

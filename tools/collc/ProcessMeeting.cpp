@@ -5,6 +5,7 @@
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/process/CpuWorld.h"
+#include "runtime/process/ProcessBackends.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -21,7 +22,7 @@ Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(StringRef Backend
                                                                std::chrono::milliseconds Timeout) {
   auto Met = std::make_unique<ProcessMeeting>();
   // MPI lives as long as the run, executors and worlds included.
-  Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded(Backend, Where);
+  Expected<std::shared_ptr<void>> Mpi = rt::startSessionFor(Backend, Where);
   if (!Mpi)
     return Mpi.takeError();
   Met->Mpi = std::move(*Mpi);

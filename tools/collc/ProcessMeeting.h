@@ -1,7 +1,7 @@
 //===- tools/collc/ProcessMeeting.h - The processes of a run agree first -*- C++ -*-===//
 //
-// Under `collc run --backend mpi|gloo` the processes meet before the plan
-// is made: MPI where the run goes through it, and the CPU world (group
+// Under `collc run --backend mpi|gloo|nccl` the processes meet before the
+// plan is made: MPI where the run goes through it, and the CPU world (group
 // `collc.run/#digests`) they agree through in two steps, each an all-gather
 // of the same four words per rank (a step number first, so that ranks out
 // of step are named, never misread):
@@ -17,7 +17,7 @@
 #ifndef COLLC_TOOLS_COLLC_PROCESSMEETING_H
 #define COLLC_TOOLS_COLLC_PROCESSMEETING_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"

@@ -2,15 +2,10 @@
 
 #include "tools/collc/ProcessRun.h"
 
-#include "runtime/process/CpuWorld.h"
 #include "tools/collc/LocalRun.h"
 #include "tools/collc/ProcessBackends.h"
 #include "tools/collc/RankReport.h"
 #include "tools/collc/ToolSupport.h"
-
-#if COLLC_HAVE_NCCL
-#include "tools/collc/NcclRun.h"
-#endif
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -18,10 +13,15 @@ using namespace llvm;
 
 namespace collc::tool {
 
-namespace {
+int rankFailed(const ProcessRunOptions &O, const Twine &Why, raw_ostream &Err) {
+  Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
+      << Why << '\n';
+  Err.flush();
+  return ExitUserError;
+}
 
-int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting &Met,
-                      raw_ostream &Out, raw_ostream &Err) {
+int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting &Met,
+                       raw_ostream &Out, raw_ostream &Err) {
   int64_t Me = O.Place.Rank;
   auto Fail = [&](const Twine &Why) { return rankFailed(O, Why, Err); };
   if (Me == 0) {
@@ -43,13 +43,15 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, ProcessMe
   if (!Made)
     return Fail(toString(Made.takeError()));
   rt::Executor &X = **Made;
-  std::vector<std::vector<char>> Storage;
   LocalRun::Rank Res;
-  runRank(P, X, O.Steps, /*Trace=*/false, Storage, Res);
+  runRank(P, X, O.Steps, /*Trace=*/false, Res);
   // A rank whose steps failed cannot count on its peers for the gather
   // below: it says why and stops; its peers fail too, naming it.
   if (!Res.Error.empty())
     return Fail(Res.Error);
+  if (Me == 0)
+    for (const std::string &N : X.notes())
+      Err << "collc run: note: " << N << '\n';
 
   RankFigures Mine;
   Mine.Rank = Me;
@@ -57,15 +59,9 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, ProcessMe
   Mine.Steps = O.Steps;
   Mine.StepUs = Res.StepUs;
   Mine.BytesMoved = Res.BytesMoved;
+  HostView Results(X);
   Expected<rt::CheckSummary> Check =
-      checkThisRank(P, O.Backend, Me, [&](int64_t, uint32_t T) -> ArrayRef<char> {
-        Expected<MutableArrayRef<char>> M = X.tensor(P.Tensors[T].Name);
-        if (!M) {
-          consumeError(M.takeError());
-          return {};
-        }
-        return *M;
-      });
+      checkThisRank(P, O.Backend, Me, [&](int64_t, uint32_t T) { return Results(T); });
   Mine.Verified = bool(Check);
   if (Check) {
     Mine.Checked = *Check;
@@ -75,35 +71,6 @@ int runOnHostExecutor(const plan::Plan &P, const ProcessRunOptions &O, ProcessMe
   }
   return reportAcrossRanks(
       Mine, O.Backend, [&](ArrayRef<uint32_t> W) { return X.allGatherWords(W); }, Out, Err);
-}
-
-} // namespace
-
-int rankFailed(const ProcessRunOptions &O, const Twine &Why, raw_ostream &Err) {
-  Err << formatv("collc run: rank {0} of {1} ({2}): ", O.Place.Rank, O.Place.World, O.Backend)
-      << Why << '\n';
-  Err.flush();
-  return ExitUserError;
-}
-
-int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting *Met,
-                       raw_ostream &Out, raw_ostream &Err) {
-  if (backendRunsOnDevice(O.Backend)) {
-    // MPI lives as long as the run, executors and worlds included.
-    Expected<std::shared_ptr<void>> Mpi = rt::startMpiIfNeeded(O.Backend, O.Where);
-    if (!Mpi)
-      return rankFailed(O, toString(Mpi.takeError()), Err);
-#if COLLC_HAVE_NCCL
-    return runThisProcessOnGpu(P, O, Out, Err);
-#else
-    Err << "collc run: "
-        << toString(createProcessExecutor(O.Backend, P, O.Place, O.Where, O.Exec).takeError())
-        << '\n';
-    return ExitUserError;
-#endif
-  }
-  assert(Met && "the host backends meet before the plan is made");
-  return runOnHostExecutor(P, O, *Met, Out, Err);
 }
 
 } // namespace collc::tool

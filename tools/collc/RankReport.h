@@ -10,7 +10,7 @@
 #ifndef COLLC_TOOLS_COLLC_RANKREPORT_H
 #define COLLC_TOOLS_COLLC_RANKREPORT_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "runtime/verify/PlanChecker.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"

@@ -5,8 +5,8 @@
 //
 // Compiles if given a program, then runs the plan: on the local backend
 // with one thread per rank, or, under a launcher (mpirun, srun, torchrun),
-// as this process's rank on a process backend (ProcessRun.h; nccl: on a GPU,
-// NcclRun.h). On local, each compute step writes deterministic synthetic data
+// as this process's rank on a process backend (ProcessRun.h: mpi, gloo, or
+// nccl on a GPU). On local, each compute step writes deterministic synthetic data
 // into the tensors it produces, the executor replays the plan, and after the
 // last step every rank's communicated results are compared with an
 // independently computed reference. Prints the time and bandwidth of each
@@ -20,7 +20,7 @@
 #include "ProcessLaunchFlags.h"
 #include "ProcessRun.h"
 #include "ToolSupport.h"
-#include "compiler/plan/OutputFile.h"
+#include "plan/OutputFile.h"
 
 #include "compiler/Compile.h"
 #include "tools/collc/Shrink.h"
@@ -334,7 +334,6 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
     return ExitUsage;
   }
-  bool HostProcesses = Processes && !backendRunsOnDevice(Backend);
   std::optional<ProcessRunOptions> O;
   if (Processes) {
     O.emplace();
@@ -359,6 +358,22 @@ int run_runCommand() {
   if (!Refused && !(In = readBucketedInput("run", Input, Bucket, Exit)))
     Refused = Exit;
   const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
+  // A plan is read now, with what the backend refuses of a plan alone:
+  // every rank judges that alike, so a rank refused there tells no one.
+  std::optional<plan::Plan> GivenPlan;
+  if (!Refused && In->isPlan()) {
+    Expected<plan::Plan> Read = plan::readPlan(In->text(), In->Name);
+    if (!Read)
+      Refused = Processes ? RankFailed(Read.takeError()) : reportError("run", Read.takeError());
+    else if (Error E = Processes ? rt::checkProcessPlan(Backend, *Read) : Error::success())
+      return RankFailed(std::move(E));
+    else
+      GivenPlan = std::move(*Read);
+  }
+  // What the backend needs on this host (nccl: a GPU).
+  if (!Refused && Processes)
+    if (Error E = rt::checkProcessHost(Backend))
+      Refused = RankFailed(std::move(E));
   std::optional<RunBudget> Limit;
   if (!Refused) {
     if (Expected<RunBudget> L = runBudget(Place))
@@ -366,12 +381,10 @@ int run_runCommand() {
     else
       Refused = reportError("run", L.takeError());
   }
-  // Then, on mpi and gloo, the processes meet, even one refused above: the
-  // others are told at once and name it (ProcessMeeting.h), and all shrink
-  // a program alike. nccl's processes meet by themselves, each shrinking
-  // for its own memory.
+  // Then the processes meet, even one refused above: the others are told at
+  // once and name it (ProcessMeeting.h), and all shrink a program alike.
   std::unique_ptr<ProcessMeeting> Met;
-  if (HostProcesses) {
+  if (Processes) {
     Expected<std::unique_ptr<ProcessMeeting>> M =
         ProcessMeeting::meet(Backend, O->Place, O->Where, *Timeout);
     if (!M) {
@@ -388,8 +401,12 @@ int run_runCommand() {
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;
   raw_ostream &CompileLog = Place && Place->Rank != 0 ? nulls() : outs();
   Expected<plan::Plan> Loaded =
-      In->isPlan() ? plan::readPlan(In->text(), In->Name)
-                   : compileForRun(*In, CompileWorld, Processes, *Limit, Met.get(), CompileLog);
+      GivenPlan ? std::move(*GivenPlan)
+                : compileForRun(*In, CompileWorld, Processes, *Limit, Met.get(), CompileLog);
+  // Every rank compiled the same plan and judges it alike.
+  if (Loaded && Processes && !In->isPlan())
+    if (Error E = rt::checkProcessPlan(Backend, *Loaded))
+      return RankFailed(std::move(E));
   if (!Loaded)
     return Met ? RankFailed(Loaded.takeError()) : reportError("run", Loaded.takeError());
   const plan::Plan &P = *Loaded;
@@ -446,7 +463,7 @@ int run_runCommand() {
         return RankFailed(Agreed.takeError());
     // Every process of the run derives the same communicator names.
     O->Exec.CommPrefix = "collc.run." + P.Digest;
-    return runThisProcessRank(P, *O, Met.get(), outs(), errs());
+    return runThisProcessRank(P, *O, *Met, outs(), errs());
   }
   int64_t World = P.World;
   static std::atomic<unsigned> Runs{0};

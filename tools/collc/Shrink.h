@@ -8,8 +8,8 @@
 // the same ops, buckets and order run with smaller buffers.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_SHRINK_H
-#define COLLC_COMPILER_SHRINK_H
+#ifndef COLLC_TOOLS_COLLC_SHRINK_H
+#define COLLC_TOOLS_COLLC_SHRINK_H
 
 #include "ir/Program.h"
 

@@ -10,10 +10,11 @@
 #include "Commands.h"
 #include "ToolSupport.h"
 
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 #include "compiler/dump/Dump.h"
 #include "passes/analysis/OverlapBound.h"
 #include "passes/analysis/ProgramStepModel.h"
+#include "passes/analysis/LinkFile.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"

@@ -6,8 +6,8 @@
 // (padding each case with the lines before it made 50,000 cases quadratic).
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_SOURCECHUNKS_H
-#define COLLC_COMPILER_SOURCECHUNKS_H
+#ifndef COLLC_TOOLS_COLLC_SOURCECHUNKS_H
+#define COLLC_TOOLS_COLLC_SOURCECHUNKS_H
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -34,4 +34,4 @@ constexpr const char *ChunkSeparator = "// -----";
 
 } // namespace collc
 
-#endif // COLLC_COMPILER_SOURCECHUNKS_H
+#endif // COLLC_TOOLS_COLLC_SOURCECHUNKS_H

@@ -1,9 +1,9 @@
 //===- tools/collc/ToolSupport.h - Shared by collc subcommands -*- C++ -*-===//
-#ifndef COLLC_TOOLS_TOOLSUPPORT_H
-#define COLLC_TOOLS_TOOLSUPPORT_H
+#ifndef COLLC_TOOLS_COLLC_TOOLSUPPORT_H
+#define COLLC_TOOLS_COLLC_TOOLSUPPORT_H
 
 #include "compiler/PassManager.h"
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "ir/Diagnostics.h"
 #include "ir/Parser.h"
 #include "ir/Program.h"
@@ -99,4 +99,4 @@ llvm::Expected<plan::Plan> compileWithBucketPolicy(Program &P, DiagnosticEngine 
 
 } // namespace collc::tool
 
-#endif // COLLC_TOOLS_TOOLSUPPORT_H
+#endif // COLLC_TOOLS_COLLC_TOOLSUPPORT_H

@@ -294,6 +294,15 @@ COLLC_API collcResult_t collcExecutorCreate(collcPlan_t plan, int64_t rank,
 /* The rank the executor runs. */
 COLLC_API collcResult_t collcExecutorRank(collcExecutor_t exec, int64_t *rank);
 
+/* Where an executor's bindings and tensors live. */
+typedef enum { collcMemoryHost = 0, collcMemoryDevice = 1 } collcMemory_t;
+
+/* Stores where \p exec's tensors live: collcMemoryHost (bound with
+ * collcExecutorBind; collcExecutorTensor gives host addresses) or
+ * collcMemoryDevice (nccl: collcExecutorBindDevice, collcExecutorSetStream,
+ * device addresses). What a caller asks instead of comparing backend names. */
+COLLC_API collcResult_t collcExecutorMemory(collcExecutor_t exec, collcMemory_t *memory);
+
 /* Binds tensor \p name (`g0` or `%g0`) to \p bytes of host memory at \p data,
  * which stays the caller's and must outlive the executor or the next bind of
  * the name. \p bytes must be the tensor's size exactly. Binding again
@@ -353,9 +362,9 @@ typedef collcResult_t (*collcComputeFn)(const char *computeName, uint32_t index,
  * executor's thread, which runs \p compute (\p user must stay valid until
  * collcExecutorSynchronize returns), and the call returns at once (an error
  * of an earlier queued step is returned here, or by synchronize). On nccl
- * the step is enqueued on the GPU between the caller's stream's work
- * (collcExecutorSetStream) and returns at once; \p compute must be NULL
- * (the model's compute is the work on that stream). */
+ * \p compute enqueues the model's work on the caller's stream
+ * (collcExecutorSetStream); the step is enqueued on the GPU between that
+ * work and what the caller enqueues next, and the call returns at once. */
 COLLC_API collcResult_t collcExecutorReplay(collcExecutor_t exec, collcComputeFn compute,
                                             void *user);
 

@@ -14,7 +14,7 @@
 
 #include "passes/analysis/CostModel.h"
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"

@@ -5,7 +5,6 @@
 #include "runtime/local/LocalExecutor.h"
 #include "runtime/local/LocalDriver.h"
 #include "runtime/verify/SyntheticData.h"
-#include "tools/collc/LocalRun.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -170,7 +169,6 @@ Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps) {
   Opts.CommPrefix = uniqueName("replay");
   std::vector<std::vector<double>> Times(World);
   std::vector<std::string> Errors(World);
-  std::vector<std::vector<std::vector<char>>> Storage(World);
   auto Main = [&](int64_t R) {
     pinToCpu(int(R), int(World));
     Expected<std::unique_ptr<Executor>> X = createLocalExecutor(P, R, Opts);
@@ -178,7 +176,7 @@ Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps) {
       Errors[R] = toString(X.takeError());
       return;
     }
-    if (Error E = collc::tool::bindOwnMemory(P, **X, Storage[R], /*Fill=*/1)) {
+    if (Error E = (*X)->bindOwnMemory()) {
       Errors[R] = toString(std::move(E));
       return;
     }

@@ -7,10 +7,10 @@
 // slowest rank's mean per operation, and the median batch is the figure.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_BENCH_LOCALBENCH_H
-#define COLLC_RUNTIME_BENCH_LOCALBENCH_H
+#ifndef COLLC_TOOLS_COLLC_BENCH_LOCALBENCH_H
+#define COLLC_TOOLS_COLLC_BENCH_LOCALBENCH_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "llvm/Support/Error.h"
 

@@ -2,7 +2,7 @@
 
 #include "tools/collc/bench/PredictionCheck.h"
 
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 #include "ir/Parser.h"
 #include "passes/analysis/LinkFitting.h"
 #include "tools/collc/Shrink.h"

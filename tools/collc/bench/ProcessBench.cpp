@@ -10,7 +10,7 @@
 #include "tools/collc/bench/RawEngine.h"
 #include "tools/collc/bench/ReplayPlans.h"
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "passes/analysis/CostModel.h"
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/RuntimeError.h"
@@ -254,7 +254,6 @@ private:
 /// and captured: one replay is one step.
 struct Replay {
   std::unique_ptr<rt::Executor> X;
-  std::vector<std::vector<char>> Storage;
   Error step() {
     // The model's compute is not what is measured: it does nothing.
     return X->replay([](const plan::Compute &, uint32_t) { return Error::success(); });
@@ -271,8 +270,8 @@ Expected<Replay> prepareReplay(const plan::Plan &P, const ProcessBenchOptions &O
       createProcessExecutor(O.Backend, P, O.Place, O.Where, Opts);
   if (!X)
     return X.takeError();
-  Replay R{std::move(*X), {}};
-  if (Error E = bindOwnMemory(P, *R.X, R.Storage, /*Fill=*/1))
+  Replay R{std::move(*X)};
+  if (Error E = R.X->bindOwnMemory())
     return E;
   if (Error E = R.X->capture())
     return E;

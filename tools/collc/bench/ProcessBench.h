@@ -28,7 +28,7 @@
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "llvm/Support/raw_ostream.h"
 

@@ -10,7 +10,7 @@
 #ifndef COLLC_TOOLS_COLLC_BENCH_REPLAYPLANS_H
 #define COLLC_TOOLS_COLLC_BENCH_REPLAYPLANS_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include "ir/OpKind.h"
 

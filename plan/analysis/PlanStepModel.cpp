@@ -1,8 +1,8 @@
-//===- compiler/PlanStepModel.cpp - A plan, for the simulator -------------===//
+//===- plan/analysis/PlanStepModel.cpp - A plan, for the simulator -------------===//
 
-#include "compiler/PlanStepModel.h"
+#include "plan/analysis/PlanStepModel.h"
 
-#include "compiler/CommKind.h"
+#include "plan/analysis/CommKind.h"
 
 using namespace llvm;
 

@@ -1,4 +1,4 @@
-//===- compiler/plan/PlanValidator.cpp - A plan is input: check it ---------===//
+//===- plan/PlanValidator.cpp - A plan is input: check it ---------===//
 //
 // One pass over the plan in the file's order: header, groups, tensors,
 // buffers, computes, comms, steps. Each part may rely on the ones checked
@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/plan/PlanValidator.h"
+#include "plan/PlanValidator.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/CheckedArithmetic.h"

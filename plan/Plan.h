@@ -1,4 +1,4 @@
-//===- compiler/plan/Plan.h - The compiled communication plan ----*- C++ -*-===//
+//===- plan/Plan.h - The compiled communication plan ----*- C++ -*-===//
 //
 // A plan is what the compiler hands the runtime: for one world size, the
 // groups, the tensors, the buffers and where each tensor sits in them, the
@@ -11,8 +11,8 @@
 // Support, so the runtime can load plans without the passes.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_PLAN_PLAN_H
-#define COLLC_COMPILER_PLAN_PLAN_H
+#ifndef COLLC_PLAN_PLAN_H
+#define COLLC_PLAN_PLAN_H
 
 #include "ir/Types.h"
 
@@ -91,7 +91,7 @@ struct Buffer {
 /// names and spellings. It stays its own enum rather than an alias of the
 /// IR's OpKind: the plan does not see ir/OpKind.h, a plan comm can
 /// never be a compute or a wait, and the runtime's switches over it stay
-/// exhaustive without cases that cannot happen. compiler/CommKind.h maps
+/// exhaustive without cases that cannot happen. plan/analysis/CommKind.h maps
 /// between the two, generated from the same table.
 enum class CommKind : uint8_t {
 #define COLLC_COMM(Enum, ...) Enum,

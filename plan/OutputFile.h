@@ -1,4 +1,4 @@
-//===- compiler/plan/OutputFile.h - Outputs written whole or not at all -*- C++ -*-===//
+//===- plan/OutputFile.h - Outputs written whole or not at all -*- C++ -*-===//
 //
 // Every file a collc command (and collcPlanSave) writes goes to a temporary
 // file beside its target and is renamed over it only when the command
@@ -12,8 +12,8 @@
 // would replace what the user wrote. `-` is standard output (for the tool).
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_PLAN_OUTPUTFILE_H
-#define COLLC_COMPILER_PLAN_OUTPUTFILE_H
+#ifndef COLLC_PLAN_OUTPUTFILE_H
+#define COLLC_PLAN_OUTPUTFILE_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"

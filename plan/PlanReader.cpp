@@ -1,4 +1,4 @@
-//===- compiler/plan/PlanReader.cpp - Text to Plan -------------------------===//
+//===- plan/PlanReader.cpp - Text to Plan -------------------------===//
 //
 // Line by line; every error names the line, what was found and what was
 // expected. After the last entity the digest line must match the digest of
@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
-#include "compiler/plan/PlanValidator.h"
+#include "plan/PlanValidator.h"
 #include "ir/InputFile.h"
 #include "ir/Quoting.h"
 

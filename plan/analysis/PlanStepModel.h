@@ -1,4 +1,4 @@
-//===- compiler/PlanStepModel.h - A plan, for the simulator ------*- C++ -*-===//
+//===- plan/analysis/PlanStepModel.h - A plan, for the simulator ------*- C++ -*-===//
 //
 // Translates a plan into the step simulator's model
 // (passes/analysis/StepSimulator.h), so that `collc simulate PLAN` and
@@ -8,13 +8,13 @@
 // already sets its results' times).
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_PLANSTEPMODEL_H
-#define COLLC_COMPILER_PLANSTEPMODEL_H
+#ifndef COLLC_PLAN_ANALYSIS_PLANSTEPMODEL_H
+#define COLLC_PLAN_ANALYSIS_PLANSTEPMODEL_H
 
 #include "passes/analysis/PeakMemory.h"
 #include "passes/analysis/StepSimulator.h"
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 namespace collc {
 

@@ -1,6 +1,6 @@
-//===- compiler/plan/OutputFile.cpp - Outputs written whole or not at all ----===//
+//===- plan/OutputFile.cpp - Outputs written whole or not at all ----===//
 
-#include "compiler/plan/OutputFile.h"
+#include "plan/OutputFile.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"

@@ -1,4 +1,4 @@
-//===- compiler/plan/PlanValidator.h - A plan is input: check it --*- C++ -*-===//
+//===- plan/PlanValidator.h - A plan is input: check it --*- C++ -*-===//
 //
 // A plan file is untrusted: its digest catches accidents and ranks that
 // disagree, not an edit resealed by hand. validatePlan checks everything
@@ -24,10 +24,10 @@
 // `comm 3` line), the value and what was expected.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_PLAN_PLANVALIDATOR_H
-#define COLLC_COMPILER_PLAN_PLANVALIDATOR_H
+#ifndef COLLC_PLAN_PLANVALIDATOR_H
+#define COLLC_PLAN_PLANVALIDATOR_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 namespace collc::plan {
 

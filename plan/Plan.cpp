@@ -1,11 +1,11 @@
-//===- compiler/plan/Plan.cpp - The plan model ------------------------------===//
+//===- plan/Plan.cpp - The plan model ------------------------------===//
 //
 // The plan's own functions: names of its enums, rank sets, group membership
 // and sizes. Reading and writing live beside it (PlanReader, PlanWriter).
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <algorithm>
 #include <iterator>

@@ -1,4 +1,4 @@
-//===- compiler/plan/PlanWriter.cpp - Plan to text -------------------------===//
+//===- plan/PlanWriter.cpp - Plan to text -------------------------===//
 //
 // One line per entity, in a fixed order; see docs/plan.md. The digest hashes
 // the text without its note, why and loc lines (the explanations), so it is
@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/plan/Plan.h"
-#include "compiler/plan/PlanDigest.h"
+#include "plan/Plan.h"
+#include "plan/PlanDigest.h"
 #include "ir/Quoting.h"
 
 #include "llvm/ADT/StringExtras.h"

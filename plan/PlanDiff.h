@@ -1,8 +1,8 @@
-//===- compiler/plan/PlanDiff.h - What differs between two plans ----*- C++ -*-===//
-#ifndef COLLC_COMPILER_PLAN_PLANDIFF_H
-#define COLLC_COMPILER_PLAN_PLANDIFF_H
+//===- plan/PlanDiff.h - What differs between two plans ----*- C++ -*-===//
+#ifndef COLLC_PLAN_PLANDIFF_H
+#define COLLC_PLAN_PLANDIFF_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <string>
 #include <vector>

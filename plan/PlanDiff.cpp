@@ -1,4 +1,4 @@
-//===- compiler/plan/PlanDiff.cpp - What differs between two plans ------------===//
+//===- plan/PlanDiff.cpp - What differs between two plans ------------===//
 //
 // Comms are matched across the plans by the first tensor they move (names
 // are stable across compilations of one program), so a tensor that changes
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/plan/PlanDiff.h"
+#include "plan/PlanDiff.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"

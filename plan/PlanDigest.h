@@ -1,4 +1,4 @@
-//===- compiler/plan/PlanDigest.h - The digest of a plan ----------*- C++ -*-===//
+//===- plan/PlanDigest.h - The digest of a plan ----------*- C++ -*-===//
 //
 // The digest detects plans that differ (ranks compiled different programs)
 // or were damaged; it is not a cryptographic seal. It is xxHash64 over the
@@ -8,8 +8,8 @@
 // million-op plan is bound by the disk, not the hash.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_PLAN_PLANDIGEST_H
-#define COLLC_COMPILER_PLAN_PLANDIGEST_H
+#ifndef COLLC_PLAN_PLANDIGEST_H
+#define COLLC_PLAN_PLANDIGEST_H
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"

@@ -1,6 +1,6 @@
-//===- compiler/plan/PlanDigest.cpp - The digest of a plan -----------------===//
+//===- plan/PlanDigest.cpp - The digest of a plan -----------------===//
 
-#include "compiler/plan/PlanDigest.h"
+#include "plan/PlanDigest.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"

@@ -1,14 +1,14 @@
-//===- compiler/CommKind.h - IR op kinds to plan comm kinds ------*- C++ -*-===//
+//===- plan/analysis/CommKind.h - IR op kinds to plan comm kinds ------*- C++ -*-===//
 //
 // The IR's OpKind and the plan's CommKind are both generated from
 // ir/Collectives.def with the same enumerator names, so the mapping is
 // generated too: a new communication kind maps itself.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_COMPILER_COMMKIND_H
-#define COLLC_COMPILER_COMMKIND_H
+#ifndef COLLC_PLAN_ANALYSIS_COMMKIND_H
+#define COLLC_PLAN_ANALYSIS_COMMKIND_H
 
-#include "compiler/plan/Plan.h"
+#include "plan/Plan.h"
 #include "ir/OpKind.h"
 
 #include "llvm/ADT/Optional.h"
@@ -42,4 +42,4 @@ inline OpKind opKindOf(plan::CommKind K) {
 
 } // namespace collc
 
-#endif // COLLC_COMPILER_COMMKIND_H
+#endif // COLLC_PLAN_ANALYSIS_COMMKIND_H
