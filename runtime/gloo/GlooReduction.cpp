@@ -10,6 +10,7 @@
 #include "runtime/gloo/GlooReduction.h"
 
 #include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/PremulFactor.h"
 #include "runtime/exec/WrapArithmetic.h"
 
 #include <cstring>
@@ -108,8 +109,8 @@ void toWire(ElemType T, ReduceOp Op, double Scale, const char *Src, char *Wire, 
   withType(T, [&](auto Stored, auto ToAcc, auto, auto Acc) {
     using S = decltype(Stored);
     using A = decltype(Acc);
-    A Factor = A(Scale);
     bool Scaled = Op == ReduceOp::PremulSum;
+    A Factor = Scaled ? premulFactorAs<A>(T, Scale) : A(1);
     for (uint64_t I = 0; I != Count; ++I) {
       A V = A(ToAcc(load<S>(Src, I)));
       store<A>(Wire, I, Scaled ? mulWrap(V, Factor) : V);

@@ -12,6 +12,7 @@
 #include "runtime/local/Kernels.h"
 
 #include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/PremulFactor.h"
 #include "runtime/exec/WrapArithmetic.h"
 
 #include <algorithm>
@@ -98,15 +99,15 @@ using I64T = Plain<int64_t, int64_t>;
 using U64T = Plain<uint64_t, uint64_t>;
 
 template <typename T>
-void reduceTyped(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t SrcOffset,
-                 char *const *Dsts, unsigned NDsts, uint64_t DstOffset, uint64_t Count,
-                 bool Streaming) {
+void reduceTyped(ElemType Elem, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+                 uint64_t SrcOffset, char *const *Dsts, unsigned NDsts, uint64_t DstOffset,
+                 uint64_t Count, bool Streaming) {
   using S = typename T::Storage;
   using A = typename T::Acc;
   constexpr size_t Block = 512; // small frame: this path also serves tiny tails
   A Acc[Block];
   S Out[Block];
-  A ScaleA = A(Scale);
+  A ScaleA = Op == ReduceOp::PremulSum ? premulFactorAs<A>(Elem, Scale) : A(1);
   for (uint64_t Base = 0; Base < Count; Base += Block) {
     size_t Len = size_t(std::min<uint64_t>(Block, Count - Base));
     const S *First = reinterpret_cast<const S *>(Srcs[0]) + SrcOffset + Base;
@@ -176,7 +177,7 @@ void reduceInto(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, 
   if (Count == 0)
     return;
 #define COLLC_REDUCE(TRAITS)                                                                       \
-  return reduceTyped<TRAITS>(Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,         \
+  return reduceTyped<TRAITS>(T, Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,      \
                              Streaming)
   switch (T) {
   case ElemType::F32:

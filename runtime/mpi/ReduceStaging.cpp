@@ -3,6 +3,7 @@
 #include "runtime/mpi/ReduceStaging.h"
 
 #include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/PremulFactor.h"
 #include "runtime/exec/WrapArithmetic.h"
 
 #include <cstring>
@@ -53,8 +54,9 @@ void floatToNarrow(ElemType T, float F, char *P) {
   }
 }
 
-template <typename A> void scaleAll(double Scale, const char *Src, uint64_t Count, char *Wire) {
-  A S = A(Scale);
+template <typename A>
+void scaleAll(ElemType T, double Scale, const char *Src, uint64_t Count, char *Wire) {
+  A S = premulFactorAs<A>(T, Scale);
   for (uint64_t I = 0; I != Count; ++I) {
     A X;
     std::memcpy(&X, Src + I * sizeof(A), sizeof(A));
@@ -114,7 +116,7 @@ void stageInput(ElemType T, ReduceOp Op, double Scale, const char *Src, uint64_t
   bool Premul = Op == ReduceOp::PremulSum;
   if (widens(T, Op)) {
     unsigned Size = elemTypeBytes(T);
-    float S = float(Scale);
+    float S = Premul ? premulFactorAs<float>(T, Scale) : 1.0f;
     for (uint64_t I = 0; I != Count; ++I) {
       float F = narrowToFloat(T, Src + I * Size);
       if (Premul)
@@ -127,7 +129,7 @@ void stageInput(ElemType T, ReduceOp Op, double Scale, const char *Src, uint64_t
     std::memcpy(Wire, Src, Count * elemTypeBytes(T));
     return;
   }
-  withPlainType(T, [&](auto V) { scaleAll<decltype(V)>(Scale, Src, Count, Wire); });
+  withPlainType(T, [&](auto V) { scaleAll<decltype(V)>(T, Scale, Src, Count, Wire); });
 }
 
 void finishOutput(ElemType T, ReduceOp Op, unsigned Ranks, const char *Wire, uint64_t Count,

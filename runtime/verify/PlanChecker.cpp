@@ -3,6 +3,7 @@
 #include "runtime/verify/PlanChecker.h"
 
 #include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/PremulFactor.h"
 #include "runtime/exec/WrapArithmetic.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/verify/SyntheticData.h"
@@ -35,11 +36,11 @@ template <typename S> S loadRaw(const char *P, uint64_t I) {
 template <typename A> struct Acc { A V; };
 
 template <typename S, typename A, typename LoadF, typename StoreF>
-void reduceOne(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
-               char *Out, LoadF Load, StoreF Store) {
+void reduceOne(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+               uint64_t I, char *Out, LoadF Load, StoreF Store) {
   auto Mul = mulWrap<A>;
   auto Add = addWrap<A>;
-  A ScaleA = A(Scale);
+  A ScaleA = Op == ReduceOp::PremulSum ? premulFactorAs<A>(T, Scale) : A(1);
   A R = Load(Srcs[0], I);
   if (Op == ReduceOp::PremulSum)
     R = Mul(R, ScaleA);
@@ -70,18 +71,18 @@ void reduceOne(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, u
 }
 
 template <typename S>
-void reducePlain(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
-                 char *Out) {
+void reducePlain(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+                 uint64_t I, char *Out) {
   reduceOne<S, S>(
-      Op, Scale, Srcs, N, I, Out, [](const char *P, uint64_t K) { return loadRaw<S>(P, K); },
+      T, Op, Scale, Srcs, N, I, Out, [](const char *P, uint64_t K) { return loadRaw<S>(P, K); },
       [](char *O, S V) { std::memcpy(O, &V, sizeof(S)); });
 }
 
 template <typename S>
-void reduceNarrow(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
-                  char *Out, float (*ToF)(S), S (*FromF)(float)) {
+void reduceNarrow(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+                  uint64_t I, char *Out, float (*ToF)(S), S (*FromF)(float)) {
   reduceOne<S, float>(
-      Op, Scale, Srcs, N, I, Out,
+      T, Op, Scale, Srcs, N, I, Out,
       [ToF](const char *P, uint64_t K) { return ToF(loadRaw<S>(P, K)); },
       [FromF](char *O, float V) {
         S X = FromF(V);
@@ -524,29 +525,29 @@ void referenceReduce(ElemType T, ReduceOp Op, double Scale, const char *const *S
                      uint64_t I, char *Out) {
   switch (T) {
   case ElemType::F32:
-    return reducePlain<float>(Op, Scale, Srcs, N, I, Out);
+    return reducePlain<float>(T, Op, Scale, Srcs, N, I, Out);
   case ElemType::F64:
-    return reducePlain<double>(Op, Scale, Srcs, N, I, Out);
+    return reducePlain<double>(T, Op, Scale, Srcs, N, I, Out);
   case ElemType::I8:
-    return reducePlain<int8_t>(Op, Scale, Srcs, N, I, Out);
+    return reducePlain<int8_t>(T, Op, Scale, Srcs, N, I, Out);
   case ElemType::U8:
-    return reducePlain<uint8_t>(Op, Scale, Srcs, N, I, Out);
+    return reducePlain<uint8_t>(T, Op, Scale, Srcs, N, I, Out);
   case ElemType::I32:
-    return reducePlain<int32_t>(Op, Scale, Srcs, N, I, Out);
+    return reducePlain<int32_t>(T, Op, Scale, Srcs, N, I, Out);
   case ElemType::U32:
-    return reducePlain<uint32_t>(Op, Scale, Srcs, N, I, Out);
+    return reducePlain<uint32_t>(T, Op, Scale, Srcs, N, I, Out);
   case ElemType::I64:
-    return reducePlain<int64_t>(Op, Scale, Srcs, N, I, Out);
+    return reducePlain<int64_t>(T, Op, Scale, Srcs, N, I, Out);
   case ElemType::U64:
-    return reducePlain<uint64_t>(Op, Scale, Srcs, N, I, Out);
+    return reducePlain<uint64_t>(T, Op, Scale, Srcs, N, I, Out);
   case ElemType::F16:
-    return reduceNarrow<uint16_t>(Op, Scale, Srcs, N, I, Out, halfToFloat, floatToHalf);
+    return reduceNarrow<uint16_t>(T, Op, Scale, Srcs, N, I, Out, halfToFloat, floatToHalf);
   case ElemType::BF16:
-    return reduceNarrow<uint16_t>(Op, Scale, Srcs, N, I, Out, bf16ToFloat, floatToBf16);
+    return reduceNarrow<uint16_t>(T, Op, Scale, Srcs, N, I, Out, bf16ToFloat, floatToBf16);
   case ElemType::F8E4M3:
-    return reduceNarrow<uint8_t>(Op, Scale, Srcs, N, I, Out, e4m3ToFloat, floatToE4m3);
+    return reduceNarrow<uint8_t>(T, Op, Scale, Srcs, N, I, Out, e4m3ToFloat, floatToE4m3);
   case ElemType::F8E5M2:
-    return reduceNarrow<uint8_t>(Op, Scale, Srcs, N, I, Out, e5m2ToFloat, floatToE5m2);
+    return reduceNarrow<uint8_t>(T, Op, Scale, Srcs, N, I, Out, e5m2ToFloat, floatToE5m2);
   }
 }
 

@@ -21,8 +21,9 @@ import sys
 import tempfile
 
 # The part of the IR that the plan and the runtime see: element types and
-# reduce ops, and the table of op kinds their enums are generated from.
-IR_VOCABULARY = ["ir/Types.h", "ir/Collectives.def"]
+# reduce ops (premul_sum's factor among them), and the table of op kinds
+# their enums are generated from.
+IR_VOCABULARY = ["ir/Types.h", "ir/PremulFactor.h", "ir/Collectives.def"]
 
 # Bottom to top. Order matters only for reading.
 LAYERS = [
