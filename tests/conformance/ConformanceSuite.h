@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <tuple>
 
@@ -193,6 +194,17 @@ inline std::string compareResult(ElemType T, const std::vector<char> &Got, uint6
       .str();
 }
 
+/// Whether backend \p H keeps one communicator per world for the whole
+/// suite: its harness's `static constexpr bool ShareCommunicators` (absent:
+/// false, each case joins its own). NCCL's say so: each of its inits
+/// searches the topology, which would cost more than the case.
+template <typename H> constexpr bool sharesCommunicators() {
+  if constexpr (requires { H::ShareCommunicators; })
+    return H::ShareCommunicators;
+  else
+    return false;
+}
+
 template <typename H> class ConformanceTest : public testing::TestWithParam<ConformanceParam> {
 protected:
   using D = typename H::Driver;
@@ -203,10 +215,16 @@ protected:
       GTEST_SKIP() << Why;
     std::tie(Op, T, World) = GetParam();
     Size = elemTypeBytes(T);
-    static std::atomic<unsigned> Counter{0};
-    std::string Name = llvm::formatv("conformance.{0}.{1}", H::name(), Counter++).str();
     Comms.resize(World);
     Streams.resize(World);
+    if constexpr (sharesCommunicators<H>())
+      if (auto It = shared().find(World); It != shared().end()) {
+        Comms = It->second;
+        H::runRanks(World, [&](int R) { Streams[R] = D::createStream("conformance"); });
+        return;
+      }
+    static std::atomic<unsigned> Counter{0};
+    std::string Name = llvm::formatv("conformance.{0}.{1}", H::name(), Counter++).str();
     std::vector<std::string> Errors(World);
     H::runRanks(World, [&](int R) {
       llvm::Expected<typename D::UniqueId> Id = D::groupId({Name});
@@ -224,6 +242,16 @@ protected:
     });
     for (int R = 0; R != World; ++R)
       ASSERT_EQ(Errors[R], "") << "rank " << R << " could not join";
+    if constexpr (sharesCommunicators<H>())
+      shared()[World] = Comms;
+  }
+
+  /// The communicators of each world, where the harness shares them: made
+  /// once and kept to the process's end (never freed: a communicator torn
+  /// down while the process exits may wait on a runtime already gone).
+  static std::map<int, std::vector<typename D::Communicator>> &shared() {
+    static auto *Shared = new std::map<int, std::vector<typename D::Communicator>>();
+    return *Shared;
   }
 
   /// Sizes in elements: empty, one, odd, and 1 MiB plus three elements (per
