@@ -22,8 +22,11 @@
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/Timeout.h"
+#include "runtime/nccl/NcclMembership.h"
+#include "runtime/nccl/NcclVersion.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -38,59 +41,6 @@
 #include <vector>
 
 namespace collc::rt::nccl {
-
-/// The oldest NCCL the backend accepts: ncclCommGetAsyncError and CUDA
-/// graph capture of NCCL calls both work from 2.9.6 on.
-constexpr int kMinNcclVersion = 20906;
-
-/// Checks the NCCL library this process loaded, with a clear error.
-llvm::Error checkNcclVersion();
-
-/// One device's membership of an NCCL communicator.
-class NcclMembership {
-public:
-  NcclMembership(ncclComm_t Comm, int Rank, int Size, int Device, std::string Name);
-  /// Finishes (ncclCommFinalize, then ncclCommDestroy) unless aborted.
-  ~NcclMembership();
-  NcclMembership(const NcclMembership &) = delete;
-  NcclMembership &operator=(const NcclMembership &) = delete;
-
-  ncclComm_t comm() const { return Comm; }
-  int rank() const { return Rank; }
-  int size() const { return Size; }
-  int device() const { return Device; }
-  const std::string &name() const { return Name; }
-
-  /// Never blocks: the communicator's asynchronous error, or Broken after
-  /// an abort.
-  llvm::Error health() const;
-  /// ncclCommAbort; later calls are refused. \p Why is kept for them.
-  void abort(std::string Why);
-  bool aborted() const { return Aborted.load(); }
-  /// Refuses work on an aborted or failed communicator.
-  llvm::Error usable() const;
-
-  /// The premul_sum op for \p T and \p Scale (created once).
-  llvm::Expected<ncclRedOp_t> preMulSum(ElemType T, double Scale);
-  /// Four bytes of device memory for barrier(), made at the first barrier
-  /// (outside any capture) and freed with the communicator.
-  llvm::Expected<void *> barrierScratch();
-
-  std::chrono::milliseconds Timeout = defaultTimeout();
-  /// The last op issued, for errors ("all_reduce #57 of 4096 f32").
-  std::string LastOp;
-  uint64_t Issued = 0;
-
-private:
-  ncclComm_t Comm;
-  int Rank, Size, Device;
-  std::string Name;
-  std::atomic<bool> Aborted{false};
-  std::string AbortReason;
-  std::mutex PreMulMutex;
-  std::map<std::pair<int, double>, ncclRedOp_t> PreMulOps;
-  void *Scratch = nullptr;
-};
 
 /// A comm stream: non-blocking, greatest priority, destroyed with its owner.
 class CommStreamOwner {
@@ -163,9 +113,10 @@ struct NcclDriver {
                                llvm::ArrayRef<uint64_t> RecvCounts, CommStream S);
   /// Synchronous all_gather of a few host words (the plan-digest
   /// handshake), through device memory on \p S.
-  static llvm::Expected<std::vector<uint32_t>> allGatherWords(const Communicator &C,
-                                                              llvm::ArrayRef<uint32_t> Local,
-                                                              CommStream S);
+  /// A failed wait calls \p Abort (null: aborts \p C; CommStreamWait.h).
+  static llvm::Expected<std::vector<uint32_t>>
+  allGatherWords(const Communicator &C, llvm::ArrayRef<uint32_t> Local, CommStream S,
+                 llvm::function_ref<void(const std::string &)> Abort = nullptr);
   /// ncclCommSplit: ranks of equal non-negative \p Color, ordered by \p Key.
   /// Null for a negative color.
   /// NCCL has no barrier: a one-element all_reduce on the communicator's
@@ -192,16 +143,6 @@ struct NcclDriver {
 };
 
 static_assert(ExecutorDriver<NcclDriver>);
-
-/// Waits for the work on \p S, polling every communicator in \p Comms, up
-/// to the smallest of their timeouts (defaultTimeout() without any); past
-/// it aborts them all. \p Context
-/// names what was being waited for in errors. With \p Limit the wait ends
-/// there instead, with a Timeout error that leaves the communicators up (a
-/// caller's bounded synchronize, which may wait again).
-llvm::Error waitForStream(cudaStream_t S, llvm::ArrayRef<NcclMembership *> Comms,
-                          const std::string &Context,
-                          std::optional<std::chrono::milliseconds> Limit = std::nullopt);
 
 } // namespace collc::rt::nccl
 
