@@ -2,12 +2,15 @@
 //
 // The CollectiveDriver (seed 000) on NCCL: communicators are NCCL
 // communicators created eagerly and non-blocking (ncclCommInitRankConfig
-// with blocking = 0, so that an abort is always safe), on the device current
-// at join; resources are device memory; the comm stream is a non-blocking
-// CUDA stream of the greatest priority. Element types are those of NCCL
-// (fp8 needs NCCL 2.24 and an SM90 GPU), premul_sum is an op created per
-// communicator, type and factor and cached. all_to_all is ncclAlltoAll;
-// all_to_all_v is grouped ncclSend/ncclRecv.
+// with blocking = 0: every call of theirs that waits on the host returns
+// ncclInProgress and is polled within the timeout; no graph holds them, so
+// an abort returns), on the device current at join; resources are device
+// memory; the comm stream is a non-blocking CUDA stream of the greatest
+// priority. Element types are those of NCCL (fp8 needs NCCL 2.24 and an
+// SM90 GPU), premul_sum is an op created per communicator, type and factor
+// and cached (the factor a value of the type: ir/PremulFactor.h).
+// all_to_all is ncclAlltoAll; all_to_all_v is grouped ncclSend/ncclRecv.
+// The executor makes its communicators otherwise (NcclResources.h).
 //
 // synchronize() never waits blindly: it polls the stream and the
 // asynchronous errors of every communicator that issued on it, and past the

@@ -9,10 +9,11 @@
 //     refused here first;
 //  2. the device: ExecutorOptions::Device, else the launcher's local rank
 //     modulo the devices this process sees;
-//  3. every rank mints the unique ids of the communicators it leads and one
-//     all-gather over the run's CPU world shares them (IdGather.h);
-//  4. the NcclExecutor creates its communicators from them and keeps the
-//     world, over which allGatherWords() gathers.
+//  3. world rank 0 mints the unique id of the root communicator and one
+//     all-gather over the run's CPU world shares it (IdGather.h);
+//  4. the NcclExecutor makes the root from it, splits every other
+//     communicator from the root, and keeps the CPU world, over which
+//     allGatherWords() gathers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_NCCL_NCCLRANKEXECUTOR_H
