@@ -44,8 +44,8 @@ bool isSignedInteger(ElemType T) {
 } // namespace
 
 std::optional<std::string> premulFactorProblem(ElemType T, double Factor) {
-  std::string Head = formatv("premul_sum({0}) over {1}: ", formatExactDouble(Factor),
-                             elemTypeName(T));
+  std::string Head =
+      formatv("premul_sum({0}) over {1}: ", formatExactDouble(Factor), elemTypeName(T));
   if (!std::isfinite(Factor))
     return Head + "the factor is not a finite number";
   if (isFloatType(T)) {
@@ -72,9 +72,8 @@ std::optional<std::string> premulFactorProblem(ElemType T, double Factor) {
                   "result): scale in a floating type, or scale the result";
   if (Factor < Lowest || Factor >= End) {
     int64_t Highest = INT64_MAX >> (64 - Bits);
-    std::string Range = isSignedInteger(T)
-                            ? formatv("{0} to {1}", -Highest - 1, Highest).str()
-                            : formatv("0 to {0}", UINT64_MAX >> (64 - Bits)).str();
+    std::string Range = isSignedInteger(T) ? formatv("{0} to {1}", -Highest - 1, Highest).str()
+                                           : formatv("0 to {0}", UINT64_MAX >> (64 - Bits)).str();
     return Head + "the factor is a value of the element type, which holds " + Range;
   }
   return std::nullopt;

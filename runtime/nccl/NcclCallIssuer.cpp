@@ -29,11 +29,13 @@ bool mayWaitForAPeer(CallKind K) {
 Error NcclCallIssuer::issue(const Call &C, IssueMode M) {
   if (M != IssueMode::Eager || !Dog || !mayWaitForAPeer(C.Kind))
     return issueNow(C, M);
-  std::string What =
-      C.Kind == CallKind::GroupEnd
-          ? formatv("rank {0}'s ncclGroupEnd ({1})", R.Rank, Phase).str()
-          : formatv("rank {0}'s NCCL call of comm #{1} ({2})", R.Rank, C.PlanComm, Phase).str();
-  return Dog->watch(std::move(What), R.Opts.Timeout, [&] { return issueNow(C, M); });
+  auto What = [this, &C] {
+    return C.Kind == CallKind::GroupEnd
+               ? formatv("rank {0}'s ncclGroupEnd ({1})", R.Rank, Phase).str()
+               : formatv("rank {0}'s NCCL call of comm #{1} ({2})", R.Rank, C.PlanComm, Phase)
+                     .str();
+  };
+  return Dog->watch(What, R.Opts.Timeout, [&] { return issueNow(C, M); });
 }
 
 Error NcclCallIssuer::issueNow(const Call &C, IssueMode M) {
@@ -53,8 +55,8 @@ Error NcclCallIssuer::issueNow(const Call &C, IssueMode M) {
   case CallKind::Unpack: {
     const DeviceTiles &T = Tiles[{int(C.Kind), C.PlanComm}];
     return checkCuda(launchCopyTiles(T.Tiles, T.Count, R.SMs, S),
-                     formatv("{0} kernel of comm #{1}", C.Kind == CallKind::Pack ? "pack" : "unpack",
-                             C.PlanComm));
+                     formatv("{0} kernel of comm #{1}",
+                             C.Kind == CallKind::Pack ? "pack" : "unpack", C.PlanComm));
   }
   case CallKind::GroupStart:
     return checkNccl(ncclGroupStart(), "ncclGroupStart");
@@ -84,8 +86,8 @@ Error NcclCallIssuer::issueNow(const Call &C, IssueMode M) {
                     C, "ncclBroadcast");
   case CallKind::AllToAll:
     return ncclDone(ncclAllToAllAnyVersion(resolve(C.SendBuf), resolve(C.RecvBuf), C.Count,
-                                           ncclTypeOf(C.Elem), int(R.L.Comms[C.Comm].Size),
-                                           comm(C), S),
+                                           ncclTypeOf(C.Elem), int(R.L.Comms[C.Comm].Size), comm(C),
+                                           S),
                     C, "ncclAlltoAll");
   case CallKind::Send:
   case CallKind::Recv:
@@ -219,9 +221,9 @@ Error NcclCallIssuer::uploadTiles() {
       return E;
     // Staged by CUDA before it returns (List may go); ordered before every
     // pack and unpack on the stream.
-    if (Error E = checkCuda(cudaMemcpyAsync(D.Tiles, List.data(), Bytes, cudaMemcpyHostToDevice,
-                                            R.Stream),
-                            "cudaMemcpyAsync of a tile table"))
+    if (Error E = checkCuda(
+            cudaMemcpyAsync(D.Tiles, List.data(), Bytes, cudaMemcpyHostToDevice, R.Stream),
+            "cudaMemcpyAsync of a tile table"))
       return E;
   }
   return Error::success();

@@ -90,7 +90,7 @@ private:
   NcclResources &R;
   const TensorBindings &Bindings;
   std::map<std::pair<int, uint32_t>, DeviceTiles> Tiles; ///< (kind, plan comm) -> table
-  std::vector<uint64_t> SendRows, RecvRows; ///< of the last split-size exchange
+  std::vector<uint64_t> SendRows, RecvRows;              ///< of the last split-size exchange
 };
 
 } // namespace collc::rt::nccl

@@ -65,8 +65,7 @@ public:
   ~CapturedExecutor() override {
     cudaSetDevice(Opts.Device);
     if (R.Stream && !broken())
-      consumeError(
-          waitForStream(R.Stream, R.memberships(), "shutdown", std::nullopt, breakHook()));
+      consumeError(waitForStream(R.Stream, R.memberships(), "shutdown", std::nullopt, breakHook()));
     // The graphs before any communicator is finalized or destroyed; the
     // members then go in reverse order (the tile tables, the resources).
     Graphs.destroy();
@@ -461,11 +460,10 @@ private:
     // The world's first call: a blocking one that may wait for a peer's
     // first connection, so under the watchdog.
     if (Error E = exchangeDigests(P, Rank, [&](ArrayRef<uint32_t> Words) {
-          return Dog.watch(formatv("rank {0}'s digest handshake", Rank).str(), Opts.Timeout,
-                           [&] {
-                             return NcclDriver::allGatherWords(R.Comms[0], Words, R.Stream,
-                                                               breakHook());
-                           });
+          auto What = [this] { return formatv("rank {0}'s digest handshake", Rank).str(); };
+          return Dog.watch(What, Opts.Timeout, [&] {
+            return NcclDriver::allGatherWords(R.Comms[0], Words, R.Stream, breakHook());
+          });
         }))
       return E;
     DigestChecked = true;
@@ -516,8 +514,7 @@ Error checkBeforeSetup(const NcclExecutorOptions &Opts) {
     return E;
   if (Opts.Device < 0 || Opts.Device >= Devices)
     return makeError(ErrorKind::InvalidArgument,
-                     formatv("GPU {0} does not exist: this machine has {1}", Opts.Device,
-                             Devices));
+                     formatv("GPU {0} does not exist: this machine has {1}", Opts.Device, Devices));
   return Error::success();
 }
 

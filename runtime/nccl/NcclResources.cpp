@@ -67,9 +67,8 @@ Error NcclResources::checkElementTypes() const {
         continue;
       Seen.set(unsigned(C.Elem));
       if (Error E = checkNcclSupports(C.Elem, ncclTypeOf(C.Elem), Opts.Device))
-        return makeError(ErrorKind::Unsupported,
-                         formatv("rank {0} of plan @{1}: {2}", Rank, P.Program,
-                                 toString(std::move(E))));
+        return makeError(ErrorKind::Unsupported, formatv("rank {0} of plan @{1}: {2}", Rank,
+                                                         P.Program, toString(std::move(E))));
     }
   return Error::success();
 }
@@ -84,7 +83,8 @@ Expected<void *> NcclResources::allocateOwned(uint64_t Bytes, cudaStream_t S, St
   Owned.push_back(Ptr);
   // On \p S: a non-blocking stream would not wait for a cudaMemset on the
   // legacy one.
-  if (Error E = checkCuda(cudaMemsetAsync(Ptr, 0, Bytes, S), formatv("cudaMemsetAsync of {0}", What)))
+  if (Error E =
+          checkCuda(cudaMemsetAsync(Ptr, 0, Bytes, S), formatv("cudaMemsetAsync of {0}", What)))
     return E;
   return Ptr;
 }
@@ -176,8 +176,8 @@ Error NcclResources::createRoot() {
   ncclComm_t Comm = nullptr;
   std::string What =
       formatv("ncclCommInitRankConfig of {0} (rank {1} of {2})", D.Label, D.Rank, D.Size).str();
-  if (Error E = checkNccl(ncclCommInitRankConfig(&Comm, int(D.Size), *Id, int(D.Rank), &Config),
-                          What))
+  if (Error E =
+          checkNccl(ncclCommInitRankConfig(&Comm, int(D.Size), *Id, int(D.Rank), &Config), What))
     return E;
   Root = std::make_shared<NcclMembership>(Comm, int(D.Rank), int(D.Size), Opts.Device, D.Label);
   Root->Timeout = Opts.Timeout;
@@ -196,11 +196,10 @@ Error NcclResources::splitFromRoot(const Call &C) {
   bool Member = C.Comm >= 0;
   int Color = Member ? int(L.Comms[C.Comm].Color) : NCCL_SPLIT_NOCOLOR;
   int Key = Member ? int(L.Comms[C.Comm].Rank) : int(Rank);
-  std::string What =
-      Member ? formatv("ncclCommSplit of {0}", L.Comms[C.Comm].Label).str()
-             : formatv("ncclCommSplit of @{0}, which holds this rank in no subgroup",
-                       P.Groups[C.SplitGroup].Name)
-                   .str();
+  std::string What = Member ? formatv("ncclCommSplit of {0}", L.Comms[C.Comm].Label).str()
+                            : formatv("ncclCommSplit of @{0}, which holds this rank in no subgroup",
+                                      P.Groups[C.SplitGroup].Name)
+                                  .str();
   ncclComm_t Child = nullptr;
   if (Error E = checkNccl(ncclCommSplit(Root->comm(), Color, Key, &Child, &Config), What))
     return E;

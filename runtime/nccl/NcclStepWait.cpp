@@ -38,9 +38,10 @@ Error waitForSteps(const NcclResources &R, StringRef Phase, uint64_t Steps,
     return E;
   std::string Op = pendingOp(R);
   return handleErrors(std::move(E), [&](const RuntimeError &RE) {
-    return makeError(RE.kind(), formatv("{0} of plan @{1}: waiting for {2}: {3}", Phase,
-                                        R.P.Program, Op, RE.text()),
-                     RE.peer());
+    return makeError(
+        RE.kind(),
+        formatv("{0} of plan @{1}: waiting for {2}: {3}", Phase, R.P.Program, Op, RE.text()),
+        RE.peer());
   });
 }
 

@@ -16,7 +16,7 @@ Watchdog::~Watchdog() {
   Thread.join();
 }
 
-Watchdog::Armed Watchdog::arm(std::string Text, std::chrono::milliseconds Within) {
+Watchdog::Armed Watchdog::arm(Describe Text, std::chrono::milliseconds Within) {
   {
     std::lock_guard<std::mutex> Lock(M);
     IsArmed = true;
@@ -55,7 +55,7 @@ void Watchdog::run() {
     // an abort waits for the device).
     IsArmed = false;
     ++Expired;
-    std::string Why = What + " took more than " + std::to_string(Given.count()) + " ms";
+    std::string Why = What() + " took more than " + std::to_string(Given.count()) + " ms";
     Lock.unlock();
     OnExpiry(Why);
     Lock.lock();

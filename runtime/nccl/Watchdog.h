@@ -37,10 +37,13 @@ public:
   Watchdog(const Watchdog &) = delete;
   Watchdog &operator=(const Watchdog &) = delete;
 
+  /// What a watched call is, for the expiry's message: built only if it
+  /// expires (the executor watches every eager NCCL call).
+  using Describe = std::function<std::string()>;
+
   /// Runs \p Body armed for \p What, due in \p Within; returns what it
   /// returns. One at a time (the executor issues from one thread).
-  template <typename F>
-  auto watch(std::string What, std::chrono::milliseconds Within, F &&Body) {
+  template <typename F> auto watch(Describe What, std::chrono::milliseconds Within, F &&Body) {
     Armed A = arm(std::move(What), Within);
     return Body();
   }
@@ -60,7 +63,7 @@ private:
   private:
     Watchdog &W;
   };
-  Armed arm(std::string What, std::chrono::milliseconds Within);
+  Armed arm(Describe What, std::chrono::milliseconds Within);
   void run();
   void disarm();
 
@@ -70,7 +73,7 @@ private:
   bool Stopping = false;
   bool IsArmed = false;
   uint64_t Generation = 0; ///< counts arms: an expiry belongs to one
-  std::string What;
+  Describe What;
   std::chrono::milliseconds Given{0};
   std::chrono::steady_clock::time_point Due;
   unsigned Expired = 0;

@@ -39,8 +39,10 @@ TEST(NcclBrokenState, ItBreaksOnceAndKeepsTheFirstReason) {
   BrokenState B;
   unsigned Aborts = 0;
   auto Abort = [&](const std::string &) { ++Aborts; };
-  B.breakWith("communicator @tp subgroup 0 failed", [] {}, Abort);
-  B.breakWith("a later timeout", [] { ADD_FAILURE() << "graphs released twice"; }, Abort);
+  B.breakWith(
+      "communicator @tp subgroup 0 failed", [] {}, Abort);
+  B.breakWith(
+      "a later timeout", [] { ADD_FAILURE() << "graphs released twice"; }, Abort);
   EXPECT_EQ(Aborts, 1u);
   EXPECT_EQ(B.reason(), "communicator @tp subgroup 0 failed");
 }
@@ -48,8 +50,8 @@ TEST(NcclBrokenState, ItBreaksOnceAndKeepsTheFirstReason) {
 TEST(NcclBrokenState, EveryPathRefusesWithTheReason) {
   BrokenState B;
   EXPECT_FALSE(bool(B.refuse("replay")));
-  B.breakWith("communicator the world: ranks 0-1 failed: NCCL error 6", [] {},
-              [](const std::string &) {});
+  B.breakWith(
+      "communicator the world: ranks 0-1 failed: NCCL error 6", [] {}, [](const std::string &) {});
   for (const char *Verb : {"replay", "run an eager step", "enqueue into the caller's stream",
                            "copy into %x", "capture"}) {
     llvm::Error E = B.refuse(Verb);

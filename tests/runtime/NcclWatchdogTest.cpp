@@ -39,8 +39,8 @@ struct Expiries {
 
 /// Waits (up to 20 s) until \p W has expired \p N times.
 bool expiresWithin(const Watchdog &W, unsigned N) {
-  for (auto Until = std::chrono::steady_clock::now() + 20s; std::chrono::steady_clock::now() < Until;
-       std::this_thread::sleep_for(5ms))
+  for (auto Until = std::chrono::steady_clock::now() + 20s;
+       std::chrono::steady_clock::now() < Until; std::this_thread::sleep_for(5ms))
     if (W.expired() >= N)
       return true;
   return false;
@@ -50,7 +50,9 @@ TEST(NcclWatchdog, ACallThatEndsInTimeIsLeftAlone) {
   Expiries E;
   Watchdog W(E.action());
   for (int I = 0; I != 100; ++I)
-    EXPECT_EQ(W.watch("ncclGroupEnd (eager step)", 60000ms, [I] { return I; }), I);
+    EXPECT_EQ(W.watch([] { return std::string("ncclGroupEnd (eager step)"); }, 60000ms,
+                      [I] { return I; }),
+              I);
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(W.expired(), 0u);
   EXPECT_TRUE(E.seen().empty());
@@ -61,16 +63,18 @@ TEST(NcclWatchdog, ACallPastItsDeadlineGetsTheActionOnceNamingIt) {
   Watchdog W(E.action());
   // A call that returns only once the action has run (as a blocked NCCL
   // call returns once its communicator is aborted).
-  bool Returned = W.watch("ncclGroupEnd (warm-up)", 20ms, [&] {
-    bool Expired = expiresWithin(W, 1);
-    std::this_thread::sleep_for(100ms); // still armed: no second expiry
-    return Expired;
-  });
+  bool Returned = W.watch([] { return std::string("ncclGroupEnd (warm-up)"); }, 20ms,
+                          [&] {
+                            bool Expired = expiresWithin(W, 1);
+                            std::this_thread::sleep_for(100ms); // still armed: no second expiry
+                            return Expired;
+                          });
   EXPECT_TRUE(Returned);
   EXPECT_EQ(W.expired(), 1u);
   EXPECT_EQ(E.seen(), std::vector<std::string>{"ncclGroupEnd (warm-up) took more than 20 ms"});
   // Armed again, it watches again.
-  EXPECT_TRUE(W.watch("ncclAllGather of split sizes", 20ms, [&] { return expiresWithin(W, 2); }));
+  EXPECT_TRUE(W.watch([] { return std::string("ncclAllGather of split sizes"); }, 20ms,
+                      [&] { return expiresWithin(W, 2); }));
   EXPECT_EQ(E.seen().back(), "ncclAllGather of split sizes took more than 20 ms");
 }
 
@@ -79,7 +83,7 @@ TEST(NcclWatchdog, ItStopsPromptlyWithADeadlineAhead) {
   auto Start = std::chrono::steady_clock::now();
   {
     Watchdog W(E.action());
-    W.watch("a call due in an hour", 3600000ms, [] {});
+    W.watch([] { return std::string("a call due in an hour"); }, 3600000ms, [] {});
   }
   EXPECT_LT(std::chrono::steady_clock::now() - Start, 10s);
   EXPECT_TRUE(E.seen().empty());
