@@ -304,7 +304,7 @@ void Verifier::verifyOp(OpId I) {
   case OpKind::ReduceScatter:
   case OpKind::AllToAll:
     verifyTypes(O);
-    if (hasReduceOp(O.Kind) && O.Reduce == ReduceOp::PremulSum)
+    if (hasReduceOp(O.Kind) && takesScale(O.Reduce))
       verifyPremulFactor(O);
     break;
   case OpKind::AllToAllV:

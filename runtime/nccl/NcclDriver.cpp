@@ -65,53 +65,31 @@ CommStreamOwner::~CommStreamOwner() {
 
 // --- types and ops --------------------------------------------------------------
 
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 24, 0)
+// NCCL before 2.24 has no fp8: those types map to no NCCL type, and
+// elements() refuses them by name.
+constexpr ncclDataType_t ncclFloat8e4m3 = ncclNumTypes, ncclFloat8e5m2 = ncclNumTypes;
+#endif
+
 ncclDataType_t ncclTypeOf(ElemType T) {
   switch (T) {
-  case ElemType::F32:
-    return ncclFloat32;
-  case ElemType::F16:
-    return ncclFloat16;
-  case ElemType::BF16:
-    return ncclBfloat16;
-  case ElemType::F64:
-    return ncclFloat64;
-  case ElemType::I8:
-    return ncclInt8;
-  case ElemType::U8:
-    return ncclUint8;
-  case ElemType::I32:
-    return ncclInt32;
-  case ElemType::U32:
-    return ncclUint32;
-  case ElemType::I64:
-    return ncclInt64;
-  case ElemType::U64:
-    return ncclUint64;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
-  case ElemType::F8E4M3:
-    return ncclFloat8e4m3;
-  case ElemType::F8E5M2:
-    return ncclFloat8e5m2;
-#endif
-  default:
-    return ncclNumTypes;
+#define COLLC_ELEM_TYPE(Enum, Spelling, Storage, Nccl, Mpi)                                        \
+  case ElemType::Enum:                                                                             \
+    return Nccl;
+#include "ir/ElemTypes.def"
   }
+  return ncclNumTypes;
 }
 
 ncclRedOp_t ncclOpOf(ReduceOp Op) {
   switch (Op) {
-  case ReduceOp::Sum:
-    return ncclSum;
-  case ReduceOp::Prod:
-    return ncclProd;
-  case ReduceOp::Min:
-    return ncclMin;
-  case ReduceOp::Max:
-    return ncclMax;
-  case ReduceOp::Avg:
-    return ncclAvg;
-  case ReduceOp::PremulSum:
+#define COLLC_PLAIN_REDUCE(Enum, Spelling, Combine, Mpi, Nccl)                                     \
+  case ReduceOp::Enum:                                                                             \
+    return Nccl;
+#define COLLC_SCALED_REDUCE(Enum, Spelling, Combine, Mpi)                                          \
+  case ReduceOp::Enum:                                                                             \
     break;
+#include "ir/ReduceOps.def"
   }
   return ncclNumOps;
 }
@@ -424,9 +402,15 @@ Error NcclDriver::allToAllV(const Communicator &C, const Resource &Src, const Re
   return finish(C, ncclGroupEnd(), What);
 }
 
+Expected<std::vector<uint32_t>> NcclDriver::allGatherWords(const Communicator &C,
+                                                            ArrayRef<uint32_t> Local,
+                                                            CommStream S) {
+  return allGatherWords(C, Local, S, nullptr);
+}
+
 Expected<std::vector<uint32_t>> NcclDriver::allGatherWords(
     const Communicator &C, ArrayRef<uint32_t> Local, CommStream S,
-    function_ref<void(const std::string &)> Abort) {
+    function_ref<void(const std::string &)> Break) {
   if (!C)
     return makeError(ErrorKind::InvalidArgument, "all_gather_words: no communicator");
   size_t N = size_t(C->size()), W = Local.size();
@@ -467,7 +451,7 @@ Expected<std::vector<uint32_t>> NcclDriver::allGatherWords(
   if (Error E = checkCuda(cudaMemcpyAsync(Host, Dev, N * W * 4, cudaMemcpyDeviceToHost, S),
                           "cudaMemcpyAsync for all_gather_words"))
     return E;
-  if (Error E = waitForStream(S, {C.get()}, "all_gather_words", std::nullopt, Abort))
+  if (Error E = waitForStream(S, {C.get()}, "all_gather_words", std::nullopt, Break))
     return E;
   Freeable = true;
   memcpy(All.data(), Host, N * W * 4);

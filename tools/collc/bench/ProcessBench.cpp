@@ -3,7 +3,7 @@
 #include "tools/collc/bench/ProcessBench.h"
 
 #include "tools/collc/LocalRun.h"
-#include "tools/collc/ProcessBackends.h"
+#include "runtime/process/ProcessBackends.h"
 #include "tools/collc/ToolSupport.h"
 #include "tools/collc/bench/HostLoad.h"
 #include "tools/collc/bench/MedianInterval.h"
@@ -270,7 +270,7 @@ Expected<Replay> prepareReplay(const plan::Plan &P, const ProcessBenchOptions &O
   if (Error E = rt::checkProcessPlan(O.Backend, P))
     return E;
   Expected<std::unique_ptr<rt::Executor>> X =
-      createProcessExecutor(O.Backend, P, O.Place, O.Where, Opts);
+      rt::createProcessExecutor(O.Backend, P, O.Place, O.Where, Opts);
   if (!X)
     return X.takeError();
   Replay R{std::move(*X)};
