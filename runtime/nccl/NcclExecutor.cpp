@@ -3,10 +3,10 @@
 // The executor is its parts, each in a file of its own: the setup
 // (NcclResources.h), the calls on the comm stream (NcclCallIssuer.h), the
 // capture (NcclGraphs.h), the waits (NcclStepWait.h) and how it breaks
-// (BrokenState.h). This file holds the rt::Executor interface over them,
+// (NcclBreaker.h). This file holds the rt::Executor interface over them,
 // the order of a step, and the one rule every path that issues work keeps:
 // it asks first whether the executor is usable (checkUsable), and a wait
-// that runs out of the executor's time breaks it (breakOn).
+// that runs out of the executor's time breaks it (Breaker.breakOn).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +15,7 @@
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/StepWalk.h"
 #include "runtime/exec/TensorBindings.h"
-#include "runtime/nccl/BrokenState.h"
+#include "runtime/nccl/NcclBreaker.h"
 #include "runtime/nccl/CallWalk.h"
 #include "runtime/nccl/CommStreamWait.h"
 #include "runtime/nccl/CudaError.h"
@@ -30,8 +30,6 @@
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
-
-#include <mutex>
 
 using namespace llvm;
 
@@ -55,7 +53,7 @@ class CapturedExecutor final : public NcclExecutor {
 public:
   CapturedExecutor(const plan::Plan &P, int64_t Rank, NcclExecutorOptions Opts, Lowering L)
       : P(P), Rank(Rank), Opts(std::move(Opts)), L(std::move(L)) {
-    Issuer.Abort = [this](const std::string &Why) { breakExecutor(Why); };
+    Issuer.Abort = [this](const std::string &Why) { Breaker(Why); };
     Issuer.Dog = &Dog;
   }
 
@@ -64,8 +62,8 @@ public:
   /// enqueueInto holds the communicators too: it is destroyed before this.
   ~CapturedExecutor() override {
     cudaSetDevice(Opts.Device);
-    if (R.Stream && !broken())
-      consumeError(waitForStream(R.Stream, R.memberships(), "shutdown", std::nullopt, breakHook()));
+    if (R.Stream && !Breaker.broken())
+      consumeError(waitForStream(R.Stream, R.memberships(), "shutdown", std::nullopt, Breaker));
     // The graphs before any communicator is finalized or destroyed; the
     // members then go in reverse order (the tile tables, the resources).
     Graphs.destroy();
@@ -150,10 +148,10 @@ public:
                                             cudaMemcpyDeviceToHost, callerStream()),
                             formatv("cudaMemcpyAsync out of %{0}", P.Tensors[Tensor].Name)))
       return E;
-    return breakOn(waitForStream(
+    return Breaker.breakOn(waitForStream(
         callerStream(), R.memberships(),
         formatv("rank {0}, copying %{1} to the host", Rank, P.Tensors[Tensor].Name).str(),
-        std::nullopt, breakHook()));
+        std::nullopt, Breaker));
   }
 
   Error setStream(void *S) override {
@@ -191,8 +189,8 @@ public:
   Error synchronize(std::optional<std::chrono::milliseconds> Within) override {
     if (Error E = refusal("synchronize"))
       return E;
-    Error E = waitForSteps(R, Issuer.Phase, Steps, Within, breakHook());
-    return Within ? std::move(E) : breakOn(std::move(E));
+    Error E = waitForSteps(R, Issuer.Phase, Steps, Within, Breaker);
+    return Within ? std::move(E) : Breaker.breakOn(std::move(E));
   }
 
   Expected<std::vector<uint32_t>> allGatherWords(ArrayRef<uint32_t> Mine) override {
@@ -201,9 +199,9 @@ public:
     if (Error E = checkUsable("gather words over the world's communicator"))
       return E;
     Expected<std::vector<uint32_t>> Words =
-        NcclDriver::allGatherWords(R.Comms[0], Mine, R.Stream, breakHook());
+        NcclDriver::allGatherWords(R.Comms[0], Mine, R.Stream, Breaker);
     if (!Words)
-      return breakOn(Words.takeError());
+      return Breaker.breakOn(Words.takeError());
     return Words;
   }
 
@@ -266,13 +264,13 @@ public:
             return issueCalls(callsOf(L.WarmUp),
                               [&](const Call &C) { return Issuer.issue(C, IssueMode::Eager); });
           }))
-        return breakOn(std::move(E));
+        return Breaker.breakOn(std::move(E));
       WarmedUp = Connected = true;
     }
     Issuer.Phase = "capture";
     if (Error E = Graphs.capture(
             L, [&](const Call &C) { return Issuer.issue(C, IssueMode::OwnCapture); }))
-      return breakOn(std::move(E));
+      return Breaker.breakOn(std::move(E));
     CapturingDevice = Opts.Device;
     Captured = true;
     return Error::success();
@@ -285,7 +283,7 @@ public:
       return E;
     ++Steps;
     Issuer.Phase = "replay";
-    return breakOn(issueCalls(callsOf(L.Step), [&](const Call &C) {
+    return Breaker.breakOn(issueCalls(callsOf(L.Step), [&](const Call &C) {
       return C.Kind == CallKind::GraphLaunch ? Graphs.launch(C, Steps)
                                              : Issuer.issue(C, IssueMode::Eager);
     }));
@@ -299,7 +297,7 @@ public:
     ++Steps;
     Issuer.Phase = "eager step";
     if (Error E = issueStepCalls(IssueMode::Eager))
-      return breakOn(std::move(E));
+      return Breaker.breakOn(std::move(E));
     Connected = true;
     return Error::success();
   }
@@ -321,7 +319,7 @@ public:
       return E;
     ++Steps;
     Issuer.Phase = "step in the caller's stream";
-    return breakOn(forkJoin(Caller, [&] {
+    return Breaker.breakOn(forkJoin(Caller, [&] {
       return issueStepCalls(Capturing ? IssueMode::CallerCapture : IssueMode::Eager);
     }));
   }
@@ -331,67 +329,13 @@ public:
 private:
   cudaStream_t callerStream() const { return Caller ? Caller : R.Model; }
 
-  // --- breaking -------------------------------------------------------------------
+  // --- breaking (NcclBreaker.h) ---------------------------------------------------
 
-  /// Breaks the executor, once (BrokenState.h): its graphs, then its
-  /// communicators. From this thread or the watchdog's, which breaks it
-  /// while this one is blocked in an NCCL call (and so in none of the
-  /// graphs' own).
-  void breakExecutor(const std::string &Why) {
-    std::lock_guard<std::mutex> Lock(BreakLock);
-    Broken.breakWith(
-        Why, [&] { Graphs.destroy(); },
-        [&](const std::string &Reason) {
-          // The split communicators in reverse, then the root they share
-          // resources with.
-          for (size_t K = R.Comms.size(); K-- > 0;)
-            R.Comms[K]->abort(Reason);
-          if (R.Root)
-            R.Root->abort(Reason);
-        });
-  }
-
-  AbortFn breakHook() {
-    return [this](const std::string &Why) { breakExecutor(Why); };
-  }
-
-  bool broken() const {
-    std::lock_guard<std::mutex> Lock(BreakLock);
-    return Broken.broken();
-  }
-  Error refusal(const Twine &Verb) const {
-    std::lock_guard<std::mutex> Lock(BreakLock);
-    return inRank(Broken.refuse(Verb.str()));
-  }
-
+  std::string where() const { return formatv("rank {0} of plan @{1}", Rank, P.Program).str(); }
+  Error refusal(const Twine &Verb) const { return Breaker.refusal(Verb, where()); }
   /// Every path that issues work asks first: a broken executor refuses,
   /// naming why; a communicator found in error breaks it.
-  Error checkUsable(const Twine &Verb) {
-    if (Error E = refusal(Verb))
-      return E;
-    if (Error E = commsHealth(R)) {
-      breakExecutor(toString(std::move(E)));
-      return refusal(Verb);
-    }
-    return Error::success();
-  }
-
-  /// A wait that ran out of the executor's time, or a communicator in
-  /// error, leaves NCCL with work it cannot finish: the executor breaks
-  /// (the wait has broken it already where it could) and \p E is returned.
-  Error breakOn(Error E) {
-    return handleErrors(std::move(E), [&](std::unique_ptr<RuntimeError> RE) -> Error {
-      if (RE->kind() == ErrorKind::Timeout || RE->kind() == ErrorKind::Broken)
-        breakExecutor(RE->text());
-      return Error(std::move(RE));
-    });
-  }
-
-  Error inRank(Error E) const {
-    if (!E)
-      return E;
-    return inContext(std::move(E), formatv("rank {0} of plan @{1}", Rank, P.Program).str());
-  }
+  Error checkUsable(const Twine &Verb) { return Breaker.usable(Verb, where()); }
 
   // --- preparing a step -----------------------------------------------------------
 
@@ -435,9 +379,9 @@ private:
     if (Error E = checkCuda(cudaSetDevice(Opts.Device), "cudaSetDevice"))
       return E;
     if (Error E = handshake())
-      return breakOn(std::move(E));
+      return Breaker.breakOn(std::move(E));
     if (Error E = Issuer.uploadTiles())
-      return breakOn(std::move(E));
+      return Breaker.breakOn(std::move(E));
     TilesFresh = true;
     return Error::success();
   }
@@ -462,7 +406,7 @@ private:
     if (Error E = exchangeDigests(P, Rank, [&](ArrayRef<uint32_t> Words) {
           auto What = [this] { return formatv("rank {0}'s digest handshake", Rank).str(); };
           return Dog.watch(What, Opts.Timeout, [&] {
-            return NcclDriver::allGatherWords(R.Comms[0], Words, R.Stream, breakHook());
+            return NcclDriver::allGatherWords(R.Comms[0], Words, R.Stream, Breaker);
           });
         }))
       return E;
@@ -488,12 +432,10 @@ private:
   TensorBindings Bindings{P, Rank};
   NcclCallIssuer Issuer{R, Bindings};
   NcclGraphs Graphs{R.Stream};
-  /// Guards Broken (and the break): the watchdog's thread breaks too.
-  mutable std::mutex BreakLock;
-  BrokenState Broken;
+  NcclBreaker Breaker{R, Graphs};
   /// Last made, first stopped: its thread breaks the executor, whose parts
   /// must outlive it.
-  Watchdog Dog{[this](const std::string &Why) { breakExecutor(Why); }};
+  Watchdog Dog{[this](const std::string &Why) { Breaker(Why); }};
   /// The caller's stream once named (setStream); the model's own until then.
   cudaStream_t Caller = nullptr;
   StringMap<uint32_t> ComputeByName;
