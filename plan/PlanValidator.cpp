@@ -406,6 +406,14 @@ Error Validator::commShape(size_t I, int64_t N) {
           return Error::success();
         }))
       return E;
+    // A rank that does not issue the comm has none: the writer leaves such
+    // an entry out, so a plan with one would not read back as it was.
+    for (int64_t R = 0; R != P.World; ++R)
+      if (!C.Ranks.contains(R) && C.Peers[R] != -1)
+        return fail(Entity, formatv("{0} {1} of rank {2}, which does not issue the comm: "
+                                    "expected -1",
+                                    Word, C.Peers[R], R)
+                                .str());
   }
   if (C.Kind == CommKind::AllToAllV)
     return allToAllV(I, N);

@@ -174,6 +174,13 @@ TEST(PlanValidator, SendAndRecv) {
         C.Group = 1; // @tp: rank 1's peer 2 is in the other subgroup
       },
       "(send): peer 2 of rank 1 is not in its subgroup of @tp");
+  // A peer for a rank that does not send: the writer leaves it out, so the
+  // plan did not read back as it was (the plan fuzzer's find; the input is
+  // tests/fuzz/corpus-plan/peer-of-a-rank-not-sending.plan).
+  expectRefused([](plan::Plan &P) { commOf(P, CommKind::Send).Peers[3] = 0; },
+                "(send): peer 0 of rank 3, which does not issue the comm: expected -1");
+  expectRefused([](plan::Plan &P) { commOf(P, CommKind::Recv).Peers[0] = 1; },
+                "(recv): peer 1 of rank 0, which does not issue the comm: expected -1");
 }
 
 TEST(PlanValidator, AFencedCommIsAsync) {
