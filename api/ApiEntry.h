@@ -6,15 +6,19 @@
 //    exception, so nothing but a collcResult_t crosses the boundary;
 //  - Args is the one place arguments are checked (null pointers, struct
 //    sizes, ranges), so every refusal reads alike: "collcExecutorBind: name
-//    is NULL: expected a tensor name".
+//    is NULL: expected a tensor name". It holds the call's use of each
+//    handle it checked (api/LiveHandles.h) until the call returns, so a
+//    Destroy on another thread meanwhile is refused.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_API_APIENTRY_H
 #define COLLC_API_APIENTRY_H
 
 #include "api/ApiError.h"
+#include "api/LiveHandles.h"
 #include "api/StructVersions.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstddef>
@@ -29,6 +33,7 @@ namespace collc::api {
 
 template <class Body> collcResult_t entry(const char *Function, Body &&B) noexcept {
   clearLastError();
+  CallScope Scope(Function);
   try {
     return finish(Function, B());
   } catch (const std::bad_alloc &) {
@@ -52,9 +57,16 @@ public:
     return *this;
   }
   /// A plan or executor handle: not NULL, and one that collc made and has
-  /// not destroyed (api/LiveHandles.h).
-  Args &plan(const collcPlan *P, const char *Name);
-  Args &executor(const collcExecutor *E, const char *Name);
+  /// not destroyed (api/LiveHandles.h); this call uses it until Args ends.
+  /// Not on a temporary `Args()`, whose use would end at once.
+  Args &plan(const collcPlan *P, const char *Name) & {
+    return take(use(P, Name, currentCall(), "a plan from collcCompile or collcPlanLoad"));
+  }
+  Args &executor(const collcExecutor *E, const char *Name) & {
+    return take(use(E, Name, currentCall(), "an executor from collcExecutorCreate"));
+  }
+  Args &plan(const collcPlan *P, const char *Name) && = delete;
+  Args &executor(const collcExecutor *E, const char *Name) && = delete;
   /// A versioned struct (null allowed when \p Optional): its first field
   /// `size` must be at least the size of its first version
   /// (api/StructVersions.h); a larger one than this library's is read as far
@@ -94,6 +106,13 @@ public:
     return inRange(int64_t(Value), Name, Low, High);
   }
   llvm::Error done() { return std::move(First); }
+  /// This call's use of \p Handle, which it hands to destroy().
+  HandleUse releaseUse(const void *Handle) {
+    for (HandleUse &U : Uses)
+      if (U.handle() == Handle)
+        return std::move(U);
+    return HandleUse();
+  }
 
   ~Args() { llvm::consumeError(std::move(First)); }
 
@@ -102,7 +121,19 @@ private:
     if (!First)
       First = makeApiError(R, Text);
   }
+  Args &take(llvm::Expected<HandleUse> Use) {
+    if (!Use) {
+      if (First)
+        llvm::consumeError(Use.takeError());
+      else
+        First = Use.takeError();
+    } else {
+      Uses.push_back(std::move(*Use));
+    }
+    return *this;
+  }
   llvm::Error First = llvm::Error::success();
+  llvm::SmallVector<HandleUse, 2> Uses;
 };
 
 /// Stores in *\p Out a malloc'd copy of \p S, which the caller frees with

@@ -27,6 +27,16 @@ static thread_local std::string LastError;
 
 void clearLastError() { LastError.clear(); }
 
+static thread_local const char *CurrentCall = "a collc call";
+
+const char *currentCall() { return CurrentCall; }
+
+CallScope::CallScope(const char *Function) noexcept : Outer(CurrentCall) {
+  CurrentCall = Function;
+}
+
+CallScope::~CallScope() { CurrentCall = Outer; }
+
 collcResult_t fail(collcResult_t R, const Twine &Text) {
   LastError = Text.str();
   return R;

@@ -44,6 +44,22 @@ collcResult_t fail(collcResult_t R, const llvm::Twine &Text);
 
 void clearLastError();
 
+/// The collc.h function this thread runs (the innermost, when a callback
+/// calls into collc), for texts that name a call other than their own: "in
+/// use by collcExecutorReplay". Set by entry() through CallScope.
+const char *currentCall();
+
+class CallScope {
+public:
+  explicit CallScope(const char *Function) noexcept;
+  ~CallScope();
+  CallScope(const CallScope &) = delete;
+  CallScope &operator=(const CallScope &) = delete;
+
+private:
+  const char *Outer;
+};
+
 } // namespace collc::api
 
 #endif

@@ -138,7 +138,8 @@ collcResult_t(collcSimResultInit)(collcSimResult_t *Result) {
 
 collcResult_t collcPlanSimulate(collcPlan_t Plan, const char *Link, collcSimResult_t *Result) {
   return entry(__func__, [&]() -> Error {
-    if (Error E = Args().plan(Plan, "plan").versioned(Result, "result", /*Optional=*/false).done())
+    Args A;
+    if (Error E = A.plan(Plan, "plan").versioned(Result, "result", /*Optional=*/false).done())
       return E;
     SimOptions Opts;
     Expected<LinkClass> L = linkOf(Link, "link");

@@ -193,9 +193,9 @@ collcResult_t collcExecutorCreate(collcPlan_t Plan, int64_t Rank,
     A.plan(Plan, "plan")
         .notNull(Out, "exec", "where to store the executor")
         .versioned(Options, "options", /*Optional=*/true);
-    if (isLive(Plan))
-      A.inRange(Rank, "rank", 0, Plan->P->World - 1);
     if (Error E = A.done())
+      return E;
+    if (Error E = A.inRange(Rank, "rank", 0, Plan->P->World - 1).done())
       return E;
     // The fields the caller's `size` covers, over the defaults (a caller
     // built against an older collc.h has fewer).
@@ -430,7 +430,7 @@ collcResult_t collcExecutorDestroy(collcExecutor_t Exec) {
       return E;
     if (Error E = checkNotInItsStep(Exec, "collcExecutorDestroy"))
       return E;
-    return destroy(Exec, "exec");
+    return destroy(Exec, "exec", A.releaseUse(Exec));
   });
 }
 

@@ -255,9 +255,10 @@ collcResult_t collcPlanDestroy(collcPlan_t Plan) {
   return entry(__func__, [&]() -> Error {
     if (!Plan)
       return Error::success();
-    if (Error E = Args().plan(Plan, "plan").done())
+    Args A;
+    if (Error E = A.plan(Plan, "plan").done())
       return E;
-    return destroy(Plan, "plan");
+    return destroy(Plan, "plan", A.releaseUse(Plan));
   });
 }
 

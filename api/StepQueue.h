@@ -46,6 +46,8 @@ public:
   size_t pending() const;
   /// Where the running step is, for the timeout's text ("in compute @x").
   void at(std::string Where);
+  /// The thread the steps run on.
+  std::thread::id thread() const { return Worker.get_id(); }
 
 private:
   void run();

@@ -52,7 +52,7 @@ private:
   Error comm(size_t I);
   Error commShape(size_t I, int64_t N);
   Error allToAllV(size_t I, int64_t N);
-  Error bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts);
+  Error bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts, SlotMode Copied);
   std::string producerOf(uint32_t T) const;
   /// Per buffer, (tensor, slot index) sorted by tensor; see bufferOf.
   std::vector<std::vector<std::pair<uint32_t, size_t>>> SlotTensors;
@@ -165,6 +165,13 @@ Error Validator::buffers() {
         return fail(Entity, formatv("{0}: {1} bytes do not split into {2} segments", SlotName,
                                     S.Bytes, B.Segments)
                                 .str());
+      // A tensor is strided across the segments: no one address holds it.
+      if (S.Mode == SlotMode::View && B.Segments > 1)
+        return fail(Entity, formatv("{0} is a view, but the buffer is split into {1} segments, "
+                                    "across which a tensor's bytes are strided: expected pack or "
+                                    "unpack",
+                                    SlotName, B.Segments)
+                                .str());
       Optional<uint64_t> End = checkedAddUnsigned(S.Offset, S.Bytes / uint64_t(B.Segments));
       if (!End || *End > Segment)
         return fail(Entity, formatv("{0} at offset {1} ({2} bytes per segment) does not fit a "
@@ -213,8 +220,12 @@ Error Validator::computes() {
 
 /// A fused comm works on its buffers: every tensor must have a slot there,
 /// and no two of its inputs (or of its outputs) may overlap there, or one
-/// would overwrite the other. (An input and an output may: in place.)
-Error Validator::bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts) {
+/// would overwrite the other. (An input and an output may: in place.) The
+/// runtime copies every \p Copied slot of the buffer (pack: in before the
+/// launch; unpack: out after the wait), so each must be a tensor of the
+/// comm, which every rank that issues it holds memory for.
+Error Validator::bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts,
+                          SlotMode Copied) {
   if (B < 0)
     return Error::success();
   // Sorted slot tensors of each buffer, made once: a scan of the slots per
@@ -240,6 +251,15 @@ Error Validator::bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t
     if (S.Bytes) // buffers() checked that it fits
       Spans.emplace_back(S.Offset, S.Offset + S.Bytes / uint64_t(Buf.Segments), T);
   }
+  std::vector<uint32_t> Sorted(Ts.begin(), Ts.end());
+  llvm::sort(Sorted);
+  for (const Slot &S : Buf.Slots)
+    if (S.Mode == Copied && !std::binary_search(Sorted.begin(), Sorted.end(), S.Tensor))
+      return fail(commName(I),
+                  formatv("{0} buffer {1} has a slot of %{2} to {3}, which is not one of its {0} "
+                          "tensors: a comm copies only its own tensors",
+                          What, B, P.Tensors[S.Tensor].Name, slotModeName(Copied))
+                      .str());
   llvm::sort(Spans);
   for (size_t K = 1; K < Spans.size(); ++K)
     if (std::get<0>(Spans[K]) < std::get<1>(Spans[K - 1]) &&
@@ -277,6 +297,15 @@ Error Validator::comm(size_t I) {
   if (C.Counts < -1 || C.Counts >= int32_t(P.Tensors.size()))
     return fail(Entity, formatv("counts tensor {0} is not in 0..{1}", C.Counts,
                                 int64_t(P.Tensors.size()) - 1)
+                            .str());
+  // Its results are tensors of their own: one listed twice would be
+  // written twice, each time with other bytes.
+  std::vector<uint32_t> Written(C.Outputs);
+  llvm::sort(Written);
+  if (auto Twice = std::adjacent_find(Written.begin(), Written.end()); Twice != Written.end())
+    return fail(Entity, formatv("output tensor {0} %{1} is listed twice: expected each result "
+                                "once",
+                                *Twice, P.Tensors[*Twice].Name)
                             .str());
   // The dtype is how the runtime reads the bytes: it must be the tensors'.
   for (const std::vector<uint32_t> *Ts : {&C.Inputs, &C.Outputs})
@@ -337,9 +366,9 @@ Error Validator::comm(size_t I) {
     N = int64_t(P.Groups[C.Group].Subgroups.front().size());
   if (N < 0)
     N = P.World;
-  if (Error E = bufferOf(I, C.InBuffer, "input", C.Inputs))
+  if (Error E = bufferOf(I, C.InBuffer, "input", C.Inputs, SlotMode::Pack))
     return E;
-  if (Error E = bufferOf(I, C.OutBuffer, "output", C.Outputs))
+  if (Error E = bufferOf(I, C.OutBuffer, "output", C.Outputs, SlotMode::Unpack))
     return E;
   return commShape(I, N);
 }
@@ -383,6 +412,14 @@ Error Validator::commShape(size_t I, int64_t N) {
           return Error::success();
         }))
       return E;
+    // A rank that does not issue the comm has none: the writer leaves such
+    // an entry out, so a plan with one would not read back as it was.
+    for (int64_t R = 0; R != P.World; ++R)
+      if (!C.Ranks.contains(R) && C.Peers[R] != -1)
+        return fail(Entity, formatv("{0} {1} of rank {2}, which does not issue the comm: "
+                                    "expected -1",
+                                    Word, C.Peers[R], R)
+                                .str());
   }
   if (C.Kind == CommKind::AllToAllV)
     return allToAllV(I, N);

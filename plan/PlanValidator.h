@@ -17,6 +17,11 @@
 //    comm, or one in a p2p batch, async;
 //  - sizes with checked arithmetic: tensor bytes, slots inside their buffers,
 //    buffers consistent with the comm's tensors;
+//  - what the runtime copies is the comm's own: every pack slot of its input
+//    buffer one of its inputs, every unpack slot of its output buffer one of
+//    its outputs (a slot of another tensor, for which the ranks hold no
+//    memory, crashed `collc run`); views only in buffers of one segment; no
+//    output listed twice;
 //  - steps: every compute once, every comm launched once and waited for
 //    after its launch (once, or once per `wait` op that names its results);
 //    the alignment a power of two.

@@ -5,7 +5,7 @@ import ctypes
 
 from . import _dtypes, _lib
 from ._handle import OwnedHandle
-from ._lib import INVALID_USAGE, SUCCESS, Error, call, encode, lib
+from ._lib import INVALID_USAGE, SUCCESS, Error, call, encode, integer, lib
 
 INVALID_ARGUMENT = 1
 # cudaStreamLegacy: what torch's default stream (cuda_stream 0) is; collc.h
@@ -47,14 +47,15 @@ class Executor(OwnedHandle):
             raise TypeError(f"plan is {type(plan).__name__}: expected a collc.Plan")
         o = _lib.ExecutorOptions()
         call("collcExecutorOptionsInitSized", ctypes.byref(o), ctypes.sizeof(o))
-        o.backend = encode(backend)
-        o.rendezvous = encode(rendezvous)
-        o.timeoutMs = timeout_ms
+        o.backend = encode(backend, "backend")
+        o.rendezvous = encode(rendezvous, "rendezvous")
+        o.timeoutMs = integer(timeout_ms, "timeout_ms")
         o.digestHandshake = int(bool(digest_handshake))
-        o.device = device
+        o.device = integer(device, "device")
         o.asyncReplay = int(bool(async_replay))
         h = ctypes.c_void_p()
-        call("collcExecutorCreate", plan.handle, rank, ctypes.byref(o), ctypes.byref(h))
+        call("collcExecutorCreate", plan.handle, integer(rank, "rank"), ctypes.byref(o),
+             ctypes.byref(h))
         self._handle = h
         self.plan = plan
         self.backend = backend
@@ -68,7 +69,9 @@ class Executor(OwnedHandle):
 
     def close(self):
         """Releases the executor now (also done when it is collected). Views
-        from tensor() must not be used after."""
+        from tensor() must not be used after. While another thread's call
+        uses it (a replay), a collc.Error naming that call, and the executor
+        stays open."""
         super().close()
         self._bound = {}
         self._queued = []
@@ -100,6 +103,14 @@ class Executor(OwnedHandle):
         under the stream the model computes on."""
         t = self.plan.tensor_type(name)
         if _is_torch(array):
+            # collc reads and writes the memory itself: a lazy negation or
+            # conjugation (a bit on the tensor, not in its memory) would be
+            # silently lost, in what collc reads and in what it writes.
+            for bit, resolve in (("is_neg", "resolve_neg"), ("is_conj", "resolve_conj")):
+                if getattr(array, bit, lambda: False)():
+                    self._refuse(name, f"the tensor's {bit}() is set: its memory does not hold "
+                                 f"its values: expected a tensor without it (bind "
+                                 f"t.{resolve}(), and use that tensor)")
             want = _dtypes.torch_dtype(t.elem)
             if array.dtype != want:
                 self._refuse(name, f"the plan's tensor is {t}: expected a tensor of "
@@ -113,7 +124,7 @@ class Executor(OwnedHandle):
                 self.bind_device(name, array.data_ptr(), nbytes)
                 self.set_stream(stream or CUDA_STREAM_LEGACY)
             elif array.device.type == "cpu":
-                call("collcExecutorBind", self.handle, encode(name),
+                call("collcExecutorBind", self.handle, encode(name, "name"),
                      ctypes.c_void_p(array.data_ptr()), nbytes)
             else:
                 self._refuse(name, f"the tensor is on {array.device}: expected cpu or cuda")
@@ -125,7 +136,7 @@ class Executor(OwnedHandle):
             if not array.flags.c_contiguous or not array.flags.writeable:
                 self._refuse(name, "the array is not C-contiguous and writeable: expected "
                              "one that is (numpy.ascontiguousarray)")
-            call("collcExecutorBind", self.handle, encode(name),
+            call("collcExecutorBind", self.handle, encode(name, "name"),
                  ctypes.c_void_p(array.__array_interface__["data"][0]), array.nbytes)
         else:
             self._refuse(name, f"got a {type(array).__name__}: expected a numpy array or "
@@ -137,8 +148,9 @@ class Executor(OwnedHandle):
         """Binds tensor `name` to `nbytes` of device memory at address
         `pointer`: the nccl backend's binding, which bind() uses for CUDA
         tensors. The caller keeps the memory alive."""
-        call("collcExecutorBindDevice", self.handle, encode(name), ctypes.c_void_p(pointer),
-             nbytes)
+        call("collcExecutorBindDevice", self.handle, encode(name, "name"),
+             ctypes.c_void_p(integer(pointer, "pointer", ctypes.c_void_p)),
+             integer(nbytes, "nbytes", ctypes.c_size_t))
 
     def set_stream(self, stream):
         """The CUDA stream the model computes on (its address, as torch's
@@ -146,7 +158,8 @@ class Executor(OwnedHandle):
         cudaStreamPerThread): each replay runs after the work queued on it
         and before what is queued next (the nccl backend; bind() of a CUDA
         tensor sets it)."""
-        call("collcExecutorSetStream", self.handle, ctypes.c_void_p(stream))
+        call("collcExecutorSetStream", self.handle,
+             ctypes.c_void_p(integer(stream, "stream", ctypes.c_void_p)))
 
     def tensor(self, name):
         """Tensor `name` as a numpy array over the executor's memory: a
@@ -174,7 +187,7 @@ class Executor(OwnedHandle):
         tensor)."""
         data = ctypes.c_void_p()
         nbytes = ctypes.c_size_t()
-        call("collcExecutorTensor", self.handle, encode(name), ctypes.byref(data),
+        call("collcExecutorTensor", self.handle, encode(name, "name"), ctypes.byref(data),
              ctypes.byref(nbytes))
         return data.value or 0, nbytes.value
 
@@ -221,7 +234,8 @@ class Executor(OwnedHandle):
         is still pending (the step goes on: synchronize again). Reports a
         peer lost since, and the error of a queued step (or the exception
         its compute callback raised)."""
-        result = lib.collcExecutorSynchronize(self.handle, int(round(timeout * 1000)))
+        result = lib.collcExecutorSynchronize(
+            self.handle, integer(int(round(timeout * 1000)), "timeout (in ms)"))
         if result == _lib.TIMEOUT:
             # The steps may still run: their callbacks must stay alive.
             raise _lib.error_for(result)

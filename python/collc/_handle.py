@@ -3,7 +3,7 @@ collection, or on leaving a `with` block."""
 
 import ctypes
 
-from ._lib import lib
+from ._lib import call, lib
 
 
 class OwnedHandle:
@@ -18,9 +18,11 @@ class OwnedHandle:
         return self._handle if getattr(self, "_handle", None) else None
 
     def close(self):
-        """Releases the handle now (also done when it is collected)."""
+        """Releases the handle now (also done when it is collected). A
+        collc.Error while another thread's call uses it (a replay): the
+        handle stays open, to close once that call returns."""
         if getattr(self, "_handle", None):
-            getattr(lib, self._destroy)(self._handle)
+            call(self._destroy, self._handle)
             self._handle = ctypes.c_void_p()
 
     def __del__(self):

@@ -7,6 +7,7 @@ same text (collcGetLastError)."""
 
 import atexit
 import ctypes
+import operator
 import os
 import pathlib
 
@@ -179,8 +180,34 @@ def call(name, *args):
     check(getattr(lib, name)(*args))
 
 
-def encode(s):
-    return None if s is None else s.encode("utf-8")
+def encode(s, name):
+    """`s` (argument `name`) as the NUL-terminated UTF-8 a C string is, or
+    None for None. A NUL inside it raises ValueError, as open() does: C
+    would read the text up to the NUL and silently drop the rest."""
+    if s is None:
+        return None
+    at = s.find("\0")
+    if at >= 0:
+        raise ValueError(f"{name} has a NUL character at index {at}: expected text without "
+                         "NUL (a C string ends at the first)")
+    return s.encode("utf-8")
+
+
+def integer(value, name, ctype=ctypes.c_int64):
+    """`value` (argument `name`) as an int that C type `ctype` holds, or
+    ValueError: ctypes would wrap it silently (2**64 + 1 as an int64_t is
+    1); TypeError for what is not an int."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} is {type(value).__name__}: expected an int") from None
+    bits = 8 * ctypes.sizeof(ctype)
+    signed = ctype(-1).value < 0
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if not low <= v <= high:
+        raise ValueError(f"{name} is {v}: expected {low}..{high} (the range of its C type, "
+                         f"{ctype.__name__})")
+    return v
 
 
 def take_string(name, *args):

@@ -5,7 +5,7 @@ import os
 
 from . import _lib
 from ._handle import OwnedHandle
-from ._lib import call, encode, take_string
+from ._lib import call, encode, integer, take_string
 
 # collcDumpFormat_t, by the names `collc dump --format` takes.
 DUMP_FORMATS = {"text": 0, "json": 1, "dot": 2, "trace": 3, "nccl": 4}
@@ -87,14 +87,14 @@ class Plan(OwnedHandle):
         return take_string("collcPlanText", self.handle)
 
     def save(self, path):
-        call("collcPlanSave", self.handle, encode(os.fspath(path)))
+        call("collcPlanSave", self.handle, encode(os.fspath(path), "path"))
 
     def tensor_type(self, name):
         """The TensorType of tensor `name` (`g0` or `%g0`)."""
         elem = ctypes.c_char_p()
         rank = ctypes.c_int64()
         shape = _lib.c_int64_p()
-        call("collcPlanTensorType", self.handle, encode(name), ctypes.byref(elem),
+        call("collcPlanTensorType", self.handle, encode(name, "name"), ctypes.byref(elem),
              ctypes.byref(rank), ctypes.byref(shape))
         return TensorType(elem.value.decode(), [shape[i] for i in range(rank.value)])
 
@@ -109,11 +109,11 @@ class Plan(OwnedHandle):
         call("collcDumpOptionsInitSized", ctypes.byref(o), ctypes.sizeof(o))
         o.format = DUMP_FORMATS[format]
         o.explain = int(bool(explain))
-        o.link = encode(link)
-        o.rank = rank
-        o.focusRank = focus_rank
-        o.focusBucket = focus_bucket
-        o.focusSteps = encode(focus_steps)
+        o.link = encode(link, "link")
+        o.rank = integer(rank, "rank")
+        o.focusRank = integer(focus_rank, "focus_rank")
+        o.focusBucket = integer(focus_bucket, "focus_bucket")
+        o.focusSteps = encode(focus_steps, "focus_steps")
         return take_string("collcPlanDump", self.handle, ctypes.byref(o))
 
     def simulate(self, link=None):
@@ -121,7 +121,7 @@ class Plan(OwnedHandle):
         a link file (a path from `collc bench --calibrate`)."""
         r = _lib.SimResult()
         call("collcSimResultInitSized", ctypes.byref(r), ctypes.sizeof(r))
-        call("collcPlanSimulate", self.handle, encode(link), ctypes.byref(r))
+        call("collcPlanSimulate", self.handle, encode(link, "link"), ctypes.byref(r))
         return SimResult(r)
 
     def diff(self, other):
@@ -151,21 +151,21 @@ def compile(text, world=0, bucket=None, passes=None, align=0, views=True, source
     none; gathers are prefetched as PyTorch FSDP's default)."""
     o = _lib.CompileOptions()
     call("collcCompileOptionsInitSized", ctypes.byref(o), ctypes.sizeof(o))
-    o.world = world
-    o.bucketPolicy = encode(bucket)
-    o.pipeline = encode(passes)
-    o.align = align
+    o.world = integer(world, "world")
+    o.bucketPolicy = encode(bucket, "bucket")
+    o.pipeline = encode(passes, "passes")
+    o.align = integer(align, "align", ctypes.c_uint64)
     o.views = int(bool(views))
-    o.sourceName = encode(source_name)
+    o.sourceName = encode(source_name, "source_name")
     if not isinstance(memory_budget, int) or memory_budget < 0:
         raise ValueError(f"memory_budget is {memory_budget!r}: expected bytes, an int >= 0")
-    o.memoryBudget = memory_budget
-    return _new_plan("collcCompile", encode(text), ctypes.byref(o))
+    o.memoryBudget = integer(memory_budget, "memory_budget", ctypes.c_uint64)
+    return _new_plan("collcCompile", encode(text, "text"), ctypes.byref(o))
 
 
 def load(path_or_text):
     """A Plan from plan text, or from the file at a path (a str that is not
     plan text, or an os.PathLike)."""
     if isinstance(path_or_text, str) and path_or_text.startswith("collc-plan"):
-        return _new_plan("collcPlanLoad", encode(path_or_text))
-    return _new_plan("collcPlanLoadFile", encode(os.fspath(path_or_text)))
+        return _new_plan("collcPlanLoad", encode(path_or_text, "path_or_text"))
+    return _new_plan("collcPlanLoadFile", encode(os.fspath(path_or_text), "path_or_text"))

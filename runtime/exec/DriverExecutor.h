@@ -189,16 +189,16 @@ public:
 
   llvm::Error capture() override {
     // Where capture sets calls up it is collective throughout: an unbound
-    // tensor fails this rank's capture only after the digests and the
-    // agreement, which tells the other ranks at once instead of leaving
-    // them to wait for this one. Elsewhere it fails here.
+    // tensor (or two that overlap) fails this rank's capture only after the
+    // digests and the agreement, which tells the other ranks at once
+    // instead of leaving them to wait for this one. Elsewhere it fails here.
     constexpr bool SetsUp = requires { typename D::PreparedAllReduce; };
-    llvm::Error Unbound = Bindings.checkAllBound("capture");
-    if (!SetsUp && Unbound)
-      return Unbound;
+    llvm::Error BadBindings = Bindings.checkBindings("capture");
+    if (!SetsUp && BadBindings)
+      return BadBindings;
     if (Opts.DigestHandshake && !DigestChecked) {
       if (llvm::Error E = checkDigests())
-        return llvm::joinErrors(std::move(Unbound), std::move(E));
+        return llvm::joinErrors(std::move(BadBindings), std::move(E));
       DigestChecked = true;
     }
     Captured = false; // until every launch is resolved (and set up)
@@ -206,7 +206,7 @@ public:
     Tickets.assign(P.Comms.size(), 0);
     InPlaceOf.assign(P.Comms.size(), NoInPlace);
     if constexpr (SetsUp) {
-      if (llvm::Error E = resolveAndSetUp(std::move(Unbound)))
+      if (llvm::Error E = resolveAndSetUp(std::move(BadBindings)))
         return E;
     } else if (llvm::Error E = resolveSteps()) {
       return E;

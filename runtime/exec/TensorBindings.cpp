@@ -4,7 +4,10 @@
 
 #include "runtime/exec/RuntimeError.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <tuple>
 
 using namespace llvm;
 
@@ -92,10 +95,52 @@ std::vector<uint32_t> TensorBindings::touched() const {
   return Out;
 }
 
-Error TensorBindings::checkAllBound(StringRef Verb) const {
+std::optional<std::pair<uint32_t, uint32_t>> TensorBindings::partialOverlap() const {
+  struct Span {
+    uintptr_t Begin, End;
+    uint32_t Tensor;
+  };
+  std::vector<Span> Spans;
+  for (size_t T = 0; T != P.Tensors.size(); ++T)
+    if (Touched[T] && Home[T] && P.Tensors[T].Type.bytes() > 0) {
+      uintptr_t Begin = reinterpret_cast<uintptr_t>(Home[T]);
+      Spans.push_back({Begin, Begin + uintptr_t(P.Tensors[T].Type.bytes()), uint32_t(T)});
+    }
+  // By address, then size, then tensor: deterministic for one binding.
+  llvm::sort(Spans, [](const Span &A, const Span &B) {
+    return std::tie(A.Begin, A.End, A.Tensor) < std::tie(B.Begin, B.End, B.Tensor);
+  });
+  // The span reaching furthest so far: a span that starts before its end
+  // overlaps it, and any earlier span it overlaps (the pairs among those
+  // were checked as they came).
+  const Span *Reach = nullptr;
+  for (const Span &S : Spans) {
+    if (Reach && S.Begin < Reach->End && (S.Begin != Reach->Begin || S.End != Reach->End))
+      return std::make_pair(Reach->Tensor, S.Tensor);
+    if (!Reach || S.End > Reach->End)
+      Reach = &S;
+  }
+  return std::nullopt;
+}
+
+Error TensorBindings::checkBindings(StringRef Verb) const {
   std::vector<std::string> Missing = unbound();
-  if (Missing.empty())
-    return Error::success();
+  if (Missing.empty()) {
+    std::optional<std::pair<uint32_t, uint32_t>> Both = partialOverlap();
+    if (!Both)
+      return Error::success();
+    auto [First, Second] = *Both;
+    uint64_t Into = uint64_t(reinterpret_cast<uintptr_t>(Home[Second]) -
+                             reinterpret_cast<uintptr_t>(Home[First]));
+    return makeError(
+        ErrorKind::InvalidArgument,
+        formatv("rank {0} cannot {1} plan @{2}: %{3} ({4} bytes) and %{5} ({6} bytes) overlap: "
+                "%{5} starts {7} bytes into %{3}; a comm would read one while it writes the "
+                "other: expected memory of its own for each, or the same memory for both (in "
+                "place)",
+                Rank, Verb, P.Program, P.Tensors[First].Name, P.Tensors[First].Type.bytes(),
+                P.Tensors[Second].Name, P.Tensors[Second].Type.bytes(), Into));
+  }
   constexpr size_t Named = 8;
   std::string List;
   for (size_t I = 0; I != Missing.size() && I != Named; ++I)

@@ -4,7 +4,8 @@
 // executor: a zero-copy view inside a plan buffer (the executor places it),
 // or memory the model binds by name. This is the one place that checks a
 // binding, in one order (unknown name, a view, a wrong size, null memory),
-// and that refuses to run while a tensor the rank's comms touch is unbound.
+// and that refuses to run while a tensor the rank's comms touch is unbound,
+// or while two of them overlap without being the same memory.
 // Addresses are opaque here: host memory for `local`, device memory for
 // `nccl`.
 //
@@ -19,7 +20,9 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace collc::rt {
@@ -45,10 +48,16 @@ public:
   std::vector<std::string> unbound() const;
   std::vector<uint32_t> touched() const;
   /// Refuses to \p Verb ("capture", "run") while unbound() is not empty,
-  /// naming the first few.
-  llvm::Error checkAllBound(llvm::StringRef Verb) const;
+  /// naming the first few, or while two touched tensors overlap without
+  /// being the same memory (in place: the same address and size), naming
+  /// both: a comm would read one while it writes the other.
+  llvm::Error checkBindings(llvm::StringRef Verb) const;
 
 private:
+  /// The first pair of touched tensors that overlap without being the same
+  /// memory, in address order.
+  std::optional<std::pair<uint32_t, uint32_t>> partialOverlap() const;
+
   const plan::Plan &P;
   int64_t Rank;
   std::vector<char *> Home;

@@ -374,7 +374,7 @@ private:
   /// Before the first step after a bind, outside any capture: everything
   /// bound, the digest handshake (once), the copy tables of the bindings.
   Error prepareBindings() {
-    if (Error E = Bindings.checkAllBound("run"))
+    if (Error E = Bindings.checkBindings("run"))
       return E;
     if (Error E = checkCuda(cudaSetDevice(Opts.Device), "cudaSetDevice"))
       return E;

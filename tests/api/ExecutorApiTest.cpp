@@ -628,6 +628,138 @@ TEST(CApiExecutor, AStepThatDestroyWaitsForMayStillReadItsExecutor) {
   EXPECT_OK(collcPlanDestroy(P));
 }
 
+/// One rank's all_reduce: a step that needs no peer.
+const char *OneRank = R"(program @one world(1) {
+  group @dp = world
+  %a = compute @fwd cost(1us) : f32[4]
+  %r = all_reduce sum %a in @dp
+  compute @use(%r) cost(1us)
+})";
+
+/// A step's compute that holds the step until the test lets it go.
+struct HeldStep {
+  std::atomic<bool> Entered{false}, Release{false};
+};
+collcResult_t holdStep(const char *Name, uint32_t, void *User) {
+  auto *H = static_cast<HeldStep *>(User);
+  if (std::string(Name) != "fwd")
+    return collcSuccess;
+  H->Entered = true;
+  while (!H->Release)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return collcSuccess;
+}
+
+/// Rank 0's executor of OneRank under \p O, %a and %r bound, captured.
+collcExecutor_t capturedOneRank(collcPlan_t P, const collcExecutorOptions_t &O, float *In,
+                                float *Out) {
+  collcExecutor_t X = nullptr;
+  EXPECT_OK(collcExecutorCreate(P, 0, &O, &X));
+  EXPECT_OK(collcExecutorBind(X, "a", In, 16));
+  EXPECT_OK(collcExecutorBind(X, "r", Out, 16));
+  EXPECT_OK(collcExecutorCapture(X));
+  return X;
+}
+
+/// Destroying an executor on one thread while another replays it freed
+/// what the replay still used (valgrind: an invalid read in
+/// DriverExecutor::where() of a block freed by collcExecutorDestroy).
+/// Destroy is refused while the replay runs, naming it, and the executor
+/// goes on; once the replay returned, Destroy succeeds.
+TEST(CApiExecutor, DestroyWhileAnotherThreadReplaysIsRefusedNamingTheReplay) {
+  collcPlan_t P = compileNone(OneRank);
+  float In[4] = {1, 2, 3, 4}, Out[4] = {};
+  collcExecutor_t X = capturedOneRank(P, localOptions("api-destroy-replaying"), In, Out);
+  HeldStep H;
+  collcResult_t Replayed = collcInternalError;
+  std::thread Replayer([&] { Replayed = collcExecutorReplay(X, holdStep, &H); });
+  while (!H.Entered)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(refused(collcExecutorDestroy(X), collcInvalidUsage,
+                      {"collcExecutorDestroy: exec (",
+                       "is in use by collcExecutorReplay on another thread: expected "
+                       "collcExecutorDestroy once that call returns"}));
+  H.Release = true;
+  Replayer.join();
+  EXPECT_EQ(Replayed, collcSuccess) << "the refused Destroy left the replay whole";
+  EXPECT_EQ(Out[3], 4.0f);
+  EXPECT_OK(collcExecutorReplay(X, nullptr, nullptr));
+  EXPECT_OK(collcExecutorDestroy(X));
+  EXPECT_OK(collcPlanDestroy(P));
+}
+
+/// Once an executor's Destroy has begun (it waits for its asyncReplay step),
+/// a call from any thread but that step's is refused, instead of reading
+/// what the Destroy is about to free.
+TEST(CApiExecutor, ACallWhileDestroyRunsIsRefused) {
+  collcPlan_t P = compileNone(OneRank);
+  collcExecutorOptions_t O = localOptions("api-destroy-running");
+  O.asyncReplay = 1;
+  float In[4] = {1, 2, 3, 4}, Out[4] = {};
+  collcExecutor_t X = capturedOneRank(P, O, In, Out);
+  HeldStep H;
+  ASSERT_OK(collcExecutorReplay(X, holdStep, &H));
+  while (!H.Entered)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  collcResult_t Destroyed = collcInternalError;
+  std::thread Destroyer([&] {
+    // Refused while this test's own call below is running: tried again.
+    do
+      Destroyed = collcExecutorDestroy(X);
+    while (Destroyed == collcInvalidUsage && std::chrono::steady_clock::now() < Deadline);
+  });
+  // Until the Destroy begins, the call succeeds; then it is refused.
+  collcResult_t Got = collcSuccess;
+  std::string Why;
+  while (Got == collcSuccess && std::chrono::steady_clock::now() < Deadline) {
+    int64_t Rank = -1;
+    Got = collcExecutorRank(X, &Rank);
+    Why = collcGetLastError();
+  }
+  H.Release = true;
+  Destroyer.join();
+  EXPECT_EQ(Got, collcInvalidArgument) << Why;
+  EXPECT_NE(Why.find("collcExecutorRank: exec ("), std::string::npos) << Why;
+  EXPECT_NE(Why.find("is being destroyed by another call: expected no call on it once its "
+                     "Destroy has begun"),
+            std::string::npos)
+      << Why;
+  EXPECT_EQ(Destroyed, collcSuccess);
+  EXPECT_OK(collcPlanDestroy(P));
+}
+
+/// Tensors bound so that they partly overlap gave silently wrong sums;
+/// capture refuses them on every rank, naming both, before any peer waits.
+TEST(CApiExecutor, CaptureRefusesBindingsThatPartlyOverlap) {
+  collcPlan_t P = compileNone(TwoReduces);
+  std::array<std::string, 2> Why;
+  auto R = onTwoRanks([&](int64_t Rank) -> collcResult_t {
+    float Buf[5] = {1, 2, 3, 4, 5};
+    collcExecutor_t X = nullptr;
+    collcResult_t E = capturedTwoReduces(P, Rank, localOptions("api-overlap"), Buf, Buf + 1, &X);
+    Why[Rank] = collcGetLastError();
+    if (!X)
+      return E;
+    // The same memory (in place) is right.
+    EXPECT_OK(collcExecutorBind(X, "r", Buf, 16));
+    EXPECT_OK(collcExecutorCapture(X));
+    EXPECT_OK(collcExecutorReplay(X, nullptr, nullptr));
+    EXPECT_EQ(Buf[0], 2.0f);
+    collcExecutorDestroy(X);
+    return E;
+  });
+  for (int64_t Rank = 0; Rank != 2; ++Rank) {
+    EXPECT_EQ(R[Rank], collcInvalidArgument) << Why[Rank];
+    EXPECT_NE(Why[Rank].find("collcExecutorCapture: rank " + std::to_string(Rank) +
+                             " cannot capture plan @two: %a (16 bytes) and %r (16 bytes) "
+                             "overlap: %r starts 4 bytes into %a"),
+              std::string::npos)
+        << Why[Rank];
+  }
+  collcPlanDestroy(P);
+}
+
 TEST(CApiExecutor, AsyncReplayQueuesStepsThatSynchronizeWaitsFor) {
   collcPlan_t P = compileNone(TwoReduces);
   std::array<std::array<float, 4>, 2> In, Out;

@@ -2,6 +2,8 @@
 arrays and torch CPU tensors, checked against sums computed here; and the
 executor's refusals as collc.Error."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -260,3 +262,92 @@ def test_synchronize_times_out_naming_the_step_a_peer_holds(two_reduces):
     assert e.value.name == "collcTimeout"
     x0.close()
     x1.close()
+
+
+ONE_RANK = """program @one world(1) {
+  group @dp = world
+  %a = compute @fwd cost(1us) : f32[4]
+  %r = all_reduce sum %a in @dp
+  compute @use(%r) cost(1us)
+}"""
+
+
+def test_close_while_another_thread_replays_is_refused_naming_the_replay():
+    # Destroying the executor under a running replay was a use of freed
+    # memory (Python's __del__ and close() may run on any thread).
+    plan = collc.compile(ONE_RANK, passes=UNFUSED)
+    x = collc.Executor(plan, 0, rendezvous="py-close-replaying", timeout_ms=20000)
+    r = np.zeros(4, np.float32)
+    x.bind("a", np.arange(4, dtype=np.float32))
+    x.bind("r", r)
+    x.capture()
+    entered, release = threading.Event(), threading.Event()
+
+    def hold(name, index):
+        if name == "fwd":
+            entered.set()
+            release.wait(60)
+
+    replayer = threading.Thread(target=x.replay, args=(hold,))
+    replayer.start()
+    try:
+        assert entered.wait(60)
+        with pytest.raises(collc.Error, match=r"collcExecutorDestroy: exec \(.*\) is in use by "
+                                              r"collcExecutorReplay on another thread") as e:
+            x.close()
+        assert e.value.name == "collcInvalidUsage"
+    finally:
+        release.set()
+        replayer.join(60)
+    np.testing.assert_array_equal(r, np.arange(4, dtype=np.float32))
+    x.replay()  # the refused close left it whole
+    x.close()
+    assert repr(x) == "<collc.Executor closed>"
+
+
+def test_bindings_that_partly_overlap_are_refused_naming_both():
+    # g = buf[:N], r = buf[1:N+1] gave silently wrong sums (2046 of 65536
+    # elements on 2 local ranks); the same memory (in place) is right.
+    n = 1024
+    plan = collc.compile(f"""program @overlap world(2) {{
+  group @dp = world
+  %g = compute @bwd : f32[{n}]
+  %r = all_reduce sum %g in @dp
+  compute @use(%r)
+}}""", passes=UNFUSED)
+
+    def rank_body(rank):
+        with collc.Executor(plan, rank, rendezvous="py-overlap", timeout_ms=20000) as x:
+            buf = np.arange(n + 1, dtype=np.float32) * (rank + 1)
+            x.bind("g", buf[:n])
+            x.bind("r", buf[1:n + 1])
+            with pytest.raises(collc.Error, match=rf"rank {rank} cannot capture plan @overlap: "
+                                                  rf"%g \({4 * n} bytes\) and %r \({4 * n} "
+                                                  rf"bytes\) overlap: %r starts 4 bytes into %g"):
+                x.capture()
+            x.bind("r", buf[:n])
+            x.capture()
+            x.replay()
+            return buf[:n].copy()
+
+    for out in on_two_ranks(rank_body):
+        np.testing.assert_array_equal(out, np.arange(n, dtype=np.float32) * 3)
+
+
+def test_a_tensor_whose_memory_does_not_hold_its_values_is_refused_naming_it(two_reduces):
+    # A negative view's memory holds 2 where the tensor means -2: bound as
+    # raw memory, the sum used +2. Likewise a conjugate view.
+    with collc.Executor(two_reduces, 0, rendezvous="py-neg-bit") as x:
+        neg = torch.full((4,), 2.0)._neg_view()
+        assert neg.is_neg()
+        with pytest.raises(collc.Error, match=r'Executor.bind: name is "a": the tensor\'s '
+                                              r"is_neg\(\) is set: its memory does not hold its "
+                                              r"values: .*bind t.resolve_neg\(\)"):
+            x.bind("a", neg)
+        conj = torch.full((4,), 1 + 2j, dtype=torch.complex64).conj()
+        assert conj.is_conj()
+        with pytest.raises(collc.Error, match=r'name is "a": the tensor\'s is_conj\(\) is set'):
+            x.bind("a", conj)
+        resolved = neg.resolve_neg()
+        x.bind("a", resolved)
+        assert x.tensor("a").tolist() == [-2.0] * 4

@@ -192,6 +192,13 @@ TEST(PlanValidator, SendAndRecv) {
         C.Group = 1; // @tp: rank 1's peer 2 is in the other subgroup
       },
       "(send): peer 2 of rank 1 is not in its subgroup of @tp");
+  // A peer for a rank that does not send: the writer leaves it out, so the
+  // plan did not read back as it was (the plan fuzzer's find; the input is
+  // tests/fuzz/corpus-plan/peer-of-a-rank-not-sending.plan).
+  expectRefused([](plan::Plan &P) { commOf(P, CommKind::Send).Peers[3] = 0; },
+                "(send): peer 0 of rank 3, which does not issue the comm: expected -1");
+  expectRefused([](plan::Plan &P) { commOf(P, CommKind::Recv).Peers[0] = 1; },
+                "(recv): peer 1 of rank 0, which does not issue the comm: expected -1");
 }
 
 TEST(PlanValidator, AFencedCommIsAsync) {
@@ -337,4 +344,50 @@ TEST(PlanValidator, SlotsOfOneRoleDoNotOverlap) {
             S.Offset = 0;
       },
       "overlap in output buffer");
+}
+
+/// The plan fuzzer's find, on a bucket of all_gathers: outputs `[%w0, %w0]`
+/// left %w1's unpack slot in the comm's two-segment buffer. The runtime
+/// copies every unpack slot after the wait, and no rank held memory for
+/// %w1: `collc run` crashed (UBSan: "applying non-zero offset 64 to null
+/// pointer"). tests/lit/plan/hostile.test runs that plan (and
+/// tests/fuzz/corpus-plan/gather-output-twice.plan is it); here the same
+/// edits of the all_reduce bucket.
+TEST(PlanValidator, ACommCopiesOnlyItsOwnTensors) {
+  expectRefused(
+      [](plan::Plan &P) {
+        plan::Comm &C = commOf(P, CommKind::AllReduce);
+        C.Outputs[1] = C.Outputs[0];
+      },
+      "comm 2 (all_reduce): output tensor 4 %ra is listed twice: expected each result once");
+  // Without the duplicate: a slot the comm would unpack, of a tensor it
+  // does not write.
+  expectRefused(
+      [](plan::Plan &P) {
+        plan::Comm &C = commOf(P, CommKind::AllReduce);
+        for (plan::Slot &S : P.Buffers[C.OutBuffer].Slots)
+          if (S.Tensor == C.Outputs.back())
+            S.Mode = plan::SlotMode::Unpack;
+        C.Outputs.pop_back();
+      },
+      "comm 2 (all_reduce): output buffer 0 has a slot of %rb to unpack, which is not one of its "
+      "output tensors: a comm copies only its own tensors");
+  expectRefused(
+      [](plan::Plan &P) {
+        plan::Comm &C = commOf(P, CommKind::AllReduce);
+        for (plan::Slot &S : P.Buffers[C.InBuffer].Slots)
+          if (S.Tensor == C.Inputs.back())
+            S.Mode = plan::SlotMode::Pack;
+        C.Inputs.pop_back();
+      },
+      "comm 2 (all_reduce): input buffer 0 has a slot of %b to pack, which is not one of its "
+      "input tensors");
+}
+
+/// A view in a buffer of several segments was neither placed nor copied:
+/// across the segments its tensor's bytes are strided.
+TEST(PlanValidator, AViewLivesInABufferOfOneSegment) {
+  expectRefused([](plan::Plan &P) { P.Buffers[0].Segments = 2; },
+                "buffer 0: slot of %b is a view, but the buffer is split into 2 segments, across "
+                "which a tensor's bytes are strided: expected pack or unpack");
 }
