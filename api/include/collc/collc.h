@@ -92,7 +92,8 @@ typedef struct collcPlan *collcPlan_t;
 typedef struct {
   size_t size;              /* sizeof(collcCompileOptions_t) */
   const char *pipeline;     /* NULL or "": the default pipeline (docs/passes.md) */
-  const char *bucketPolicy; /* NULL: "ddp"; "fixed:25MiB", "auto", "none". Not with pipeline. */
+  const char *bucketPolicy; /* NULL: "ddp"; "ddp:50MiB", "fixed:25MiB", "auto", "none". Not with
+                               pipeline. */
   int64_t world;            /* 0: the world the program declares; else 1..2^20 */
   uint64_t align;           /* alignment of tensors in buffers, a power of two; 0: 256 */
   int views;                /* 1 (default): zero-copy views; 0: pack every input */
