@@ -55,6 +55,7 @@ public:
   /// not destroyed (api/LiveHandles.h).
   Args &plan(const collcPlan *P, const char *Name);
   Args &executor(const collcExecutor *E, const char *Name);
+  Args &comm(const collcComm *C, const char *Name);
   /// A versioned struct (null allowed when \p Optional): its first field
   /// `size` must be at least the size of its first version
   /// (api/StructVersions.h); a larger one than this library's is read as far

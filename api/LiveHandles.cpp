@@ -84,8 +84,12 @@ collcPlan *adopt(std::unique_ptr<collcPlan> H) {
 collcExecutor *adopt(std::unique_ptr<collcExecutor> H) {
   return Registry<collcExecutor>::get().adopt(std::move(H));
 }
+collcComm *adopt(std::unique_ptr<collcComm> H) {
+  return Registry<collcComm>::get().adopt(std::move(H));
+}
 bool isLive(const collcPlan *H) { return Registry<collcPlan>::get().isLive(H); }
 bool isLive(const collcExecutor *H) { return Registry<collcExecutor>::get().isLive(H); }
+bool isLive(const collcComm *H) { return Registry<collcComm>::get().isLive(H); }
 namespace {
 /// Destroys \p Handle through its registry, or says why not.
 template <class H> llvm::Error destroyHandle(H *Handle, const char *Name) {
@@ -99,6 +103,7 @@ template <class H> llvm::Error destroyHandle(H *Handle, const char *Name) {
 
 llvm::Error destroy(collcPlan *H, const char *Name) { return destroyHandle(H, Name); }
 llvm::Error destroy(collcExecutor *H, const char *Name) { return destroyHandle(H, Name); }
+llvm::Error destroy(collcComm *H, const char *Name) { return destroyHandle(H, Name); }
 
 namespace {
 /// What is wrong with \p Handle, a \p Noun, if anything; \p Expected says
@@ -127,6 +132,13 @@ Args &Args::plan(const collcPlan *P, const char *Name) {
 Args &Args::executor(const collcExecutor *E, const char *Name) {
   if (std::optional<std::string> Why =
           handleProblem(E, Name, "executor", "an executor from collcExecutorCreate"))
+    set(collcInvalidArgument, *Why);
+  return *this;
+}
+
+Args &Args::comm(const collcComm *C, const char *Name) {
+  if (std::optional<std::string> Why =
+          handleProblem(C, Name, "communicator", "a communicator from collcCommCreate"))
     set(collcInvalidArgument, *Why);
   return *this;
 }

@@ -35,18 +35,21 @@ constexpr size_t QuarantineSize = 4096;
 /// Registers \p H as live and hands it to the caller.
 collcPlan *adopt(std::unique_ptr<collcPlan> H);
 collcExecutor *adopt(std::unique_ptr<collcExecutor> H);
+collcComm *adopt(std::unique_ptr<collcComm> H);
 
 /// Whether \p H is a handle collc made and has not destroyed.
 bool isLive(const collcPlan *H);
 bool isLive(const collcExecutor *H);
+bool isLive(const collcComm *H);
 
 /// Releases \p H's contents and marks it destroyed; an error naming it as
 /// \p Name (nothing done) when its Destroy runs already on another call. It
 /// is live until its contents are released (a step that an executor's end
-/// waits for may call on it). \p H must have passed Args::plan or
-/// Args::executor.
+/// waits for may call on it). \p H must have passed Args::plan,
+/// Args::executor or Args::comm.
 llvm::Error destroy(collcPlan *H, const char *Name);
 llvm::Error destroy(collcExecutor *H, const char *Name);
+llvm::Error destroy(collcComm *H, const char *Name);
 
 } // namespace collc::api
 

@@ -23,10 +23,6 @@ class _Memory:
                                     "shape": tuple(shape), "version": 3}
 
 
-def _is_torch(x):
-    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "data_ptr")
-
-
 class Executor(OwnedHandle):
     """The executor of rank `rank` of `plan` on `backend` ("local": the
     ranks are threads of this process and `rendezvous` a name they share;
@@ -99,7 +95,7 @@ class Executor(OwnedHandle):
         tensor's device's current stream (torch.cuda.current_stream): bind
         under the stream the model computes on."""
         t = self.plan.tensor_type(name)
-        if _is_torch(array):
+        if _dtypes.is_torch(array):
             want = _dtypes.torch_dtype(t.elem)
             if array.dtype != want:
                 self._refuse(name, f"the plan's tensor is {t}: expected a tensor of "
