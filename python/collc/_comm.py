@@ -7,7 +7,7 @@ import ctypes
 
 from . import _dtypes, _lib
 from ._handle import OwnedHandle
-from ._lib import Error, call, encode, lib
+from ._lib import Error, call, encode
 
 INVALID_ARGUMENT = 1
 

@@ -13,7 +13,8 @@ from ._devices import DEVICE_CLASSES
 from ._fsdp import trace_fsdp
 from ._irtext import TraceError
 from ._moe import MIXTRAL_8X7B, trace_moe
+from ._parallel import DistributedDataParallel
 from ._tppp import trace_tp_pp
 
-__all__ = ["TraceError", "trace_ddp", "trace_fsdp", "trace_tp_pp", "trace_moe", "MIXTRAL_8X7B",
+__all__ = ["DistributedDataParallel", "TraceError", "trace_ddp", "trace_fsdp", "trace_tp_pp", "trace_moe", "MIXTRAL_8X7B",
            "DEVICE_CLASSES", "ddp_gradients", "DdpGradient", "on_gradient_ready"]
