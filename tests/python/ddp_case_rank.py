@@ -23,6 +23,7 @@ import torch.distributed as dist
 
 from collc.torch import DistributedDataParallel as CollcDDP
 from ddp_models import KINDS, batches, new_model
+from expect import expect_error
 
 TIMEOUT_S = 20
 
@@ -77,19 +78,6 @@ def two_models(rank):
             got = step(mine[i], opts[2 + i], k, data[i][s])
             assert got == want, (k, s, got, want)
     print("CASE-OK: two wrappers in one process train as two torch DDPs", flush=True)
-
-
-def expect_error(fn, *words):
-    try:
-        fn()
-    except Exception as e:  # the case's expected refusal
-        text = str(e)
-        missing = [w for w in words if w not in text]
-        if missing:
-            raise AssertionError(f"the error lacks {missing}: {text}") from e
-        print(f"CASE-ERROR: {text}", flush=True)
-        return
-    raise AssertionError("no error was raised")
 
 
 class Unused(torch.nn.Module):

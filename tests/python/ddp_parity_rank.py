@@ -1,9 +1,11 @@
 """One rank of the DDP parity run (test_torch_parallel.py): for each model
 kind of ddp_models.py, plain and with no_sync over 4 micro-batches, trains
 two copies for --steps steps on this rank's batches, one under torch's
-DistributedDataParallel on gloo and one under
-collc.torch.DistributedDataParallel, and prints the largest relative
-difference of the losses and of the final parameters and buffers.
+DistributedDataParallel on gloo and one under the copy's wrapper (--wrapper
+collc: collc.torch.DistributedDataParallel; torch-on-collc: torch's own DDP
+over the default process group of dist.init_process_group("collc"), the
+gloo one a new_group), and prints the largest relative difference of the
+losses and of the final parameters and buffers.
 
 Launched with torchrun's environment (tests/launch/spawn_ranks.py
 --rendezvous torch)."""
@@ -66,21 +68,28 @@ def state_diff(m1, m2):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--wrapper", choices=["collc", "torch-on-collc"], default="collc")
     ap.add_argument("--kinds", default=",".join(KINDS))
     args = ap.parse_args()
     rank = int(os.environ["RANK"])
     torch.set_num_threads(1)  # one order of each kernel's sums for both copies
-    dist.init_process_group("gloo")
-    from collc.torch import DistributedDataParallel as CollcDDP
+    from collc.torch import DistributedDataParallel as CollcDDP  # registers "collc" too
+    on_collc = args.wrapper == "torch-on-collc"
+    dist.init_process_group("collc" if on_collc else "gloo")
+    gloo = dist.new_group(backend="gloo") if on_collc else None
     report = {}
     for kind in args.kinds.split(","):
         for micro in (1, 4):
             t0 = time.perf_counter()
             data = batches(kind, rank, args.steps * micro)
             ref_model, model = new_model(kind, seed=rank), new_model(kind, seed=rank)
-            ref = torch.nn.parallel.DistributedDataParallel(ref_model)
+            ref = torch.nn.parallel.DistributedDataParallel(ref_model, process_group=gloo)
             view = (micro == 1) == (kind in ("gpt", "lstm"))  # both modes, across the kinds
-            ddp = CollcDDP(model, gradient_as_bucket_view=view, timeout=60)
+            if on_collc:
+                ddp = torch.nn.parallel.DistributedDataParallel(model,
+                                                                gradient_as_bucket_view=view)
+            else:
+                ddp = CollcDDP(model, gradient_as_bucket_view=view, timeout=60)
             ref_opt = torch.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
             opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
             want = train(ref, ref_opt, kind, data, micro)
