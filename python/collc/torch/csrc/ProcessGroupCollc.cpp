@@ -435,24 +435,28 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCollc::alltoall_base(at::Tensor &Outp
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCollc::send(std::vector<at::Tensor> &Tensors, int Dst,
                                                        int Tag) {
-  const char *Op = "send";
-  at::Tensor &T = single(Tensors, Op);
-  checkNoTag(Tag, Op);
-  at::Tensor C = contiguous(T);
-  collcTicket_t Ticket = 0;
-  check(collcCommSend(Comm->get(), C.data_ptr(), bytesOf(C), Dst, &Ticket), Op);
-  return watch(Ticket, c10d::OpType::SEND, Op, Tensors, [C] {});
+  return pointToPoint(Tensors, Dst, Tag, /*Send=*/true);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCollc::recv(std::vector<at::Tensor> &Tensors, int Src,
                                                        int Tag) {
-  const char *Op = "recv";
+  return pointToPoint(Tensors, Src, Tag, /*Send=*/false);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupCollc::pointToPoint(std::vector<at::Tensor> &Tensors,
+                                                               int Peer, int Tag, bool Send) {
+  const char *Op = Send ? "send" : "recv";
   at::Tensor &T = single(Tensors, Op);
   checkNoTag(Tag, Op);
   at::Tensor C = contiguous(T);
   collcTicket_t Ticket = 0;
-  check(collcCommRecv(Comm->get(), C.data_ptr(), bytesOf(C), Src, &Ticket), Op);
-  return watch(Ticket, c10d::OpType::RECV, Op, Tensors, [T, C] { copyBack(T, C); });
+  check(Send ? collcCommSend(Comm->get(), C.data_ptr(), bytesOf(C), Peer, &Ticket)
+             : collcCommRecv(Comm->get(), C.data_ptr(), bytesOf(C), Peer, &Ticket),
+        Op);
+  return watch(Ticket, Send ? c10d::OpType::SEND : c10d::OpType::RECV, Op, Tensors, [T, C, Send] {
+    if (!Send) // a send's tensor is only read
+      copyBack(T, C);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCollc::barrier(const c10d::BarrierOptions &) {

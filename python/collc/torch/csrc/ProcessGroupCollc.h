@@ -155,6 +155,9 @@ private:
   const char *reduction(const c10d::ReduceOp &R, const char *Op) const;
   /// Refuses a send or recv tag: collc matches them in order.
   void checkNoTag(int Tag, const char *Op) const;
+  /// send (\p Send) or recv of the one tensor of \p Tensors with \p Peer.
+  c10::intrusive_ptr<c10d::Work> pointToPoint(std::vector<at::Tensor> &Tensors, int Peer, int Tag,
+                                              bool Send);
   /// Refuses \p R (a failed enqueue) with collc's words; otherwise nothing.
   void check(collcResult_t R, const char *Op) const;
   /// The work of ticket \p T, watched until it completes.
