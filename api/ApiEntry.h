@@ -18,6 +18,7 @@
 #include "api/LiveHandles.h"
 #include "api/StructVersions.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -65,8 +66,12 @@ public:
   Args &executor(const collcExecutor *E, const char *Name) & {
     return take(use(E, Name, currentCall(), "an executor from collcExecutorCreate"));
   }
+  Args &comm(const collcComm *C, const char *Name) & {
+    return take(use(C, Name, currentCall(), "a communicator from collcCommCreate"));
+  }
   Args &plan(const collcPlan *P, const char *Name) && = delete;
   Args &executor(const collcExecutor *E, const char *Name) && = delete;
+  Args &comm(const collcComm *C, const char *Name) && = delete;
   /// A versioned struct (null allowed when \p Optional): its first field
   /// `size` must be at least the size of its first version
   /// (api/StructVersions.h); a larger one than this library's is read as far
@@ -106,6 +111,10 @@ public:
     return inRange(int64_t(Value), Name, Low, High);
   }
   llvm::Error done() { return std::move(First); }
+  /// Whether this call uses \p Handle: it passed plan(), executor() or comm().
+  bool uses(const void *Handle) const {
+    return llvm::any_of(Uses, [&](const HandleUse &U) { return U.handle() == Handle; });
+  }
   /// This call's use of \p Handle, which it hands to destroy().
   HandleUse releaseUse(const void *Handle) {
     for (HandleUse &U : Uses)

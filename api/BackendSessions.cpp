@@ -44,6 +44,30 @@ Expected<std::shared_ptr<void>> holdBackendSession(StringRef Backend) {
   return *Started;
 }
 
+Expected<rt::RendezvousAddress> prepareProcessBackend(StringRef Backend, StringRef Rendezvous,
+                                                      std::shared_ptr<void> &Session) {
+  if (!rt::isProcessBackend(Backend))
+    return makeApiError(collcInvalidArgument,
+                        formatv("options->backend is \"{0}\": expected local, {1}", Backend,
+                                rt::processBackendNames()));
+  if (Error E = rt::checkProcessBackendBuilt(Backend))
+    return E;
+  Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(
+      Rendezvous.empty() ? rt::defaultRendezvous(Backend) : Rendezvous, "options->rendezvous");
+  if (!Where)
+    return makeApiError(collcInvalidArgument, toString(Where.takeError()));
+  // Before the backend's session starts (MPI_Init for mpi).
+  if (std::optional<std::string> Why = rt::rendezvousMismatch(Backend, *Where))
+    return makeApiError(collcInvalidArgument, *Why);
+  if (StringRef Needed = rt::sessionBackendFor(Backend, *Where); !Needed.empty()) {
+    Expected<std::shared_ptr<void>> S = holdBackendSession(Needed);
+    if (!S)
+      return S.takeError();
+    Session = std::move(*S);
+  }
+  return Where;
+}
+
 Error endBackendSessions() {
   Sessions &S = sessions();
   std::lock_guard<std::mutex> G(S.Lock);

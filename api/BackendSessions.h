@@ -12,6 +12,8 @@
 #ifndef COLLC_API_BACKENDSESSIONS_H
 #define COLLC_API_BACKENDSESSIONS_H
 
+#include "runtime/launch/RendezvousAddress.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -22,6 +24,15 @@ namespace collc::api {
 /// The session of \p Backend, started on first use; an executor of the
 /// backend holds it until destroyed.
 llvm::Expected<std::shared_ptr<void>> holdBackendSession(llvm::StringRef Backend);
+
+/// What an executor or a communicator of process backend \p Backend needs
+/// before it meets its peers, checked in one place: the backend known and
+/// built, \p Rendezvous (given as options->rendezvous; empty: the backend's
+/// default) parsed and fit for it, and its session started into \p Session.
+/// Returns where the peers meet.
+llvm::Expected<rt::RendezvousAddress> prepareProcessBackend(llvm::StringRef Backend,
+                                                            llvm::StringRef Rendezvous,
+                                                            std::shared_ptr<void> &Session);
 
 /// Ends every started session; refused (collcInvalidUsage), ending none,
 /// while an executor still holds one.

@@ -60,25 +60,9 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
     return rt::createLocalExecutor(P, Rank, std::move(Opts));
   }
   Opts.CommPrefix = nextCommPrefix(P, Rank);
-  if (!rt::isProcessBackend(Backend))
-    return makeApiError(collcInvalidArgument,
-                        formatv("options->backend is \"{0}\": expected local, {1}", Backend,
-                                rt::processBackendNames()));
-  if (Error E = rt::checkProcessBackendBuilt(Backend))
-    return E;
-  Expected<rt::RendezvousAddress> Where = rt::parseRendezvous(
-      Rendezvous.empty() ? rt::defaultRendezvous(Backend) : Rendezvous, "options->rendezvous");
+  Expected<rt::RendezvousAddress> Where = prepareProcessBackend(Backend, Rendezvous, Session);
   if (!Where)
-    return makeApiError(collcInvalidArgument, toString(Where.takeError()));
-  // Before the backend's session starts (MPI_Init for mpi).
-  if (std::optional<std::string> Why = rt::rendezvousMismatch(Backend, *Where))
-    return makeApiError(collcInvalidArgument, *Why);
-  if (StringRef Needed = rt::sessionBackendFor(Backend, *Where); !Needed.empty()) {
-    Expected<std::shared_ptr<void>> S = holdBackendSession(Needed);
-    if (!S)
-      return S.takeError();
-    Session = std::move(*S);
-  }
+    return Where.takeError();
   rt::ProcessPlace Place;
   Place.Rank = Rank;
   Place.World = P.World;

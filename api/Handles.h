@@ -8,6 +8,7 @@
 
 #include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/seeds/EagerComm.h"
 
 #include <atomic>
 #include <memory>
@@ -40,6 +41,14 @@ struct collcExecutor {
   bool Captured = false;
   /// Device memory: whether collcExecutorSetStream gave the caller's stream.
   bool HasStream = false;
+};
+
+/// An eager communicator (collcCommCreate).
+struct collcComm {
+  // Destroyed bottom to top: the communicator before what it uses.
+  std::shared_ptr<void> Session;
+  std::unique_ptr<collc::rt::EagerComm> Comm;
+  std::string Backend;
 };
 
 #endif

@@ -21,10 +21,12 @@ namespace {
 template <class H> constexpr const char *NounOf = nullptr;
 template <> constexpr const char *NounOf<collcPlan> = "plan";
 template <> constexpr const char *NounOf<collcExecutor> = "executor";
+template <> constexpr const char *NounOf<collcComm> = "communicator";
 
 /// The thread that may still call on \p Handle while its Destroy runs: the
 /// one its end waits for.
 std::thread::id mayCallWhileDying(const collcPlan &) { return {}; }
+std::thread::id mayCallWhileDying(const collcComm &) { return {}; }
 std::thread::id mayCallWhileDying(const collcExecutor &E) {
   return E.Steps ? E.Steps->thread() : std::thread::id();
 }
@@ -32,6 +34,7 @@ std::thread::id mayCallWhileDying(const collcExecutor &E) {
 /// Ends that thread (it finishes its step): after, its id may name a new
 /// thread, which must be refused.
 void endWhatMayCall(collcPlan &) {}
+void endWhatMayCall(collcComm &) {}
 void endWhatMayCall(collcExecutor &E) { E.Steps.reset(); }
 
 } // namespace
@@ -182,6 +185,9 @@ collcPlan *adopt(std::unique_ptr<collcPlan> H) {
 collcExecutor *adopt(std::unique_ptr<collcExecutor> H) {
   return UseRegistry<collcExecutor>::get().adopt(std::move(H));
 }
+collcComm *adopt(std::unique_ptr<collcComm> H) {
+  return UseRegistry<collcComm>::get().adopt(std::move(H));
+}
 
 llvm::Expected<HandleUse> use(const collcPlan *H, const char *Name, const char *Call,
                               const char *Expected) {
@@ -191,12 +197,19 @@ llvm::Expected<HandleUse> use(const collcExecutor *H, const char *Name, const ch
                               const char *Expected) {
   return UseRegistry<collcExecutor>::get().use(H, Name, Call, Expected);
 }
+llvm::Expected<HandleUse> use(const collcComm *H, const char *Name, const char *Call,
+                              const char *Expected) {
+  return UseRegistry<collcComm>::get().use(H, Name, Call, Expected);
+}
 
 llvm::Error destroy(collcPlan *H, const char *Name, HandleUse Own) {
   return UseRegistry<collcPlan>::get().destroy(H, Name, std::move(Own));
 }
 llvm::Error destroy(collcExecutor *H, const char *Name, HandleUse Own) {
   return UseRegistry<collcExecutor>::get().destroy(H, Name, std::move(Own));
+}
+llvm::Error destroy(collcComm *H, const char *Name, HandleUse Own) {
+  return UseRegistry<collcComm>::get().destroy(H, Name, std::move(Own));
 }
 
 } // namespace collc::api

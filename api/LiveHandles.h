@@ -66,6 +66,7 @@ private:
 /// Registers \p H as live and hands it to the caller.
 collcPlan *adopt(std::unique_ptr<collcPlan> H);
 collcExecutor *adopt(std::unique_ptr<collcExecutor> H);
+collcComm *adopt(std::unique_ptr<collcComm> H);
 
 /// A use of \p H, passed as argument \p Name, by the collc.h function
 /// \p Call; or an error (collcInvalidArgument) saying why it cannot be
@@ -74,6 +75,8 @@ collcExecutor *adopt(std::unique_ptr<collcExecutor> H);
 llvm::Expected<HandleUse> use(const collcPlan *H, const char *Name, const char *Call,
                               const char *Expected);
 llvm::Expected<HandleUse> use(const collcExecutor *H, const char *Name, const char *Call,
+                              const char *Expected);
+llvm::Expected<HandleUse> use(const collcComm *H, const char *Name, const char *Call,
                               const char *Expected);
 
 /// Releases \p H's contents and marks it destroyed, ending \p Own (this
@@ -84,6 +87,7 @@ llvm::Expected<HandleUse> use(const collcExecutor *H, const char *Name, const ch
 /// step thread (asyncReplay), which its end waits for.
 llvm::Error destroy(collcPlan *H, const char *Name, HandleUse Own);
 llvm::Error destroy(collcExecutor *H, const char *Name, HandleUse Own);
+llvm::Error destroy(collcComm *H, const char *Name, HandleUse Own);
 
 } // namespace collc::api
 

@@ -44,6 +44,12 @@ inline constexpr size_t FirstVersionSize<collcSimResult_t> =
 template <>
 inline constexpr size_t FirstVersionSize<collcExecutorOptions_t> =
     offsetof(collcExecutorOptions_t, device);
+template <>
+inline constexpr size_t FirstVersionSize<collcCommOptions_t> =
+    offsetof(collcCommOptions_t, timeoutMs) + sizeof(int64_t);
+template <>
+inline constexpr size_t FirstVersionSize<collcStore_t> =
+    offsetof(collcStore_t, oneHost) + sizeof(int);
 
 /// Whether \p Size ends a version of T: version 1's end or this library's
 /// (the only versions there are), or beyond (a caller built against a newer
@@ -67,6 +73,9 @@ template <> struct StructNames<collcSimResult_t> {
 template <> struct StructNames<collcExecutorOptions_t> {
   static constexpr const char *Type = "collcExecutorOptions_t",
                               *Macro = "COLLC_EXECUTOR_OPTIONS_INIT";
+};
+template <> struct StructNames<collcCommOptions_t> {
+  static constexpr const char *Type = "collcCommOptions_t", *Macro = "COLLC_COMM_OPTIONS_INIT";
 };
 
 /// An Init: the first \p Size bytes of \p Defaults (its `size` set to

@@ -1,10 +1,11 @@
 # `cmake --install build --prefix P`: the C API (collc/collc.h, the
 # generated collc/version.h, libcollc.so), the static libraries, the CMake
 # package (collcConfig.cmake, its version file, collc::collc and, with
-# COMPONENTS static, collc::compiler and collc::runtime), collc.pc and the
-# Python package. Every destination is GNUInstallDirs' (CMAKE_INSTALL_LIBDIR
-# may be lib64 or lib/x86_64-linux-gnu): the targets, the CMake package,
-# collc.pc (cmake/CollcPkgConfig.cmake) and the Python package agree on it.
+# COMPONENTS static, collc::compiler and collc::runtime), collc.pc, the
+# Python package (with the torch backend's extension) and the collc tool.
+# Every destination is GNUInstallDirs' (CMAKE_INSTALL_LIBDIR may be lib64 or
+# lib/x86_64-linux-gnu): the targets, the CMake package, collc.pc
+# (cmake/CollcPkgConfig.cmake) and the Python package agree on it.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -53,6 +54,15 @@ collc_write_pc(${CMAKE_BINARY_DIR}/collc.pc "${CMAKE_INSTALL_LIBDIR}" "${CMAKE_I
 install(FILES ${CMAKE_BINARY_DIR}/collc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 # The Python package (docs/python.md), beside libcollc.so: installed as
-# LIBDIR/python3/site-packages/collc, it loads LIBDIR/libcollc.so.
-install(DIRECTORY python/collc DESTINATION ${CMAKE_INSTALL_LIBDIR}/python3/site-packages
-        PATTERN __pycache__ EXCLUDE)
+# LIBDIR/python3/site-packages/collc, it loads LIBDIR/libcollc.so; with it
+# the torch.distributed backend's extension where this build has it
+# (cmake/CollcTorch.cmake: its RPATH finds LIBDIR from there).
+set(COLLC_PYTHON_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/python3/site-packages)
+install(DIRECTORY python/collc DESTINATION ${COLLC_PYTHON_INSTALL_DIR}
+        PATTERN __pycache__ EXCLUDE PATTERN csrc EXCLUDE)
+if(TARGET collc_torch_c10d)
+  install(TARGETS collc_torch_c10d LIBRARY DESTINATION ${COLLC_PYTHON_INSTALL_DIR}/collc/torch)
+endif()
+
+# The collc tool (docs/cli.md).
+install(TARGETS collc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

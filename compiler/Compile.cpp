@@ -43,6 +43,18 @@ Expected<std::string> bucketPassFor(StringRef Policy, uint64_t MemoryBudget) {
   std::string Budget = MemoryBudget ? ",memory-budget=" + std::to_string(MemoryBudget) : "";
   if (Policy == "ddp")
     return std::string("bucket{policy=ddp}");
+  // PyTorch DDP with another bucket_cap_mb: its first bucket stays 1 MiB
+  // (torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES), the rest take the cap.
+  if (Policy.consume_front("ddp:")) {
+    Expected<uint64_t> Bytes = parseByteSize(Policy);
+    if (!Bytes)
+      return Bytes.takeError();
+    if (!*Bytes)
+      return createStringError(inconvertibleErrorCode(),
+                               "--bucket=ddp:%s: expected a positive cap", Policy.str().c_str());
+    return "bucket{policy=ddp,limits=" + std::to_string(1u << 20) + ":" + std::to_string(*Bytes) +
+           "}";
+  }
   if (Policy == "auto")
     return "bucket{policy=auto" + Budget + "}";
   // The link class auto simulates; the pass checks the name.
@@ -57,8 +69,8 @@ Expected<std::string> bucketPassFor(StringRef Policy, uint64_t MemoryBudget) {
     return "bucket{policy=fixed,bytes=" + std::to_string(*Bytes) + "}";
   }
   return createStringError(inconvertibleErrorCode(),
-                           "--bucket=%s: expected ddp, fixed:<bytes> (such as fixed:25MiB), auto, "
-                           "auto:<link class> or none",
+                           "--bucket=%s: expected ddp, ddp:<bytes> (such as ddp:50MiB), "
+                           "fixed:<bytes> (such as fixed:25MiB), auto, auto:<link class> or none",
                            Policy.str().c_str());
 }
 

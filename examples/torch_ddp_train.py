@@ -3,19 +3,21 @@
 (--world), from the same initial weights on the same data shards with the
 same optimizer, step by step in turn, and compares them:
 
-  collc      each process traces the model with collc.torch (DDP), compiles
-             the trace with --bucket ddp and replays the plan every step to
-             average the gradients (all_reduce avg) on the gloo or mpi backend;
+  collc      collc.torch.DistributedDataParallel: the model's DDP step traced
+             on the first iteration, compiled to a plan with DDP's buckets,
+             replayed every step overlapped with backward on the gloo or mpi
+             backend;
   torch DDP  torch.nn.parallel.DistributedDataParallel on gloo.
 
-It prints both loss curves side by side, both mean step times (without step
-0, the warm-up) and the largest loss difference, and exits 1 when the curves
+The two differ in one line (wrappers() below; docs/torch.md shows the
+diff). It prints both loss curves side by side, both mean step times
+(without step 0, the warm-up), how long collc's averaging ran on after
+backward, and the largest loss difference, and exits 1 when the curves
 differ by more than the tolerance (docs/torch.md, "Training against torch
 DDP", says why it is what it is), 2 when a rank failed or the run timed out.
 
   PYTHONPATH=python COLLC_LIBRARY=build/lib/libcollc.so \\
       /usr/bin/python3 examples/torch_ddp_train.py [--steps 20] [--backend gloo|mpi]
-      [--overlap]
 
 It starts its own processes (the mpi backend: under mpirun, $COLLC_MPIRUN or
 `mpirun`), which meet in a temporary directory, and kills them and removes
@@ -49,9 +51,6 @@ def options(argv=None):
     ap.add_argument("--world", type=int, default=2, help="processes")
     ap.add_argument("--backend", choices=["gloo", "mpi"], default="gloo",
                     help="collc's backend (torch DDP is on gloo either way)")
-    ap.add_argument("--overlap", action="store_true",
-                    help="replay on a thread of its own during backward, each bucket "
-                         "averaged once its gradients are ready (default: after backward)")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--heads", type=int, default=4)
@@ -122,159 +121,35 @@ def loss_of(logits, targets):
                                              targets.reshape(-1))
 
 
-def without_costs(ir):
-    import re
-    return re.sub(r"cost\([^)]*\)|// Costs:.*", "", ir)
+def wrappers(args):
+    """The two copies' wrappers: the one line that differs."""
+    import torch
+    import collc.torch
+    return {"collc": lambda m: collc.torch.DistributedDataParallel(m, backend=args.backend),
+            "ddp": lambda m: torch.nn.parallel.DistributedDataParallel(m)}
 
 
-def plan_for(args, rank, data):
-    """The plan both ranks replay: each rank traces a model of the same
-    weights on its first batch; rank 0's trace is compiled on both, as the
-    measured costs differ between processes and the plans' digests must
-    agree. Every rank checks its own trace's program equals rank 0's but
-    for the costs."""
-    import torch.distributed as dist
-    import collc
-    from collc.torch import trace_ddp
-    ids, targets = data[0]
-    ir = trace_ddp(new_model(args), (ids,), loss_fn=lambda out: loss_of(out, targets),
-                   world=args.world, device_class="cpu", program="gpt2_ddp")
-    shared = [ir]
-    dist.broadcast_object_list(shared, src=0)
-    if without_costs(shared[0]) != without_costs(ir):
-        raise RuntimeError(f"rank {rank}: the traced program differs from rank 0's beyond "
-                           "its costs (another gradient order?)")
-    return collc.compile(shared[0], bucket="ddp"), shared[0]
+class Trainer:
+    """One copy of the model under `wrap`, with Adam."""
 
-
-class Overlap:
-    """Replays the plan on a thread of its own while backward runs (--overlap):
-    each backward compute op's callback waits until autograd has accumulated
-    the gradients the op produces (a hook on each parameter's gradient
-    accumulator, as DDP's reducer hooks them), so each bucket's all_reduce
-    starts once its gradients are ready, as DDP's do, not after backward."""
-
-    def __init__(self, x, ir, grads, timeout):
-        import re
-        from collc.torch import on_gradient_ready
-        self.x, self.timeout, self.names = x, timeout, [g.name for g in grads]
-        of_value = {"%" + g.tensor: g.name for g in grads}
-        # compute op -> the parameters whose gradients it produces
-        self.waits = {m.group(2): [of_value[v] for v in m.group(1).split(", ") if v in of_value]
-                      for m in re.finditer(r"^ +(%.+?) = compute @([^\s(]+)", ir, re.M)}
-        self.ready = {}
-        self.accumulators = on_gradient_ready(grads, lambda name: self.ready[name].set())
-
-    def start(self):
-        import threading
-        self.ready = {n: threading.Event() for n in self.names}
-        self.abandoned, self.errors = threading.Event(), []
-        self.thread = threading.Thread(target=self._replay)
-        self.thread.start()
-
-    def _compute(self, op, index):
-        for name in self.waits.get(op, ()):
-            while not self.ready[name].wait(0.05):
-                if self.abandoned.is_set():
-                    raise RuntimeError(f"compute @{op}: the step was abandoned before the "
-                                       f"gradient of {name} was ready")
-
-    def _replay(self):
-        try:
-            self.x.replay(self._compute)
-            self.x.synchronize(timeout=self.timeout)
-        except BaseException as e:  # raised on the training thread, by finish()
-            self.errors.append(e)
-
-    def finish(self, backward_done):
-        if not backward_done:
-            self.abandoned.set()
-        self.thread.join()
-        if self.errors and backward_done:
-            raise self.errors[0]
-
-
-class CollcTrainer:
-    """The model trained with collc's plan averaging its gradients."""
-
-    def __init__(self, args, rank, data, rendezvous):
+    def __init__(self, args, wrap, perturb=0.0):
         import torch
-        import collc
-        from collc.torch import ddp_gradients
-        self.args, self.rank = args, rank
-        self.plan, ir = plan_for(args, rank, data)
-        self.model = new_model(args)
-        self.x = collc.Executor(self.plan, rank, backend=args.backend, rendezvous=rendezvous,
-                                timeout_ms=int(args.timeout * 1000))
-        # Gradients as bucket views (DDP's gradient_as_bucket_view): each .grad
-        # is the plan's %g.NAME, a view of its bucket, which backward
-        # accumulates into and the replay averages in place (%r.NAME is the
-        # same memory).
-        grads = ddp_gradients(self.model)
-        self.params = [g.parameter for g in grads]
-        for g in grads:
-            g.parameter.grad = torch.from_numpy(self.x.tensor(g.tensor)).view(g.parameter.shape)
-        self.where = [p.grad.data_ptr() for p in self.params]
-        count, first = self.x.unbound()
-        if count:
-            raise RuntimeError(f"rank {rank}: {count} plan tensors are not views, {first} first")
-        self.x.capture()
-        self.overlap = Overlap(self.x, ir, grads, args.timeout) if args.overlap else None
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=args.lr)
-        self.waits = []  # per step: how long averaging ran on after backward
-
-    def step(self, ids, targets):
-        if self.overlap:
-            self.overlap.start()
-        backward_done = False
-        try:
-            self.opt.zero_grad(set_to_none=False)  # zeroes the views in place
-            loss = loss_of(self.model(ids), targets)
-            loss.backward()
-            if [p.grad.data_ptr() for p in self.params] != self.where:
-                raise RuntimeError(f"rank {self.rank}: backward replaced a gradient instead "
-                                   "of accumulating into the plan's view")
-            backward_done = True
-            t = time.perf_counter()
-        finally:
-            if self.overlap:
-                self.overlap.finish(backward_done)
-        if not self.overlap:
-            self.x.replay()
-            self.x.synchronize(timeout=self.args.timeout)
-        self.waits.append(time.perf_counter() - t)
-        if self.args.perturb:
-            for p in self.params:
-                p.grad.add_(self.args.perturb)
-        self.opt.step()
-        return loss
-
-    def close(self):
-        """The final parameters; releases the executor and the plan."""
-        final = [p.detach().clone() for p in self.params]
-        for p in self.params:
-            p.grad = None  # the views die with the executor
-        self.x.close()
-        self.plan.close()
-        return final
-
-
-class DdpTrainer:
-    """The model trained with torch's DistributedDataParallel, its defaults."""
-
-    def __init__(self, args):
-        import torch
-        from torch.nn.parallel import DistributedDataParallel
         from collc.torch import ddp_gradients
         self.model = new_model(args)
         self.params = [g.parameter for g in ddp_gradients(self.model)]
-        self.ddp = DistributedDataParallel(self.model)
+        self.ddp = wrap(self.model)
         self.opt = torch.optim.Adam(self.ddp.parameters(), lr=args.lr)
+        self.perturb = perturb
+        self.waits = []  # per step: how long averaging ran on after backward (collc)
 
     def step(self, ids, targets):
         self.opt.zero_grad(set_to_none=False)
         loss = loss_of(self.ddp(ids), targets)
         loss.backward()
+        self.waits.append(getattr(self.ddp, "last_wait_s", 0.0))
+        if self.perturb:
+            for p in self.params:
+                p.grad.add_(self.perturb)
         self.opt.step()
         return loss
 
@@ -297,9 +172,9 @@ def worker(args):
     data = batches(args, rank)
     if rank == args.fail_rank:
         raise SystemExit(f"rank {rank}: failing as --fail-rank asks")
-    # collc's gloo ranks meet in a directory of their own; mpi's through MPI.
-    rendezvous = "file:" + os.path.join(args.worker, "collc") if args.backend == "gloo" else None
-    trainers = {"collc": CollcTrainer(args, rank, data, rendezvous), "ddp": DdpTrainer(args)}
+    wrap = wrappers(args)
+    trainers = {"collc": Trainer(args, wrap["collc"], args.perturb),
+                "ddp": Trainer(args, wrap["ddp"])}
     # The two train step by step in turn, the first of a step alternating, so
     # the machine's load falls on both alike and their times compare.
     result = {k: {"loss": [], "time": []} for k in trainers}
@@ -315,9 +190,6 @@ def worker(args):
     with open(os.path.join(args.worker, f"rank{rank}.json"), "w") as f:
         json.dump(result, f)
     dist.destroy_process_group()
-    if args.backend == "mpi":
-        import collc
-        collc.finalize()
 
 
 # ---------------------------------------------------------------- launcher
@@ -381,8 +253,8 @@ def report(args, ranks):
                for k in ("collc", "ddp")}
     print(f"GPT-2 {args.layers} layers x {args.width} wide, {args.heads} heads, seq {args.seq}, "
           f"vocab {args.vocab}; {args.world} ranks on CPU, {args.batch} sequences each per step; "
-          f"Adam lr {args.lr:g}; {steps} steps; collc on {args.backend} "
-          f"({'overlapping backward' if args.overlap else 'after backward'}), torch DDP on gloo")
+          f"Adam lr {args.lr:g}; {steps} steps; collc.torch.DistributedDataParallel on "
+          f"{args.backend}, torch DDP on gloo")
     print(f"{'step':>4}  {'collc loss':>12}  {'DDP loss':>12}  {'|diff|':>9}  "
           f"{'collc ms':>9}  {'DDP ms':>9}")
     worst_abs = worst_rel = 0.0
@@ -421,7 +293,6 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     tmp = tempfile.mkdtemp(prefix="collc-ddp-train-")
     try:
-        os.mkdir(os.path.join(tmp, "collc"))
         if not run_ranks(args, tmp):
             return 2
         ranks = []

@@ -14,6 +14,7 @@ packages=(
   libhiredis-dev                     # hiredis, which the gloo backend's Redis rank claims call
   redis-server                       # a real Redis for the gloo backend's RedisStore tests
   python3-numpy python3-pytest python3-torch  # the Python package's tests (docs/python.md)
+  libtorch-dev pybind11-dev python3-dev       # torch.distributed's "collc" backend (docs/torch.md)
 )
 
 sudo=""

@@ -29,3 +29,38 @@ def torch_dtype(elem):
     import torch
     name = ELEM_TYPES[elem][1]
     return getattr(torch, name, None) if name else None
+
+
+def is_torch(x):
+    """Whether x is a torch tensor (without importing torch)."""
+    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "data_ptr")
+
+
+def itemsize(elem):
+    """Bytes per element of collc element type elem."""
+    import numpy
+    return numpy.dtype(ELEM_TYPES[elem][0]).itemsize
+
+
+def elem_of_torch(dtype):
+    """The collc element type of torch dtype, or None."""
+    import torch
+    for elem, (_, name) in ELEM_TYPES.items():
+        if name and getattr(torch, name, None) == dtype:
+            return elem
+    return None
+
+
+def elem_of_numpy(dtype):
+    """The collc element type of numpy dtype (uint16 is bf16's raw bits,
+    uint8 u8), or None."""
+    import numpy
+    for elem, (name, _) in ELEM_TYPES.items():
+        if numpy.dtype(name) == dtype and elem not in ("f8e4m3", "f8e5m2"):
+            return elem
+    return None
+
+
+def torch_names():
+    """The torch dtypes collc takes, for messages."""
+    return ", ".join(f"torch.{name}" for _, name in ELEM_TYPES.values() if name)

@@ -23,10 +23,6 @@ class _Memory:
                                     "shape": tuple(shape), "version": 3}
 
 
-def _is_torch(x):
-    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "data_ptr")
-
-
 class Executor(OwnedHandle):
     """The executor of rank `rank` of `plan` on `backend` ("local": the
     ranks are threads of this process and `rendezvous` a name they share;
@@ -102,7 +98,7 @@ class Executor(OwnedHandle):
         tensor's device's current stream (torch.cuda.current_stream): bind
         under the stream the model computes on."""
         t = self.plan.tensor_type(name)
-        if _is_torch(array):
+        if _dtypes.is_torch(array):
             # collc reads and writes the memory itself: a lazy negation or
             # conjugation (a bit on the tensor, not in its memory) would be
             # silently lost, in what collc reads and in what it writes.

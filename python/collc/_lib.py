@@ -155,10 +155,18 @@ _SIGNATURES = {
     "collcExecutorDestroy": (ctypes.c_int, [_P]),
     "collcFinalize": (ctypes.c_int, []),
 }
-for _name, (_res, _args) in _SIGNATURES.items():
-    _f = getattr(lib, _name)
-    _f.restype = _res
-    _f.argtypes = _args
+
+
+def declare(signatures):
+    """Sets the ctypes signature of each function of `signatures` (name ->
+    (result type, argument types)), as the other modules' tables do too."""
+    for name, (res, args) in signatures.items():
+        f = getattr(lib, name)
+        f.restype = res
+        f.argtypes = args
+
+
+declare(_SIGNATURES)
 
 
 def error_for(result, text=None):

@@ -3,6 +3,7 @@
 #include "runtime/gloo/GlooAdapters.h"
 
 #include "runtime/seeds/DriverCommunicator.h"
+#include "runtime/seeds/HostEagerComm.h"
 
 using namespace llvm;
 
@@ -11,6 +12,12 @@ namespace collc::rt {
 Expected<std::shared_ptr<Communicator>>
 createGlooCommunicator(StringRef GroupName, size_t Size, size_t Rank, CommunicatorOptions Opts) {
   return createDriverCommunicator<gloo::GlooDriver>(GroupName, Size, Rank, Opts);
+}
+
+Expected<std::unique_ptr<EagerComm>> createGlooEagerComm(StringRef GroupName, size_t Size,
+                                                         size_t Rank,
+                                                         std::chrono::milliseconds Timeout) {
+  return createHostEagerComm<gloo::GlooDriver>(GroupName, Size, Rank, Timeout);
 }
 
 template class HostSession<gloo::GlooDriver>;

@@ -13,8 +13,12 @@
 
 #include "runtime/gloo/GlooDriver.h"
 #include "runtime/seeds/Communicator.h"
+#include "runtime/seeds/EagerComm.h"
 #include "runtime/seeds/HostServer.h"
 #include "runtime/seeds/HostSession.h"
+
+#include <chrono>
+#include <memory>
 
 namespace collc::rt {
 
@@ -31,6 +35,12 @@ extern template class HostSession<gloo::GlooDriver>;
 /// GlooServer S(DeviceId): one server per process.
 using GlooServer = HostServer<gloo::GlooDriver>;
 extern template class HostServer<gloo::GlooDriver>;
+
+/// This process's eager communicator (runtime/seeds/EagerComm.h) in group
+/// \p GroupName, every wait bounded by \p Timeout.
+llvm::Expected<std::unique_ptr<EagerComm>> createGlooEagerComm(llvm::StringRef GroupName,
+                                                               size_t Size, size_t Rank,
+                                                               std::chrono::milliseconds Timeout);
 
 } // namespace collc::rt
 

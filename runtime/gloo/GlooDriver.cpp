@@ -365,8 +365,10 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     return JoinError(ErrorKind::Backend,
                      ": the rendezvous directory cannot be written (gloo: " + Text + ")");
   // The store failed (a key it wrote empty on a full disk, a Redis server
-  // that went away): no rank is late.
-  if ((StringRef(Text).contains("file_store.cc") || StringRef(Text).contains("redis_store.cc")) &&
+  // that went away, the program's store: ExternalProbedStore.h): no rank
+  // is late.
+  if ((StringRef(Text).contains("file_store.cc") || StringRef(Text).contains("redis_store.cc") ||
+       StringRef(Text).startswith("store:")) &&
       !StringRef(Text).contains("Wait timeout"))
     return JoinError(ErrorKind::Backend, formatv(": the rendezvous {0} failed (gloo: {1})",
                                                  (*Store)->kind(), (*Store)->explain(Text)));

@@ -3,8 +3,10 @@
 #include "runtime/gloo/GlooStore.h"
 
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/gloo/ExternalProbedStore.h"
 #include "runtime/gloo/LoopSpinner.h"
 #include "runtime/gloo/ProbedStore.h"
+#include "runtime/launch/ExternalStore.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -53,12 +55,29 @@ bool isLoopback(StringRef Host) {
   return Host == "127.0.0.1" || Host == "localhost" || Host == "::1";
 }
 
+/// Whether the processes meeting at \p Where may be on other hosts: a
+/// Redis server elsewhere, or a store the program did not say is this
+/// host's alone.
+bool spansHosts(const RendezvousAddress &Where) {
+  if (Where.How == RendezvousAddress::Kind::Redis)
+    return !isLoopback(Where.Host);
+  if (Where.How == RendezvousAddress::Kind::Store) {
+    Expected<std::shared_ptr<ExternalStore>> S = externalStore(Where.StoreName);
+    if (!S) {
+      consumeError(S.takeError()); // the join says so
+      return false;
+    }
+    return !(*S)->oneHost();
+  }
+  return false;
+}
+
 } // namespace
 
 std::string deviceHostname(const RendezvousAddress &Where) {
   if (const char *Env = getenv("COLLC_GLOO_HOSTNAME"); Env && *Env)
     return Env;
-  if (Where.How == RendezvousAddress::Kind::Redis && !isLoopback(Where.Host)) {
+  if (spansHosts(Where)) {
     char Name[256] = {};
     if (gethostname(Name, sizeof(Name) - 1) == 0 && Name[0])
       return Name;
@@ -69,6 +88,11 @@ std::string deviceHostname(const RendezvousAddress &Where) {
 Error configureRendezvous(const RendezvousAddress &Where) {
   if (std::optional<std::string> Why = rendezvousMismatch("gloo", Where))
     return makeError(ErrorKind::InvalidArgument, *Why);
+  // A store that is not registered is refused before it becomes the
+  // process's rendezvous.
+  if (Where.How == RendezvousAddress::Kind::Store)
+    if (Expected<std::shared_ptr<ExternalStore>> S = externalStore(Where.StoreName); !S)
+      return S.takeError();
   ProcessRendezvous &S = state();
   std::lock_guard<std::mutex> L(S.M);
   if (S.Where) {
@@ -91,7 +115,11 @@ Expected<std::shared_ptr<ProbedStore>> processStore() {
   if (!S.Where)
     return makeError(ErrorKind::InvalidArgument,
                      "the gloo backend has no rendezvous: call gloo::configureRendezvous "
-                     "(file:DIR or redis://HOST:PORT) before joining a group");
+                     "(file:DIR, redis://HOST:PORT or store:NAME) before joining a group");
+  if (S.Where->How == RendezvousAddress::Kind::Store) {
+    S.Store = openExternalProbedStore(S.Where->StoreName);
+    return S.Store;
+  }
   Expected<std::shared_ptr<ProbedStore>> Store = openProbedStore(*S.Where);
   if (!Store)
     return Store.takeError();

@@ -7,9 +7,10 @@
 // process joins meets in it under the group's name (GroupStore.h).
 //
 // The TCP device every group shares listens on COLLC_GLOO_HOSTNAME when set;
-// otherwise on 127.0.0.1 when the rendezvous is a directory or a Redis
-// server on this host (one host), and on this host's name when the Redis
-// server is elsewhere (many hosts: peers must reach us by that name).
+// otherwise on 127.0.0.1 when the rendezvous is a directory, a Redis
+// server on this host or a store the program says is this host's alone
+// (one host), and on this host's name when the Redis server is elsewhere
+// or the program's store spans hosts (peers must reach us by that name).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_GLOO_GLOOSTORE_H
@@ -32,7 +33,8 @@ class ProbedStore;
 
 /// Sets this process's rendezvous. Again with the same address: nothing;
 /// with another one: an error naming both. `mpi` is refused (the gloo
-/// backend meets through a store).
+/// backend meets through a store), and so is a store:NAME that no store
+/// is registered as.
 llvm::Error configureRendezvous(const RendezvousAddress &Where);
 
 /// The configured store (connecting to Redis on first use), or an error

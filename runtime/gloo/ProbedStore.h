@@ -1,7 +1,8 @@
 //===- runtime/gloo/ProbedStore.h - A rendezvous store for a group's join -*- C++ -*-===//
 //
-// Gloo's FileStore or RedisStore, with what a group's join (GroupStore.h)
-// needs beyond Gloo's Store interface:
+// Gloo's FileStore or RedisStore, or the program's store
+// (ExternalProbedStore.h), with what a group's join (GroupStore.h) needs
+// beyond Gloo's Store interface:
 //
 // - has(): whether keys are set, without waiting (Gloo's stores can tell,
 //   through their check(), but Store cannot ask it). A join's waits poll it
@@ -69,7 +70,8 @@ public:
 };
 
 /// Gloo's FileStore on \p Where's directory (created if need be) or its
-/// RedisStore on \p Where's server (connected here).
+/// RedisStore on \p Where's server (connected here); a store:NAME is
+/// ExternalProbedStore.h's.
 llvm::Expected<std::shared_ptr<ProbedStore>> openProbedStore(const RendezvousAddress &Where);
 
 } // namespace collc::rt::gloo

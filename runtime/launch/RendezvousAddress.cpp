@@ -2,6 +2,8 @@
 
 #include "runtime/launch/RendezvousAddress.h"
 
+#include "runtime/launch/ExternalStore.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -17,6 +19,8 @@ std::string RendezvousAddress::text() const {
     if (StringRef(Host).contains(':'))
       return formatv("redis://[{0}]:{1}", Host, Port).str();
     return formatv("redis://{0}:{1}", Host, Port).str();
+  case Kind::Store:
+    return "store:" + StoreName;
   case Kind::Mpi:
     return "mpi";
   }
@@ -26,9 +30,10 @@ std::string RendezvousAddress::text() const {
 Expected<RendezvousAddress> parseRendezvous(StringRef Whole, StringRef Source) {
   StringRef Text = Whole; // consumed form by form; messages quote Whole
   auto Bad = [&](StringRef Why) {
-    return createStringError(inconvertibleErrorCode(), formatv("{2} '{0}': {1}; expected file:DIR, "
-                                                               "redis://HOST:PORT or mpi",
-                                                               Whole, Why, Source));
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("{2} '{0}': {1}; expected file:DIR, "
+                                     "redis://HOST:PORT, store:NAME or mpi",
+                                     Whole, Why, Source));
   };
   RendezvousAddress A;
   A.Source = Source.str();
@@ -43,6 +48,13 @@ Expected<RendezvousAddress> parseRendezvous(StringRef Whole, StringRef Source) {
       return Bad("the directory is empty");
     A.How = RendezvousAddress::Kind::File;
     A.Directory = Text.str();
+    return A;
+  }
+  if (Text.consume_front("store:")) {
+    if (std::optional<std::string> Why = badStoreName(Text))
+      return Bad(*Why);
+    A.How = RendezvousAddress::Kind::Store;
+    A.StoreName = Text.str();
     return A;
   }
   if (Text.consume_front("redis://")) {
@@ -117,7 +129,7 @@ std::optional<std::string> rendezvousMismatch(StringRef Backend, const Rendezvou
     return std::nullopt;
   if (Mpi)
     return formatv("the {0} backend meets through a store, not rendezvous 'mpi' (from {1}; give "
-                   "file:DIR or redis://HOST:PORT)",
+                   "file:DIR, redis://HOST:PORT or store:NAME)",
                    Backend, Where.Source)
         .str();
   return formatv("the {0} backend meets through MPI_COMM_WORLD, not rendezvous '{1}' (from "

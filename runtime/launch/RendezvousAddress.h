@@ -2,9 +2,10 @@
 //
 // The processes of one run find each other through a rendezvous: a shared
 // directory (file:DIR), a Redis server (redis://HOST:PORT, for many hosts),
-// or MPI itself (mpi: under mpirun, where MPI_COMM_WORLD already joins
-// them). The gloo backend builds its store from it, and the nccl backend
-// exchanges its unique ids through it.
+// a store the program brought and registered (store:NAME, ExternalStore.h:
+// torch's TCPStore), or MPI itself (mpi: under mpirun, where
+// MPI_COMM_WORLD already joins them). The gloo backend builds its store from it, and the nccl
+// backend exchanges its unique ids through it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_LAUNCH_RENDEZVOUSADDRESS_H
@@ -20,15 +21,16 @@
 namespace collc::rt {
 
 struct RendezvousAddress {
-  enum class Kind { File, Redis, Mpi };
+  enum class Kind { File, Redis, Store, Mpi };
   Kind How = Kind::File;
   std::string Directory; ///< File
   std::string Host;      ///< Redis
   uint16_t Port = 0;     ///< Redis
+  std::string StoreName; ///< Store
   /// Where it was given, for errors: "--rendezvous", "COLLC_RENDEZVOUS",
   /// "options->rendezvous".
   std::string Source = "--rendezvous";
-  /// As parsed: file:DIR, redis://HOST:PORT or mpi.
+  /// As parsed: file:DIR, redis://HOST:PORT, store:NAME or mpi.
   std::string text() const;
 };
 

@@ -4,6 +4,7 @@
 
 #include "runtime/local/LocalDriver.h"
 #include "runtime/seeds/DriverCommunicator.h"
+#include "runtime/seeds/HostEagerComm.h"
 
 using namespace llvm;
 
@@ -12,6 +13,12 @@ namespace collc::rt {
 Expected<std::shared_ptr<Communicator>>
 createLocalCommunicator(StringRef GroupName, size_t Size, size_t Rank, CommunicatorOptions Opts) {
   return createDriverCommunicator<local::LocalDriver>(GroupName, Size, Rank, Opts);
+}
+
+Expected<std::unique_ptr<EagerComm>> createLocalEagerComm(StringRef GroupName, size_t Size,
+                                                          size_t Rank,
+                                                          std::chrono::milliseconds Timeout) {
+  return createHostEagerComm<local::LocalDriver>(GroupName, Size, Rank, Timeout);
 }
 
 } // namespace collc::rt

@@ -4,6 +4,10 @@
 #define COLLC_RUNTIME_LOCAL_LOCALCOMMUNICATOR_H
 
 #include "runtime/seeds/Communicator.h"
+#include "runtime/seeds/EagerComm.h"
+
+#include <chrono>
+#include <memory>
 
 namespace collc::rt {
 
@@ -12,6 +16,12 @@ namespace collc::rt {
 llvm::Expected<std::shared_ptr<Communicator>>
 createLocalCommunicator(llvm::StringRef GroupName, size_t Size, size_t Rank,
                         CommunicatorOptions Opts = {});
+
+/// This process's eager communicator (runtime/seeds/EagerComm.h) in group
+/// \p GroupName, every wait bounded by \p Timeout.
+llvm::Expected<std::unique_ptr<EagerComm>> createLocalEagerComm(llvm::StringRef GroupName,
+                                                                size_t Size, size_t Rank,
+                                                                std::chrono::milliseconds Timeout);
 
 } // namespace collc::rt
 

@@ -3,6 +3,7 @@
 #include "runtime/mpi/MpiAdapters.h"
 
 #include "runtime/seeds/DriverCommunicator.h"
+#include "runtime/seeds/HostEagerComm.h"
 
 #include <mpi.h>
 
@@ -13,6 +14,12 @@ namespace collc::rt {
 Expected<std::shared_ptr<Communicator>>
 createMpiCommunicator(StringRef GroupName, size_t Size, size_t Rank, CommunicatorOptions Opts) {
   return createDriverCommunicator<mpi::MpiDriver>(GroupName, Size, Rank, Opts);
+}
+
+Expected<std::unique_ptr<EagerComm>> createMpiEagerComm(StringRef GroupName, size_t Size,
+                                                        size_t Rank,
+                                                        std::chrono::milliseconds Timeout) {
+  return createHostEagerComm<mpi::MpiDriver>(GroupName, Size, Rank, Timeout);
 }
 
 template class HostSession<mpi::MpiDriver>;

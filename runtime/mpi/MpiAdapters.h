@@ -20,8 +20,12 @@
 
 #include "runtime/mpi/MpiDriver.h"
 #include "runtime/seeds/Communicator.h"
+#include "runtime/seeds/EagerComm.h"
 #include "runtime/seeds/HostServer.h"
 #include "runtime/seeds/HostSession.h"
+
+#include <chrono>
+#include <memory>
 
 namespace collc::rt {
 
@@ -43,6 +47,12 @@ class MpiServer : public HostServer<mpi::MpiDriver> {
 public:
   explicit MpiServer(DeviceId Device);
 };
+
+/// This process's eager communicator (runtime/seeds/EagerComm.h) in group
+/// \p GroupName, every wait bounded by \p Timeout.
+llvm::Expected<std::unique_ptr<EagerComm>> createMpiEagerComm(llvm::StringRef GroupName,
+                                                              size_t Size, size_t Rank,
+                                                              std::chrono::milliseconds Timeout);
 
 } // namespace collc::rt
 

@@ -8,11 +8,14 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #if COLLC_HAVE_MPI
+#include "runtime/mpi/MpiAdapters.h"
 #include "runtime/mpi/MpiExecutor.h"
 #include "runtime/mpi/MpiSession.h"
 #endif
 #if COLLC_HAVE_GLOO
+#include "runtime/gloo/GlooAdapters.h"
 #include "runtime/gloo/GlooDriver.h"
+#include "runtime/gloo/GlooStore.h"
 #include "runtime/gloo/GlooExecutor.h"
 #endif
 #if COLLC_PROCESS_HAS_NCCL
@@ -42,6 +45,12 @@ using HostCheck = Error (*)();
 /// What the backend cannot run, judged from the plan alone.
 using PlanCheck = Error (*)(const plan::Plan &);
 
+/// Its eager communicator of a group (null: it has none).
+using EagerFactory = Expected<std::unique_ptr<EagerComm>> (*)(const ProcessPlace &,
+                                                              const RendezvousAddress &,
+                                                              StringRef,
+                                                              std::chrono::milliseconds);
+
 struct ProcessBackend {
   const char *Name;
   Factory Create;       ///< null: not in this build
@@ -55,6 +64,7 @@ struct ProcessBackend {
   /// Where its executors' memory is.
   MemoryKind Memory = MemoryKind::Host;
   PlanCheck CheckPlan = nullptr;
+  EagerFactory CreateEager = nullptr;
 };
 
 #if COLLC_HAVE_MPI
@@ -63,6 +73,24 @@ Expected<std::shared_ptr<void>> startMpi() {
   if (!S)
     return S.takeError();
   return std::shared_ptr<void>(std::move(*S));
+}
+
+/// MPI's groups are MPI_COMM_WORLD's: the join checks \p Place against it.
+Expected<std::unique_ptr<EagerComm>> createMpiEager(const ProcessPlace &Place,
+                                                    const RendezvousAddress &, StringRef Name,
+                                                    std::chrono::milliseconds Timeout) {
+  return createMpiEagerComm(Name, size_t(Place.World), size_t(Place.Rank), Timeout);
+}
+#endif
+
+#if COLLC_HAVE_GLOO
+Expected<std::unique_ptr<EagerComm>> createGlooEager(const ProcessPlace &Place,
+                                                     const RendezvousAddress &Where,
+                                                     StringRef Name,
+                                                     std::chrono::milliseconds Timeout) {
+  if (Error E = gloo::configureRendezvous(Where))
+    return E;
+  return createGlooEagerComm(Name, size_t(Place.World), size_t(Place.Rank), Timeout);
 }
 #endif
 
@@ -92,13 +120,14 @@ Error checkGpu() {
 
 const ProcessBackend Backends[] = {
 #if COLLC_HAVE_MPI
-    {"mpi", createMpiExecutor, "libopenmpi-dev openmpi-bin", startMpi},
+    {"mpi", createMpiExecutor, "libopenmpi-dev openmpi-bin", startMpi, nullptr, MaxWorldSize,
+     nullptr, MemoryKind::Host, nullptr, createMpiEager},
 #else
     {"mpi", nullptr, "libopenmpi-dev openmpi-bin"},
 #endif
 #if COLLC_HAVE_GLOO
     {"gloo", createGlooExecutor, "libgloo-dev", nullptr, nullptr,
-     int64_t(gloo::GlooDriver::MaxRanks)},
+     int64_t(gloo::GlooDriver::MaxRanks), nullptr, MemoryKind::Host, nullptr, createGlooEager},
 #else
     {"gloo", nullptr, "libgloo-dev"},
 #endif
@@ -126,6 +155,16 @@ Expected<const ProcessBackend *> builtBackend(StringRef Backend) {
   }
   return makeError(ErrorKind::InvalidArgument,
                    formatv("--backend {0}: expected local, {1}", Backend, processBackendNames()));
+}
+
+/// "mpi or gloo": the backends with eager collectives (those of host
+/// memory), built or not, for messages.
+std::string eagerBackendNames() {
+  std::string Names;
+  for (const ProcessBackend &B : Backends)
+    if (B.Memory == MemoryKind::Host)
+      Names += (Names.empty() ? "" : " or ") + std::string(B.Name);
+  return Names;
 }
 
 } // namespace
@@ -226,6 +265,23 @@ Expected<std::unique_ptr<Executor>> createProcessExecutor(StringRef Backend, con
   if (!B)
     return B.takeError();
   return (*B)->Create(P, Place, Where, std::move(Opts));
+}
+
+Expected<std::unique_ptr<EagerComm>> createProcessEagerComm(StringRef Backend,
+                                                            const ProcessPlace &Place,
+                                                            const RendezvousAddress &Where,
+                                                            StringRef Name,
+                                                            std::chrono::milliseconds Timeout) {
+  Expected<const ProcessBackend *> B = builtBackend(Backend);
+  if (!B)
+    return B.takeError();
+  if (!(*B)->CreateEager)
+    return makeError(ErrorKind::Unsupported,
+                     formatv("the {0} backend has no eager collectives (expected {1})", Backend,
+                             eagerBackendNames()));
+  if (Error E = checkProcessWorld(Backend, Place))
+    return E;
+  return (*B)->CreateEager(Place, Where, Name, Timeout);
 }
 
 } // namespace collc::rt

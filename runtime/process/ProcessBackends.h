@@ -16,10 +16,12 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
+#include "runtime/seeds/EagerComm.h"
 #include "runtime/verify/ReductionBound.h"
 
 #include "llvm/ADT/StringRef.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -83,6 +85,16 @@ llvm::Expected<std::shared_ptr<void>> startSessionFor(llvm::StringRef Backend,
 llvm::Expected<std::unique_ptr<Executor>>
 createProcessExecutor(llvm::StringRef Backend, const plan::Plan &P, const ProcessPlace &Place,
                       const RendezvousAddress &Where, ExecutorOptions Opts);
+
+/// This process's eager communicator (runtime/seeds/EagerComm.h: what a
+/// torch.distributed process group runs on) as \p Place's rank of group
+/// \p Name on \p Backend, its peers met through \p Where (the session of
+/// startSessionFor held), every wait bounded by \p Timeout. A backend
+/// without eager collectives (nccl) is refused as Unsupported.
+llvm::Expected<std::unique_ptr<EagerComm>>
+createProcessEagerComm(llvm::StringRef Backend, const ProcessPlace &Place,
+                       const RendezvousAddress &Where, llvm::StringRef Name,
+                       std::chrono::milliseconds Timeout);
 
 } // namespace collc::rt
 

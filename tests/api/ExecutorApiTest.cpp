@@ -23,15 +23,6 @@ using namespace collc::apitest;
 
 namespace {
 
-/// Runs \p Body(rank) on two threads and returns what each returned.
-std::array<collcResult_t, 2> onTwoRanks(const std::function<collcResult_t(int64_t)> &Body) {
-  std::array<collcResult_t, 2> R{collcInternalError, collcInternalError};
-  std::thread T1([&] { R[1] = Body(1); });
-  R[0] = Body(0);
-  T1.join();
-  return R;
-}
-
 collcExecutorOptions_t localOptions(const char *Rendezvous, int64_t TimeoutMs = 20000) {
   collcExecutorOptions_t O;
   collcExecutorOptionsInit(&O);
@@ -269,7 +260,7 @@ TEST(CApiExecutor, CreateRefusals) {
   for (auto [Backend, Rendezvous, Why] :
        {std::tuple{"gloo", "mpi",
                    "the gloo backend meets through a store, not rendezvous 'mpi' "
-                   "(from options->rendezvous; give file:DIR or redis://HOST:PORT)"},
+                   "(from options->rendezvous; give file:DIR, redis://HOST:PORT or store:NAME)"},
         {"mpi", "file:/tmp/x",
          "the mpi backend meets through MPI_COMM_WORLD, not rendezvous "
          "'file:/tmp/x' (from options->rendezvous; use 'mpi')"}}) {

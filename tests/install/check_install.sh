@@ -115,6 +115,12 @@ cmp -s "$TMP/doc-example.c" "$SRC/tests/install/consumer/main.c" || {
   diff "$TMP/doc-example.c" "$SRC/tests/install/consumer/main.c" | head; exit 1; }
 echo "docs/c-api.md's example is tests/install/consumer/main.c"
 
+# The collc tool is installed and says collc's version (not LLVM's).
+want="collc version $(cache CMAKE_PROJECT_VERSION)"
+got=$("$PREFIX/$(cache CMAKE_INSTALL_BINDIR)/collc" --version)
+[ "$got" = "$want" ] || { echo "collc --version printed '$got': expected '$want'"; exit 1; }
+echo "the installed collc says: $got"
+
 # The installed Python package finds the installed libcollc.so by itself
 # (no COLLC_LIBRARY), when an interpreter here has numpy.
 PY=""
@@ -130,4 +136,19 @@ print("python: the installed package loads", collc._lib.lib._name, "and compiles
 ' "$EXAMPLE" "$PREFIX/$LIBDIR/"
 else
   echo "python: skipped (no interpreter here imports numpy)"
+fi
+
+# Where this build has torch's backend "collc" (cmake/CollcTorch.cmake),
+# the installed package registers it from the installed extension.
+if ls "$BUILD"/python/collc/torch/_c10d*.so >/dev/null 2>&1; then
+  env -u COLLC_LIBRARY -u COLLC_TORCH_EXTENSION \
+      PYTHONPATH="$PREFIX/$LIBDIR/python3/site-packages" /usr/bin/python3 -c '
+import sys, torch.distributed as dist
+import collc.torch
+ext = collc.torch._backend._c10d
+assert ext is not None, collc.torch._backend._why_not
+assert ext.__file__.startswith(sys.argv[1]), ext.__file__
+assert "COLLC" in dist.Backend._plugins, dist.Backend._plugins
+print("python: the installed collc.torch registers backend collc from", ext.__file__)
+' "$PREFIX/$LIBDIR/"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Start N ranks of a multi-process run, as a launcher would (torchrun-style).
 
-  spawn_ranks.py -n N [--rendezvous file|redis [--pause-redis]] [--timeout S]
+  spawn_ranks.py -n N [--rendezvous file|redis|torch [--pause-redis]] [--timeout S]
                  [--expect-exit any|nonzero] -- CMD ARGS...
 
 Each rank is CMD ARGS with RANK, WORLD_SIZE, LOCAL_RANK and COLLC_RENDEZVOUS
@@ -9,7 +9,10 @@ in its environment, in a process group of its own. For `file` the ranks meet
 in a fresh temporary directory; for `redis` a redis-server is started on
 127.0.0.1 on a free port (no persistence) and stopped afterwards; with
 --pause-redis it is stopped (SIGSTOP) before the ranks start, a server that
-accepts connections and never answers. Every line
+accepts connections and never answers. For `torch` the ranks get
+torchrun's environment instead of COLLC_RENDEZVOUS (LOCAL_WORLD_SIZE,
+GROUP_RANK 0, MASTER_ADDR 127.0.0.1 and a free MASTER_PORT, where rank 0's
+torch TCPStore listens), as torchrun would start them on one host. Every line
 a rank prints comes out prefixed "[rank r]".
 
 On a timeout or the first failing rank the others are killed (their whole
@@ -106,7 +109,7 @@ def pump(rank, stream, lock):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, required=True, help="number of ranks")
-    ap.add_argument("--rendezvous", choices=["file", "redis"], default="file")
+    ap.add_argument("--rendezvous", choices=["file", "redis", "torch"], default="file")
     ap.add_argument("--pause-redis", action="store_true",
                     help="stop the redis-server (SIGSTOP) once it answered, before the ranks start")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds for the whole run")
@@ -132,13 +135,20 @@ def main():
             where = "redis://127.0.0.1:%d" % redis.port
             if args.pause_redis:
                 redis.pause()
+        elif args.rendezvous == "torch":
+            where = "127.0.0.1:%d" % free_port()
         else:
             tmpdir = tempfile.mkdtemp(prefix="collc-rdv-")
             where = "file:" + tmpdir
         print("spawn_ranks: %d ranks meet at %s" % (args.n, where), flush=True)
         for r in range(args.n):
-            env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(args.n), LOCAL_RANK=str(r),
-                       COLLC_RENDEZVOUS=where)
+            env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(args.n), LOCAL_RANK=str(r))
+            if args.rendezvous == "torch":
+                env.pop("COLLC_RENDEZVOUS", None)
+                env.update(LOCAL_WORLD_SIZE=str(args.n), GROUP_RANK="0",
+                           MASTER_ADDR="127.0.0.1", MASTER_PORT=where.split(":")[1])
+            else:
+                env["COLLC_RENDEZVOUS"] = where
             p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True)
             procs.append(p)

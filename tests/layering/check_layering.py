@@ -71,12 +71,14 @@ LAYERS = [
                       "runtime/exec", "runtime/seeds", "runtime/launch"]),
     # The table of process backends (mpi, gloo, nccl) that the tool and the C
     # API create executors from, and the CPU world a run's processes meet in.
+    # runtime/seeds: the eager communicator (EagerComm.h) each backend makes.
     ("runtime/process", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/verify",
-                         "runtime/launch", "runtime/mpi", "runtime/gloo", "runtime/nccl"]),
+                         "runtime/seeds", "runtime/launch", "runtime/mpi", "runtime/gloo",
+                         "runtime/nccl"]),
     # The C API (collc.h) over the compiler and the runtime: a library, so it
     # sits below the tool and sees none of it.
     ("api", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
-             "runtime/exec", "runtime/launch", "runtime/local", "runtime/nccl",
+             "runtime/exec", "runtime/seeds", "runtime/launch", "runtime/local", "runtime/nccl",
              "runtime/process"]),
     # The bench harness is a library below the commands: it sees the run
     # harness (LocalRun.h) and the input helpers (ToolSupport.h) of the

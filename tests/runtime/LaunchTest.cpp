@@ -240,7 +240,7 @@ TEST(ProcessPlace, RefusesWhatIsNotAPlace) {
             "no launcher environment: give both --rank and --world");
 }
 
-TEST(RendezvousAddress, ParsesTheThreeForms) {
+TEST(RendezvousAddress, ParsesTheFourForms) {
   llvm::Expected<RendezvousAddress> F = parseRendezvous("file:/tmp/rdv");
   ASSERT_TRUE(bool(F));
   EXPECT_EQ(F->How, RendezvousAddress::Kind::File);
@@ -259,25 +259,35 @@ TEST(RendezvousAddress, ParsesTheThreeForms) {
   llvm::Expected<RendezvousAddress> M = parseRendezvous("mpi");
   ASSERT_TRUE(bool(M));
   EXPECT_EQ(M->How, RendezvousAddress::Kind::Mpi);
+  // The program's store (runtime/launch/ExternalStore.h), by its name.
+  llvm::Expected<RendezvousAddress> S = parseRendezvous("store:torch.0");
+  ASSERT_TRUE(bool(S));
+  EXPECT_EQ(S->How, RendezvousAddress::Kind::Store);
+  EXPECT_EQ(S->StoreName, "torch.0");
+  EXPECT_EQ(S->text(), "store:torch.0");
 }
 
 TEST(RendezvousAddress, RefusesOtherForms) {
   for (const char *Bad :
        {"", "file:", "redis://host", "redis://:80", "redis://h:0", "redis://h:70000", "tcp://h:1",
         "redis://::1:6379", "redis://[::1:6379", "redis://[]:6379",
-        "redis://user:pw@127.0.0.1:6379", "redis://127.0.0.1/0:6379", "redis://a b:6379"}) {
+        "redis://user:pw@127.0.0.1:6379", "redis://127.0.0.1/0:6379", "redis://a b:6379",
+        "store:", "store:a/b"}) {
     llvm::Expected<RendezvousAddress> A = parseRendezvous(Bad);
     ASSERT_FALSE(bool(A)) << Bad;
     std::string Msg = llvm::toString(A.takeError());
     EXPECT_NE(Msg.find(std::string("'") + Bad + "'"), std::string::npos) << Msg;
-    EXPECT_NE(Msg.find("expected file:DIR, redis://HOST:PORT or mpi"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("expected file:DIR, redis://HOST:PORT, store:NAME or mpi"),
+              std::string::npos)
+        << Msg;
   }
   // An error names where the address was given.
   llvm::Expected<RendezvousAddress> Env = parseRendezvous("nowhere", "COLLC_RENDEZVOUS");
   ASSERT_FALSE(bool(Env));
   EXPECT_EQ(
       llvm::toString(Env.takeError()),
-      "COLLC_RENDEZVOUS 'nowhere': unknown form; expected file:DIR, redis://HOST:PORT or mpi");
+      "COLLC_RENDEZVOUS 'nowhere': unknown form; expected file:DIR, redis://HOST:PORT, store:NAME "
+      "or mpi");
 }
 
 } // namespace

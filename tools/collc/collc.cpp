@@ -39,6 +39,7 @@ int main(int argc, char **argv) {
   InitLLVM Init(argc, argv);
   CollcArgv0 = argv[0];
   collc::tuneMallocForBatchWork();
+  cl::SetVersionPrinter([](raw_ostream &OS) { OS << "collc version " COLLC_TOOL_VERSION "\n"; });
   std::string Errors;
   raw_string_ostream ErrStream(Errors);
   if (!cl::ParseCommandLineOptions(argc, argv,

@@ -92,7 +92,8 @@ typedef struct collcPlan *collcPlan_t;
 typedef struct {
   size_t size;              /* sizeof(collcCompileOptions_t) */
   const char *pipeline;     /* NULL or "": the default pipeline (docs/passes.md) */
-  const char *bucketPolicy; /* NULL: "ddp"; "fixed:25MiB", "auto", "none". Not with pipeline. */
+  const char *bucketPolicy; /* NULL: "ddp"; "ddp:50MiB", "fixed:25MiB", "auto", "none". Not with
+                               pipeline. */
   int64_t world;            /* 0: the world the program declares; else 1..2^20 */
   uint64_t align;           /* alignment of tensors in buffers, a power of two; 0: 256 */
   int views;                /* 1 (default): zero-copy views; 0: pack every input */
@@ -390,6 +391,136 @@ COLLC_API collcResult_t collcExecutorDestroy(collcExecutor_t exec);
  * call. Without it, collc finalizes its MPI when the process exits. Nothing
  * to do when no mpi executor was created. */
 COLLC_API collcResult_t collcFinalize(void);
+
+/*===------------------------------------------------------------------===*
+ * Where this process stands: its launcher's rank and world
+ *===------------------------------------------------------------------===*/
+
+/* This process's place in its run, as its launcher says it (mpirun, srun or
+ * torchrun's variables: docs/runtime.md, "Launchers"): *rank of *world,
+ * *localRank of the *localWorld processes on this host, and *launcher names
+ * the launcher ("mpirun", "srun", "torchrun"; owned by collc, valid until
+ * the next collc call on this thread). Any pointer but rank and world may
+ * be NULL. collcInvalidArgument when no launcher's variables are set, or
+ * one holds a value that is not a number in range (the text names it). */
+COLLC_API collcResult_t collcLauncherPlace(int64_t *rank, int64_t *world, int64_t *localRank,
+                                           int64_t *localWorld, const char **launcher);
+
+/*===------------------------------------------------------------------===*
+ * The program's store: processes meet where the program already does
+ *===------------------------------------------------------------------===*/
+
+/* A key-value store the program's processes already share (torch's TCPStore
+ * under torchrun), lent to collc so that its gloo groups meet there too:
+ * rendezvous "store:NAME". Each function returns 0 on success and any other
+ * value on failure; \p user is the struct's. */
+typedef struct {
+  size_t size; /* sizeof(collcStore_t) */
+  void *user;
+  /* Sets \p key to \p bytes at \p value. */
+  int (*set)(void *user, const char *key, const void *value, size_t bytes);
+  /* Calls deliver(ctx, value, bytes) once with \p key's value, waiting for
+   * the key as long as the store waits; \p value need live only during
+   * that call. */
+  int (*get)(void *user, const char *key,
+             void (*deliver)(void *ctx, const void *value, size_t bytes), void *ctx);
+  /* *allSet = 1 when every one of the \p count keys is set now, else 0;
+   * never waits. */
+  int (*check)(void *user, const char *const *keys, size_t count, int *allSet);
+  /* Adds \p delta to the integer at \p key (0 when unset), atomically across
+   * processes, and stores the sum in *sum. */
+  int (*add)(void *user, const char *key, int64_t delta, int64_t *sum);
+  /* 1: every process of the run is on this host (gloo listens on the
+   * loopback address); 0: they may not be (it listens on the host's name,
+   * or COLLC_GLOO_HOSTNAME). */
+  int oneHost;
+} collcStore_t;
+
+/* Registers *\p store as rendezvous "store:\p name" for this process (name:
+ * letters, digits, '_', '-', '.'), in place of one registered before under
+ * that name: groups formed after meet in the new one. collc copies the
+ * struct; its functions and user pointer must stay valid until the name is
+ * registered again or the process ends. The gloo backend meets through one
+ * rendezvous per process, so a process uses one name. */
+COLLC_API collcResult_t collcStoreRegister(const char *name, const collcStore_t *store);
+
+/*===------------------------------------------------------------------===*
+ * Eager collectives: a communicator of one group, op by op
+ *===------------------------------------------------------------------===*/
+
+/* What a framework's process group runs on (torch.distributed's collc
+ * backend): every call checks its arguments, enqueues the operation and
+ * returns a ticket at once; collcCommWait waits for it. The memory of an
+ * operation is the caller's and must stay valid until its ticket is
+ * waited for. Collectives run in the order issued; a send or recv runs in
+ * order with the others of its peer and direction only, so a send and a
+ * recv between two ranks progress together. Counts are elements of
+ * \p elemType, spelled as in plans ("f32", "bf16", "i64": docs/ir.md);
+ * \p op is "sum", "prod", "min", "max" or "avg". Unlike executors, a
+ * communicator may be used from several threads at once (one destroys it). */
+typedef struct collcComm *collcComm_t;
+typedef uint64_t collcTicket_t;
+
+typedef struct {
+  size_t size;            /* sizeof(collcCommOptions_t) */
+  const char *backend;    /* NULL: "local"; "mpi", "gloo" */
+  const char *rendezvous; /* as collcExecutorOptions_t's; gloo: also "store:NAME" */
+  const char *group;      /* the group's name, the same on its every rank; NULL: "world".
+                             Two communicators of one process name two groups. */
+  int64_t timeoutMs;      /* every wait; 0: COLLC_TIMEOUT_MS, else 300000 */
+} collcCommOptions_t;
+
+#define COLLC_COMM_OPTIONS_INIT {sizeof(collcCommOptions_t), NULL, NULL, NULL, 0}
+/* Fills the first \p size bytes of *options with the defaults and sets
+ * options->size to \p size (sizeof the caller's struct). */
+COLLC_API collcResult_t collcCommOptionsInitSized(collcCommOptions_t *options, size_t size);
+#define collcCommOptionsInit(options) collcCommOptionsInitSized((options), sizeof *(options))
+
+/* This process's communicator, rank \p rank of \p world, in the group
+ * options->group: every rank of the group creates its own (a collective).
+ * *comm is the caller's, released with collcCommDestroy. */
+COLLC_API collcResult_t collcCommCreate(int64_t rank, int64_t world,
+                                        const collcCommOptions_t *options, collcComm_t *comm);
+
+/* \p count elements at \p data reduced with every rank's, in place. */
+COLLC_API collcResult_t collcCommAllReduce(collcComm_t comm, void *data, uint64_t count,
+                                           const char *elemType, const char *op,
+                                           collcTicket_t *ticket);
+/* Rank \p root's \p bytes at \p data into every rank's. */
+COLLC_API collcResult_t collcCommBroadcast(collcComm_t comm, void *data, uint64_t bytes,
+                                           int64_t root, collcTicket_t *ticket);
+/* Every rank's \p bytes at \p in, in rank order at \p out (world x bytes). */
+COLLC_API collcResult_t collcCommAllGather(collcComm_t comm, const void *in, void *out,
+                                           uint64_t bytes, collcTicket_t *ticket);
+/* Rank r's \p count elements at \p out: every rank's r-th chunk of \p count
+ * elements at \p in (world x count), reduced with \p op. */
+COLLC_API collcResult_t collcCommReduceScatter(collcComm_t comm, const void *in, void *out,
+                                               uint64_t count, const char *elemType,
+                                               const char *op, collcTicket_t *ticket);
+/* sendCounts[r] elements to rank r, packed in rank order at \p in;
+ * recvCounts[r] from rank r, packed at \p out (world entries each). */
+COLLC_API collcResult_t collcCommAllToAll(collcComm_t comm, const void *in, void *out,
+                                          const char *elemType, const uint64_t *sendCounts,
+                                          const uint64_t *recvCounts, collcTicket_t *ticket);
+COLLC_API collcResult_t collcCommSend(collcComm_t comm, const void *data, uint64_t bytes,
+                                      int64_t peer, collcTicket_t *ticket);
+/* Exactly \p bytes from \p peer (a send of another size fails both). */
+COLLC_API collcResult_t collcCommRecv(collcComm_t comm, void *data, uint64_t bytes, int64_t peer,
+                                      collcTicket_t *ticket);
+COLLC_API collcResult_t collcCommBarrier(collcComm_t comm, collcTicket_t *ticket);
+
+/* Waits for \p ticket (and what ran before it in its order): \p timeoutMs
+ * -1 waits up to the communicator's timeout, past which it is broken (every
+ * later call refused); 0..86400000 waits at most that long, past which
+ * collcTimeout says it is still running and it goes on (wait again). A
+ * failure names the peer; the operation's memory is free once this returns
+ * anything but collcTimeout. */
+COLLC_API collcResult_t collcCommWait(collcComm_t comm, collcTicket_t ticket, int64_t timeoutMs);
+/* *done = 1 when \p ticket has run (its error, if any, is collcCommWait's). */
+COLLC_API collcResult_t collcCommTest(collcComm_t comm, collcTicket_t ticket, int *done);
+
+/* Releases the communicator (NULL: nothing) once what it enqueued has run. */
+COLLC_API collcResult_t collcCommDestroy(collcComm_t comm);
 
 #ifdef __cplusplus
 }

@@ -186,12 +186,30 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
         raise TraceError(f"world must be a positive integer, not {world!r}")
     costs = Costs(cost_mode(ddp_parameters(module), cost), device_class)
     params, ready, fwd_ns, recorder, how_order = observe(module, example_inputs, loss_fn)
-    flops = recorder.param_flops(params)
-    by_name = dict(params)
+    step = DdpStep(title or type(module).__name__, params, ready, fwd_ns,
+                   recorder.param_flops(params), how_order)
+    return ddp_program(step, costs, world, program, group)[0]
+
+
+class DdpStep(NamedTuple):
+    """What one forward and backward showed of a DDP step."""
+    title: str         # the model, for the header
+    params: list       # (name, parameter) pairs DDP registers, in module order
+    ready: list        # (name, ns since backward began) in gradient-ready order
+    fwd_ns: int        # the forward's measured time
+    flops: dict        # forward FLOPs per parameter name (estimated)
+    how_order: str     # how the ready order was found, for the header
+
+
+def ddp_program(step, costs, world, program="ddp", group="dp"):
+    """The IR text of `step` (a DdpStep) on `world` ranks, and its computes
+    in program order as (compute name, the parameter names whose gradients
+    it produces) pairs: @fwd, the backward regions, @optimizer."""
+    params, by_name = step.params, dict(step.params)
 
     # Regions: runs of consecutive firings with one owner.
     regions = []
-    for name, t in ready:
+    for name, t in step.ready:
         if regions and regions[-1][0] == _owner(name):
             regions[-1][1].append(name)
             regions[-1][2] = t
@@ -199,8 +217,8 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
             regions.append([_owner(name), [name], t])
 
     lines = [
-        *wrap(f"{title or type(module).__name__} trained data parallel on {world} ranks, traced by "
-              f"collc.torch (DDP): {len(params)} gradients {how_order}, one compute per run of gradients of one module, each averaged "
+        *wrap(f"{step.title} trained data parallel on {world} ranks, traced by "
+              f"collc.torch (DDP): {len(params)} gradients {step.how_order}, one compute per run of gradients of one module, each averaged "
                "as it is ready. Tied parameters appear once, under their first name. The "
                "scalar %bwd.* values only order the backward regions (activation gradients "
                f"are not modelled). Costs: {costs.words}."),
@@ -210,20 +228,22 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
         f"program @{program} world({world}) {{",
         f"  group @{group} = world",
         "",
-        f"  %loss = compute @fwd cost({costs.of(ns=fwd_ns, flops=sum(flops.values()))}) : f32",
+        f"  %loss = compute @fwd cost({costs.of(ns=step.fwd_ns, flops=sum(step.flops.values()))}) : f32",
     ]
+    computes = [("fwd", [])]
     prev, prev_t, used = "%loss", 0, set()
     reduced = {}
-    for k, (owner, names, t) in enumerate(regions):
+    for owner, names, t in regions:
         token = f"%bwd.{ir_name(owner)}"
         while token in used:
             token += ".again"
         used.add(token)
         results = [token] + [f"%{_gradient_tensor(ir_name(n))}" for n in names]
         types = ["f32"] + [ir_type(by_name[n]) for n in names]
-        cost = costs.of(ns=t - prev_t, flops=2 * sum(flops[n] for n in names))
+        cost = costs.of(ns=t - prev_t, flops=2 * sum(step.flops.get(n, 0) for n in names))
         lines.append(f"  {', '.join(results)} = compute @bwd.{ir_name(owner)}({prev}) "
                      f"cost({cost}) : {', '.join(types)}")
+        computes.append((f"bwd.{ir_name(owner)}", names))
         for n in names:
             reduced[n] = f"%r.{ir_name(n)}"
             lines.append(f"  {reduced[n]} = all_reduce avg %{_gradient_tensor(ir_name(n))} "
@@ -233,5 +253,5 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
     # not measured (the trace runs no optimizer), so it is left at 0.
     lines.append(f"  compute @optimizer({', '.join(reduced[n] for n, _ in params)})")
     lines.append("}")
-    return "\n".join(lines) + "\n"
-
+    computes.append(("optimizer", []))
+    return "\n".join(lines) + "\n", computes
