@@ -501,12 +501,13 @@ private:
       Done.assign(P.Comms.size(), nullptr);
       MadeBy.assign(P.Tensors.size(), -1);
       for (size_t K = 0; K != P.Comms.size(); ++K) {
-        if (!P.Comms[K].Ranks.contains(Rank))
+        const plan::CommSide *Side = P.Comms[K].sideOn(Rank); // this rank's tensors
+        if (!Side)
           continue;
         if (Error Err = checkCuda(cudaEventCreateWithFlags(&Done[K], cudaEventDisableTiming),
                                   "cudaEventCreateWithFlags"))
           return Err;
-        for (uint32_t T : P.Comms[K].Outputs)
+        for (uint32_t T : Side->Outputs)
           if (MadeBy[T] < 0)
             MadeBy[T] = int32_t(K);
       }
@@ -765,8 +766,9 @@ private:
     if (Error E = waitForStream(Stream, Raw,
                                 formatv("rank {0}, split sizes of comm #{1}", Rank, C.PlanComm)))
       return E;
-    int64_t InRows = P.Tensors[PC.Inputs[0]].Type.Shape[0];
-    int64_t OutRows = P.Tensors[PC.Outputs[0]].Type.Shape[0];
+    const plan::CommSide &Side = *PC.sideOn(Rank);
+    int64_t InRows = P.Tensors[Side.Inputs[0]].Type.Shape[0];
+    int64_t OutRows = P.Tensors[Side.Outputs[0]].Type.Shape[0];
     std::vector<int64_t> Matrix;
     for (uint64_t K = 0; K != uint64_t(N * N); ++K) {
       Expected<int64_t> V = readSplitSize(CountsT.Type.Elem, HostCounts, K);
