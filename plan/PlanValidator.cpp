@@ -11,6 +11,8 @@
 
 #include "plan/PlanValidator.h"
 
+#include "ir/PremulFactor.h"
+
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -426,6 +428,11 @@ Error Validator::comm(size_t I) {
 Error Validator::commFlags(size_t I) {
   const Comm &C = P.Comms[I];
   std::string Entity = commName(I);
+  // The factor every backend multiplies by: a value of the element type.
+  // (Split sizes are checked per side, in commShape.)
+  if (hasReduceOp(C.Kind) && C.Reduce == ReduceOp::PremulSum)
+    if (std::optional<std::string> Why = premulFactorProblem(C.Elem, C.Scale))
+      return fail(Entity, *Why);
   bool P2P = !isCollective(C.Kind);
   if (P2P || hasRoot(C.Kind)) {
     StringRef Word = P2P ? "peer" : "root";
