@@ -10,6 +10,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <chrono>
+
 using namespace llvm;
 
 namespace collc {
@@ -81,8 +83,10 @@ Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts, Diag
   if (Error E = PM.addPipeline(Pipeline))
     return E;
   PassContext Ctx(Diags);
+  auto Start = std::chrono::steady_clock::now();
   if (Error E = PM.run(P, Ctx, Log))
     return E;
+  auto PassesDone = std::chrono::steady_clock::now();
   LoweringOptions L;
   L.Notes = Opts.Notes;
   // The plan's layout is plan-memory's, as the IR's `mem` attributes state
@@ -92,6 +96,11 @@ Expected<plan::Plan> compileProgram(Program &P, const CompileOptions &Opts, Diag
     L.Layout = *Ctx.Layout;
   L.Notes.insert(L.Notes.begin(), "pipeline: " + Pipeline);
   Expected<plan::Plan> Plan = lowerToPlan(P, L);
+  if (Opts.Phases) {
+    using Seconds = std::chrono::duration<double>;
+    Opts.Phases->Passes += Seconds(PassesDone - Start).count();
+    Opts.Phases->Lowering += Seconds(std::chrono::steady_clock::now() - PassesDone).count();
+  }
   if (!Plan || !Ctx.MemoryBudget)
     return Plan;
   // The budget the passes planned for, checked against the plan itself:

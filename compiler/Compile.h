@@ -52,12 +52,20 @@ std::string unboundedSchedulePass();
 /// pass string for the pipeline; auto gets `--memory-budget` (0: none) too.
 llvm::Expected<std::string> bucketPassFor(llvm::StringRef Policy, uint64_t MemoryBudget = 0);
 
+/// Where a compile's time went, in seconds (the scaling bench prints them
+/// so that a regression shows its phase; --time-passes splits the passes).
+struct CompilePhaseSeconds {
+  double Passes = 0, Lowering = 0;
+};
+
 struct CompileOptions {
   std::string Pipeline; ///< empty: defaultPipeline()
   PassManagerOptions PM;
   /// Lines for the plan's notes. The buffer layout is not an option here:
   /// it is the pipeline's (plan-memory{align=,views=}).
   std::vector<std::string> Notes;
+  /// When set, compileProgram adds the time of its phases here.
+  CompilePhaseSeconds *Phases = nullptr;
 };
 
 /// Runs the pipeline on \p P (in place) and lowers it; the plan's digest is

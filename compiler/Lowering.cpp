@@ -8,11 +8,26 @@
 #include "passes/analysis/BufferLayout.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <map>
+
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
 
 namespace collc {
+
+/// The ranks in both sets.
+static plan::RankSet intersect(const plan::RankSet &A, const plan::RankSet &B) {
+  if (A.All)
+    return B;
+  if (B.All)
+    return A;
+  plan::RankSet S;
+  S.All = false;
+  std::set_intersection(A.Ranks.begin(), A.Ranks.end(), B.Ranks.begin(), B.Ranks.end(),
+                        std::back_inserter(S.Ranks));
+  return S;
+}
 
 static plan::RankSet rankSet(const RankMasks &M, OpId I, int64_t World) {
   plan::RankSet S;
@@ -119,6 +134,52 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
 
   RankMasks Masks(P);
   std::vector<int32_t> CommOfValue(P.numValues(), -1);
+  // A joint set's ops are one comm (check-cross-rank recorded the sets):
+  // joint id -> its comm.
+  std::map<int64_t, uint32_t> JointComm;
+  // A step on some ranks of its comm: a joint comm's side, or a wait that
+  // not every rank of its comm runs here.
+  // (Every step of a joint comm names its ranks, its first side's too: the
+  // comm is known to be joint from its ops, before its later sides are.)
+  auto StepOn = [&](plan::StepKind Kind, uint32_t Comm, const plan::RankSet &Ranks,
+                    bool Joint) {
+    plan::Step St{Kind, Comm};
+    if (Joint || !(Ranks == Out.Comms[Comm].Ranks)) {
+      St.Ranks = uint32_t(Out.StepRanks.size());
+      Out.StepRanks.push_back(Ranks);
+    }
+    Out.Steps.push_back(St);
+  };
+  // Where a send/recv's peers or a broadcast's roots are, per rank of \p On.
+  auto FillPeers = [&](plan::Comm &C, const Op &O, const plan::RankSet &On) -> Error {
+    if (C.Peers.empty())
+      C.Peers.assign(P.worldSize(), -1);
+    for (int64_t R = 0; R != P.worldSize(); ++R) {
+      if (!On.contains(R))
+        continue;
+      Expected<int64_t> V = O.Peer->evaluate(R, P.worldSize());
+      if (!V)
+        return createStringError(inconvertibleErrorCode(), "%s:%s: %s on rank %lld: %s",
+                                 Out.Source.c_str(), Loc(O.Loc).c_str(),
+                                 opKindName(O.Kind).str().c_str(), (long long)R,
+                                 toString(V.takeError()).c_str());
+      int64_t Peer = *V;
+      // Send/recv peers become world ranks; broadcast roots stay local.
+      if (O.Kind != OpKind::Broadcast && O.Group != InvalidId) {
+        ArrayRef<int32_t> M = P.group(O.Group).membersOf(R);
+        Peer = Peer >= 0 && Peer < int64_t(M.size()) ? M[Peer] : -1;
+      }
+      C.Peers[R] = Peer;
+    }
+    return Error::success();
+  };
+  // The decisions recorded on an op, for the side it becomes.
+  auto Explain = [&](plan::CommSide &S, const Op &O) {
+    for (StringRef Key : {"fused_why", "bucket_why", "prefetch_why"})
+      if (const Attribute *A = O.getAttr(Key); A && A->IsString)
+        S.Why.push_back((Key + ": " + A->Str).str());
+    S.Loc = Loc(O.Loc);
+  };
   const auto &Ops = P.ops();
   // p2p blocks are numbered in program order; each one's comms, waited
   // for at its end.
@@ -143,8 +204,10 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
       continue;
     }
     if (O.Kind == OpKind::Wait) {
-      // One wait step per comm, in the order the values are listed.
+      // One wait step per comm, in the order the values are listed, on the
+      // ranks of the waited side that run this wait.
       SmallVector<int32_t, 4> Seen;
+      plan::RankSet WaitRanks = rankSet(Masks, I, P.worldSize());
       for (ValueId V : O.Operands) {
         int32_t C = CommOfValue[V];
         if (C < 0)
@@ -154,9 +217,53 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
         if (llvm::is_contained(Seen, C))
           continue;
         Seen.push_back(C);
-        Out.Steps.push_back({plan::StepKind::Wait, uint32_t(C)});
+        const plan::Comm &Waited = Out.Comms[C];
+        const plan::CommSide *Side = &Waited;
+        for (size_t K = 0; K != Waited.numSides(); ++K)
+          if (llvm::is_contained(Waited.side(K).Outputs, TensorOf[V]) ||
+              (P.value(V).IsToken && K == 0))
+            Side = &Waited.side(K);
+        // (A comm that runs nowhere is still waited for, by no rank.)
+        plan::RankSet On = intersect(WaitRanks, Side->Ranks);
+        if (On.size(P.worldSize()) || !Side->Ranks.size(P.worldSize()))
+          StepOn(plan::StepKind::Wait, uint32_t(C), On, Ops[P.value(V).Def].isJoint());
       }
       continue;
+    }
+    if (O.isJoint()) {
+      int64_t Id = O.getAttr(Op::JointAttr)->Int;
+      auto [It, New] = JointComm.try_emplace(Id, uint32_t(Out.Comms.size()));
+      if (!New) {
+        // A further side of a comm lowered before: its own ranks, tensors
+        // and steps, the comm's kind and group (check-cross-rank proved
+        // that they agree).
+        uint32_t Index = It->second;
+        plan::Comm &C = Out.Comms[Index];
+        plan::CommSide S;
+        S.Ranks = rankSet(Masks, I, P.worldSize());
+        S.Inputs = Tensors(O.dataOperands());
+        S.Outputs = Tensors(O.Results);
+        S.InBuffer = Mem.PerOp[I].In;
+        S.OutBuffer = Mem.PerOp[I].Out;
+        if (O.HasCountsOperand)
+          S.Counts = TensorOf[O.countsOperand()];
+        Explain(S, O);
+        // Any side async makes the comm async: a blocking side's wait
+        // follows its launch at once.
+        C.Async |= O.Async;
+        C.Fenced |= O.Fenced;
+        if (O.Peer)
+          if (Error E = FillPeers(C, O, S.Ranks))
+            return std::move(E);
+        plan::RankSet Ranks = S.Ranks;
+        C.Joined.push_back(std::move(S));
+        for (ValueId V : O.Results)
+          CommOfValue[V] = Index;
+        StepOn(plan::StepKind::Launch, Index, Ranks, true);
+        if (!O.Async)
+          StepOn(plan::StepKind::Wait, Index, Ranks, true);
+        continue;
+      }
     }
     Optional<plan::CommKind> K = commKindOf(O.Kind);
     assert(K && "every other op communicates");
@@ -181,26 +288,9 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
         ++Batches;
       C.Batch = Batches - 1;
     }
-    if (O.Peer) {
-      C.Peers.assign(P.worldSize(), -1);
-      for (int64_t R = 0; R != P.worldSize(); ++R) {
-        if (!C.Ranks.contains(R))
-          continue;
-        Expected<int64_t> V = O.Peer->evaluate(R, P.worldSize());
-        if (!V)
-          return createStringError(inconvertibleErrorCode(), "%s:%s: %s on rank %lld: %s",
-                                   Out.Source.c_str(), Loc(O.Loc).c_str(),
-                                   opKindName(O.Kind).str().c_str(), (long long)R,
-                                   toString(V.takeError()).c_str());
-        int64_t Peer = *V;
-        // Send/recv peers become world ranks; broadcast roots stay local.
-        if (O.Kind != OpKind::Broadcast && O.Group != InvalidId) {
-          ArrayRef<int32_t> M = P.group(O.Group).membersOf(R);
-          Peer = Peer >= 0 && Peer < int64_t(M.size()) ? M[Peer] : -1;
-        }
-        C.Peers[R] = Peer;
-      }
-    }
+    if (O.Peer)
+      if (Error E = FillPeers(C, O, C.Ranks))
+        return std::move(E);
     if (O.Kind == OpKind::AllToAllV) {
       if (O.HasCountsOperand)
         C.Counts = TensorOf[O.countsOperand()];
@@ -210,13 +300,19 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     if (const Attribute *B = O.getAttr("bucket"); B && !B->IsString)
       C.Bucket = B->Int;
     // Where it launches and waits, and its buffers, are in the plan itself.
-    for (StringRef Key : {"fused_why", "bucket_why", "prefetch_why"})
-      if (const Attribute *A = O.getAttr(Key); A && A->IsString)
-        C.Why.push_back((Key + ": " + A->Str).str());
-    C.Loc = Loc(O.Loc);
+    Explain(C, O);
     uint32_t Index = Out.Comms.size();
     for (ValueId V : O.Results)
       CommOfValue[V] = Index;
+    if (O.isJoint()) {
+      // The first side of a joint comm: its steps name its ranks.
+      plan::RankSet Ranks = C.Ranks;
+      Out.Comms.push_back(std::move(C));
+      StepOn(plan::StepKind::Launch, Index, Ranks, true);
+      if (!O.Async)
+        StepOn(plan::StepKind::Wait, Index, Ranks, true);
+      continue;
+    }
     Out.Steps.push_back({plan::StepKind::Launch, Index});
     // A blocking op completes before the next step; a block, at its end.
     if (O.Batch != InvalidId) {
@@ -232,6 +328,7 @@ Expected<plan::Plan> lowerToPlan(const Program &P, const LoweringOptions &Opts) 
     Out.Comms.push_back(std::move(C));
   }
   Out.finalize();
+  Out.Version = plan::requiredVersion(Out);
   // What the compiler writes, its reader takes: the same checks, here.
   if (Error E = plan::validatePlan(Out, Out.Source.empty() ? "<lowered plan>" : Out.Source))
     return E;

@@ -173,6 +173,12 @@ struct Op {
   }
   ValueId countsOperand() const { return HasCountsOperand ? Operands.back() : InvalidId; }
   const Attribute *getAttr(llvm::StringRef Key) const;
+  /// `joint = N`: one of the rank-conditional ops that together are one
+  /// collective (each member of the group issues exactly one of them), as
+  /// check-cross-rank proved and recorded; passes keep such an op where it
+  /// stands and never merge it; the lowering makes the set one plan comm.
+  bool isJoint() const { return !Attrs.empty() && getAttr(JointAttr); }
+  static constexpr llvm::StringLiteral JointAttr = "joint";
   void setAttr(llvm::StringRef Key, int64_t V);
   /// \p V must live as long as the op (use Program::save).
   void setAttr(llvm::StringRef Key, llvm::StringRef V);

@@ -13,6 +13,7 @@
 #include "ir/TypeInference.h"
 
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -54,10 +55,17 @@ private:
   const Program &P;
   DiagnosticEngine &Diags;
   std::unique_ptr<RankMasks> Masks;
-  // Async bookkeeping, per value.
-  enum AsyncState : uint8_t { NotAsync, Pending, PendingReported, Waited };
+  // Async bookkeeping, per value. A value whose waits run on some ranks
+  // only (ranks may wait in different orders) is WaitedOnSome, with the
+  // ranks that waited so far in PartlyWaited; each rank waits once.
+  enum AsyncState : uint8_t { NotAsync, Pending, PendingReported, WaitedOnSome, Waited };
   std::vector<AsyncState> Async;
   std::vector<OpId> WaitedBy;
+  DenseMap<ValueId, BitVector> PartlyWaited;
+  /// Records wait \p I for async value \p V on its ranks.
+  void waitFor(OpId I, ValueId V);
+  /// The first rank of \p V's definer that has not waited for it, or -1.
+  int64_t firstUnwaited(ValueId V, const BitVector *On) const;
   /// p2p blocks already ended (a later op in one breaks contiguity).
   DenseSet<uint32_t> ClosedBatches;
 };
@@ -249,25 +257,24 @@ void Verifier::verifyAsync(OpId I) {
     for (ValueId V : O.Operands) {
       if (V >= P.numValues())
         continue;
-      if (Async[V] == NotAsync) {
+      if (Async[V] == NotAsync)
         errorAt(O.Loc, formatv("wait on {0}, which is not the result of an async op", name(V)));
-      } else if (Async[V] == Waited) {
-        errorAt(O.Loc, formatv("{0} is waited for twice", name(V)));
-        Diags.note(P.ops()[WaitedBy[V]].Loc, "first wait is here");
-      } else {
-        Async[V] = Waited;
-        WaitedBy[V] = I;
-      }
+      else
+        waitFor(I, V);
     }
     return;
   }
   for (ValueId V : O.Operands)
     if (V < P.numValues() && P.value(V).IsToken)
       errorAt(O.Loc, formatv("{0} is a send's token: only `wait` takes it", name(V)));
-    else if (V < P.numValues() && Async[V] == Pending) {
-      errorAt(O.Loc, formatv("{0} is used before its `wait`: an async collective's result is "
+    else if (V < P.numValues() &&
+             (Async[V] == Pending ||
+              (Async[V] == WaitedOnSome && firstUnwaited(V, execMask(I)) >= 0))) {
+      std::string Where =
+          Async[V] == Pending ? "" : formatv(" on rank {0}", firstUnwaited(V, execMask(I))).str();
+      errorAt(O.Loc, formatv("{0} is used before its `wait`{1}: an async collective's result is "
                              "ready only after it is waited for",
-                             name(V)));
+                             name(V), Where));
       Async[V] = PendingReported; // once is enough
     }
   if (O.Async) {
@@ -276,6 +283,56 @@ void Verifier::verifyAsync(OpId I) {
     for (ValueId R : O.Results)
       if (R < P.numValues())
         Async[R] = Pending;
+  }
+}
+
+int64_t Verifier::firstUnwaited(ValueId V, const BitVector *On) const {
+  if (Async[V] == Waited)
+    return -1;
+  const BitVector *Def = execMask(P.value(V).Def);
+  auto It = PartlyWaited.find(V);
+  for (int64_t R = 0; R != P.worldSize(); ++R)
+    if ((!On || On->test(R)) && (!Def || Def->test(R)) &&
+        (It == PartlyWaited.end() || !It->second.test(R)))
+      return R;
+  return -1;
+}
+
+void Verifier::waitFor(OpId I, ValueId V) {
+  const BitVector *On = execMask(I);
+  const BitVector *Def = execMask(P.value(V).Def);
+  auto Twice = [&](int64_t Rank) {
+    errorAt(P.ops()[I].Loc, formatv("{0} is waited for twice on rank {1}", name(V), Rank));
+    Diags.note(P.ops()[WaitedBy[V]].Loc, "first wait is here");
+  };
+  if (Async[V] == Waited) {
+    // Every rank waited already: name the first that waits again.
+    int64_t R = 0;
+    while (R + 1 < P.worldSize() && ((On && !On->test(R)) || (Def && !Def->test(R))))
+      ++R;
+    return Twice(R);
+  }
+  // The common case: one wait, where the value is defined.
+  if (Async[V] != WaitedOnSome && !On) {
+    Async[V] = Waited;
+    WaitedBy[V] = I;
+    return;
+  }
+  BitVector &Done = PartlyWaited[V];
+  if (Done.empty())
+    Done.resize(P.worldSize());
+  for (int64_t R = 0; R != P.worldSize(); ++R) {
+    if ((On && !On->test(R)) || (Def && !Def->test(R)))
+      continue;
+    if (Done.test(R))
+      return Twice(R);
+    Done.set(R);
+  }
+  WaitedBy[V] = I;
+  Async[V] = WaitedOnSome;
+  if (firstUnwaited(V, nullptr) < 0) {
+    Async[V] = Waited;
+    PartlyWaited.erase(V);
   }
 }
 
@@ -384,6 +441,10 @@ void Verifier::run() {
       errorAt(P.ops()[P.value(V).Def].Loc,
               formatv("{0} is the result of an async {1} that is never waited for", name(V),
                       opKindName(P.ops()[P.value(V).Def].Kind)));
+    } else if (Async[V] == WaitedOnSome) {
+      errorAt(P.ops()[P.value(V).Def].Loc,
+              formatv("{0} is the result of an async {1} that rank {2} never waits for", name(V),
+                      opKindName(P.ops()[P.value(V).Def].Kind), firstUnwaited(V, nullptr)));
     }
 }
 

@@ -1,15 +1,23 @@
 //===- passes/CheckCrossRank.cpp - Every rank agrees -----------------------===//
 //
-// Requires: a verified program. Ensures nothing new; it only checks.
+// Requires: a verified program. Ensures: every set of ops that meet as one
+// collective carries one `joint = N` attribute (it records what it proved;
+// see below), and nothing else changes.
 // Across ranks: specializes the program for every rank and runs all ranks'
 // communication together with blocking (rendezvous) semantics:
 //  - a collective completes when every member of its subgroup reaches its
 //    next collective in that subgroup; those must agree on kind, reduce op,
-//    element types, element counts and root, and must be one op: the plan
-//    binds an op's tensors on every member that issues it, so two ops
-//    (written with complementary `when`s) that would pair only by their
-//    position are refused rather than lowered to a plan that cannot run
-//    (passes reorder ops, which would re-pair them; issue 13);
+//    element types, element counts and root. They may be different ops:
+//    one collective written as rank-conditional ops that every member
+//    issues exactly one of (`when rank == 0` / `when rank != 0`), as MPI,
+//    NCCL and torch run it. Ops that meet, directly or through a third, are
+//    one joint set; a rank that issues two ops of one set is refused (the
+//    plan issues a collective once per rank). Each set is recorded as
+//    `joint = N` on its ops, so that the passes keep it where it stands
+//    (order, fuse, bucket and prefetch treat it as a barrier) and the
+//    lowering makes it one plan comm with a side per op. When the program
+//    carries `joint` already (the check after the pipeline), the sets must
+//    be the ones recorded: a pass that re-paired them is caught here;
 //  - a send matches the peer's recv from this rank in the same group (in
 //    the order each side posts them; a send in @g and a recv in the world
 //    never meet, as on every backend's communicators); the two must move
@@ -30,7 +38,10 @@
 
 #include "ir/ProgramSchedule.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <map>
 
 using namespace llvm;
 
@@ -56,6 +67,14 @@ public:
   CrossRankChecker(const Program &P, DiagnosticEngine &D)
       : P(P), Diags(D), Masks(P), Schedule(P, Masks), Sim(Schedule) {}
   bool run();
+  /// The joint sets found by run(), each in program order, the sets
+  /// ordered by their first op.
+  std::vector<std::vector<OpId>> jointSets();
+  /// Checks the sets against \p Sets' ops' `joint` attributes; the ops of
+  /// each set that carries none yet, with the id to record. False after an
+  /// error.
+  bool matchRecorded(llvm::ArrayRef<std::vector<OpId>> Sets,
+                     std::vector<std::pair<OpId, int64_t>> &ToRecord);
 
   bool collective(GroupId G, ArrayRef<int32_t> Members, ArrayRef<OpId> Ops, uint64_t Seq) override;
   bool pointToPoint(int64_t Sender, OpId Send, int64_t Receiver, OpId Recv) override;
@@ -75,12 +94,44 @@ private:
   /// What differs between two collectives issued together, or "".
   std::string mismatch(const Op &A, int64_t RA, const Op &B, int64_t RB) const;
 
+  OpId findSet(OpId I);
+  /// Ops that met another op as one collective, as a union-find forest.
+  DenseMap<OpId, OpId> JointParent;
+
   const Program &P;
   DiagnosticEngine &Diags;
   RankMasks Masks;
   ProgramSchedule Schedule;
   RankSimulation Sim;
 };
+
+OpId CrossRankChecker::findSet(OpId I) {
+  JointParent.try_emplace(I, I);
+  OpId Root = I;
+  while (JointParent[Root] != Root)
+    Root = JointParent[Root];
+  while (I != Root) { // path compression
+    OpId Next = JointParent[I];
+    JointParent[I] = Root;
+    I = Next;
+  }
+  return Root;
+}
+
+std::vector<std::vector<OpId>> CrossRankChecker::jointSets() {
+  std::map<OpId, std::vector<OpId>> ByRoot;
+  std::vector<OpId> Members;
+  for (auto &KV : JointParent)
+    Members.push_back(KV.first);
+  llvm::sort(Members); // program order, never the map's
+  for (OpId I : Members)
+    ByRoot[findSet(I)].push_back(I);
+  std::vector<std::vector<OpId>> Sets;
+  for (auto &KV : ByRoot)
+    Sets.push_back(std::move(KV.second));
+  llvm::sort(Sets, [](const auto &A, const auto &B) { return A.front() < B.front(); });
+  return Sets;
+}
 
 int64_t CrossRankChecker::rootOn(const Op &O, int64_t R) const {
   if (!O.Peer)
@@ -179,21 +230,93 @@ bool CrossRankChecker::collective(GroupId G, ArrayRef<int32_t> Members, ArrayRef
     Diags.note(Other.Loc, formatv("rank {0} issues {1} here", Members[I], describe(Ops[I])));
     return false;
   }
-  // They agree; now they must be one op. Each member's own op would be
-  // lowered to a comm whose tensors are bound on its ranks only, and the
-  // passes keep pairings by op, not by position.
+  // They agree. Different ops that meet here are one collective: a joint
+  // set (checked for a rank issuing two of them once the run is over).
   for (size_t I = 1; I != Members.size(); ++I) {
     if (Ops[I] == Ops.front())
       continue;
-    Diags.error(RefOp.Loc,
-                formatv("ranks {0} and {1} of {2} issue different ops as their {3} collective "
-                        "in the group, which a plan cannot pair: rank {0} issues {4}; write one "
-                        "op that every member issues",
-                        Ref, Members[I], groupDesc(G, Members), ordinal(Seq),
-                        describeDef(Ops.front())));
-    Diags.note(P.ops()[Ops[I]].Loc,
-               formatv("rank {0} issues {1} here", Members[I], describeDef(Ops[I])));
+    OpId A = findSet(Ops.front()), B = findSet(Ops[I]);
+    if (A != B)
+      JointParent[std::max(A, B)] = std::min(A, B);
+  }
+  return true;
+}
+
+/// Each rank issues a joint set's collective once: through one of its ops.
+static bool checkOneOpPerRank(const Program &P, const RankMasks &Masks,
+                              ArrayRef<OpId> Set, DiagnosticEngine &Diags,
+                              function_ref<std::string(OpId)> DescribeDef) {
+  for (int64_t R = 0; R != P.worldSize(); ++R) {
+    OpId First = InvalidId;
+    for (OpId I : Set) {
+      const Op &O = P.ops()[I];
+      if (!Masks.runsOn(I, R) || !P.group(O.Group).isMember(R))
+        continue;
+      if (First == InvalidId) {
+        First = I;
+        continue;
+      }
+      Diags.error(O.Loc, formatv("rank {0} issues both {1} and {2}, which other ranks pair as "
+                                 "one collective in @{3}: each rank issues a collective once, "
+                                 "through one op",
+                                 R, DescribeDef(First), DescribeDef(I), P.group(O.Group).Name));
+      Diags.note(P.ops()[First].Loc, formatv("rank {0} issues {1} here", R, DescribeDef(First)));
+      return false;
+    }
+  }
+  return true;
+}
+
+bool CrossRankChecker::matchRecorded(ArrayRef<std::vector<OpId>> Sets,
+                                     std::vector<std::pair<OpId, int64_t>> &ToRecord) {
+  for (ArrayRef<OpId> Set : Sets)
+    if (!checkOneOpPerRank(P, Masks, Set, Diags, [&](OpId I) { return describeDef(I); }))
+      return false;
+  // Recorded ids: every op carrying one must be in the set its id names.
+  std::map<int64_t, size_t> SetOfId;
+  std::vector<int64_t> IdOfSet(Sets.size(), -1);
+  int64_t NextId = 0;
+  std::vector<int32_t> SetOfOp(P.ops().size(), -1);
+  for (size_t K = 0; K != Sets.size(); ++K)
+    for (OpId I : Sets[K])
+      SetOfOp[I] = int32_t(K);
+  for (OpId I = 0; I != P.ops().size(); ++I) {
+    const Op &O = P.ops()[I];
+    const Attribute *A = O.isJoint() ? O.getAttr(Op::JointAttr) : nullptr;
+    if (!A)
+      continue;
+    NextId = std::max(NextId, A->Int + 1);
+    if (SetOfOp[I] < 0) {
+      Diags.error(O.Loc, formatv("{0} is marked `joint = {1}`, but no other op meets it as one "
+                                 "collective: a pass moved it apart from its partners, or the "
+                                 "attribute was written by hand",
+                                 describeDef(I), A->Int));
+      return false;
+    }
+    size_t K = size_t(SetOfOp[I]);
+    auto [It, New] = SetOfId.try_emplace(A->Int, K);
+    if (IdOfSet[K] < 0 && New) {
+      IdOfSet[K] = A->Int;
+      continue;
+    }
+    if (It->second == K && IdOfSet[K] == A->Int)
+      continue;
+    OpId Other = Sets[K].front() != I ? Sets[K].front() : Sets[K][1];
+    Diags.error(O.Loc, formatv("{0} is marked `joint = {1}`, which does not match the ops it "
+                               "meets as one collective: a pass re-paired rank-conditional "
+                               "collectives, or the attribute was written by hand",
+                               describeDef(I), A->Int));
+    Diags.note(P.ops()[Other].Loc,
+               formatv("it meets {0} here as one collective", describeDef(Other)));
     return false;
+  }
+  // A set nobody recorded gets the next id; an op of a recorded set that
+  // lacks the attribute (written by hand without it) gets its set's.
+  for (size_t K = 0; K != Sets.size(); ++K) {
+    int64_t Id = IdOfSet[K] >= 0 ? IdOfSet[K] : NextId++;
+    for (OpId I : Sets[K])
+      if (!P.ops()[I].isJoint())
+        ToRecord.push_back({I, Id});
   }
   return true;
 }
@@ -315,10 +438,18 @@ public:
   StringRef name() const override { return "check-cross-rank"; }
   Expected<bool> run(Program &P, PassContext &Ctx) override {
     unsigned Before = Ctx.Diags.numErrors();
-    CrossRankChecker Checker(P, Ctx.Diags);
-    if (!Checker.run() || Ctx.Diags.numErrors() != Before)
-      return Ctx.Diags.takeError("check-cross-rank");
-    return false;
+    std::vector<std::pair<OpId, int64_t>> ToRecord;
+    {
+      CrossRankChecker Checker(P, Ctx.Diags);
+      if (!Checker.run() || !Checker.matchRecorded(Checker.jointSets(), ToRecord) ||
+          Ctx.Diags.numErrors() != Before)
+        return Ctx.Diags.takeError("check-cross-rank");
+    }
+    for (auto [I, Id] : ToRecord)
+      P.ops()[I].setAttr(Op::JointAttr, Id);
+    if (!ToRecord.empty())
+      Ctx.addStat("check-cross-rank", "joint-ops", int64_t(ToRecord.size()));
+    return !ToRecord.empty();
   }
 };
 

@@ -43,6 +43,8 @@ hash_code CombineKey::hash() const {
 }
 
 bool isCombinable(const Op &O) {
+  if (O.isJoint())
+    return false;
   switch (O.Kind) {
   case OpKind::AllReduce:
   case OpKind::AllGather:
@@ -56,8 +58,10 @@ bool isCombinable(const Op &O) {
   }
 }
 
-bool isOrderBarrier(OpKind K) {
-  return K == OpKind::Send || K == OpKind::Recv || K == OpKind::Barrier || K == OpKind::Wait;
+bool isOrderBarrier(const Op &O) {
+  OpKind K = O.Kind;
+  return K == OpKind::Send || K == OpKind::Recv || K == OpKind::Barrier || K == OpKind::Wait ||
+         O.isJoint();
 }
 
 std::string describeOp(const Program &P, const Op &O) {

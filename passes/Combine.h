@@ -38,12 +38,14 @@ struct CombineKey {
   llvm::hash_code hash() const;
 };
 
-/// Ops that may be merged by fuse: every collective that moves tensors.
+/// Ops that may be merged by fuse: every collective that moves tensors,
+/// but a joint one (its partners, issued by other ranks, would not follow).
 bool isCombinable(const Op &O);
 
-/// Ops across which communication must not move: point-to-point ops, barriers
-/// and waits. Merging never moves a member past one of them.
-bool isOrderBarrier(OpKind K);
+/// Ops across which communication must not move: point-to-point ops, barriers,
+/// waits and joint collectives (which pair with other ops by where each rank
+/// issues them). Merging never moves a member past one of them.
+bool isOrderBarrier(const Op &O);
 
 /// A one-line description used in decisions: "compute @bwd.h0 (gpt2.coll:12:3)"
 std::string describeOp(const Program &P, const Op &O);

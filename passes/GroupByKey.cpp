@@ -89,7 +89,7 @@ std::vector<ClosedGroup> groupByKey(const Program &P, const GroupRules &Rules,
     for (ValueId V : O.Operands)
       if (Owner[V] != NoKey)
         Close(Keys[Owner[V]], formatv(Words.Use, P.value(V).Name, describeOp(P, O)));
-    if (isOrderBarrier(O.Kind)) {
+    if (isOrderBarrier(O)) {
       for (KeyState &K : Keys)
         Close(K, formatv(Words.Barrier, describeOp(P, O)));
       continue;

@@ -6,12 +6,14 @@
 // input) gets the same order.
 //
 // The rule. The skeleton (compute ops, and the ops that pin communication:
-// send, recv, barrier, wait) keeps its order: it is the model's execution
+// send, recv, barrier, wait, joint collectives) keeps its order: it is the model's execution
 // order. Every other collective is anchored to the latest of
 //  - the skeleton op that produces its last-ready operand (through other
 //    collectives it depends on), and
-//  - the last send, recv, barrier or wait before it (communication never
-//    moves across those; that keeps point-to-point pairs deadlock-free),
+//  - the last send, recv, barrier, wait or joint collective before it
+//    (communication never moves across those; that keeps point-to-point
+//    pairs deadlock-free, and the ops of a joint collective, which other
+//    ranks pair by where each rank issues them, where they meet),
 // and placed right after its anchor. Collectives with the same anchor are
 // ordered by: chain depth (a collective of a collective's result comes
 // after it), then the skeleton op that first needs their results (the
@@ -38,7 +40,11 @@ namespace collc {
 
 namespace {
 
-bool isMovable(const Op &O) { return isCollective(O.Kind) && O.Kind != OpKind::Barrier; }
+/// A joint collective stays where it stands: its partners, issued by other
+/// ranks, pair with it by where each rank issues it.
+bool isMovable(const Op &O) {
+  return isCollective(O.Kind) && O.Kind != OpKind::Barrier && !O.isJoint();
+}
 
 class OrderPass : public Pass {
 public:
@@ -69,7 +75,7 @@ Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
   for (OpId I = 0; I != N; ++I) {
     const Op &O = Ops[I];
     if (!isMovable(O)) {
-      if (isOrderBarrier(O.Kind))
+      if (isOrderBarrier(O))
         LastBarrier = SkeletonIndex[I];
       continue;
     }

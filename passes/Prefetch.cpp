@@ -13,7 +13,10 @@ namespace collc {
 
 namespace {
 
-bool isPrefetchable(const Op &O) { return O.Kind == OpKind::AllGather && !O.Async; }
+/// A joint gather stays where it stands, as its partners do.
+bool isPrefetchable(const Op &O) {
+  return O.Kind == OpKind::AllGather && !O.Async && !O.isJoint();
+}
 
 /// Per op, the compute that first uses one of its results (InvalidId: none,
 /// or the first use is not a compute).
@@ -73,10 +76,11 @@ int64_t boundPrefetch(Program &P, ArrayRef<unsigned> DepthOfUnit,
   std::vector<int64_t> UnitIndex;
   std::vector<OpId> Units = unitsOf(P, Need, UnitIndex);
   assert(DepthOfUnit.size() == Units.size() && "one depth per unit");
-  // The first send/recv/barrier/wait at or after each position.
+  // The first send/recv/barrier/wait (or joint collective) at or after each
+  // position.
   std::vector<OpId> NextBarrier(N + 1, N);
   for (OpId I = N; I-- > 0;)
-    NextBarrier[I] = isOrderBarrier(Ops[I].Kind) ? I : NextBarrier[I + 1];
+    NextBarrier[I] = isOrderBarrier(Ops[I]) ? I : NextBarrier[I + 1];
 
   // Target[I]: the op that gather I now follows (InvalidId: it stays).
   std::vector<OpId> Target(N, InvalidId);

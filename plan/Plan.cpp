@@ -63,6 +63,41 @@ bool RankSet::contains(int64_t R) const {
   return All || std::binary_search(Ranks.begin(), Ranks.end(), int32_t(R));
 }
 
+bool RankSet::isSubsetOf(const RankSet &O, int64_t World) const {
+  if (O.All)
+    return true;
+  if (All)
+    return int64_t(O.Ranks.size()) == World; // O lists increasing ranks of the world
+  return std::includes(O.Ranks.begin(), O.Ranks.end(), Ranks.begin(), Ranks.end());
+}
+
+bool RankSet::intersects(const RankSet &O) const {
+  if (All || O.All)
+    return (All || !Ranks.empty()) && (O.All || !O.Ranks.empty());
+  auto A = Ranks.begin(), B = O.Ranks.begin();
+  while (A != Ranks.end() && B != O.Ranks.end()) {
+    if (*A == *B)
+      return true;
+    if (*A < *B)
+      ++A;
+    else
+      ++B;
+  }
+  return false;
+}
+
+RankSet RankSet::unite(const RankSet &A, const RankSet &B, int64_t World) {
+  if (A.All || B.All)
+    return RankSet();
+  RankSet U;
+  U.All = false;
+  std::set_union(A.Ranks.begin(), A.Ranks.end(), B.Ranks.begin(), B.Ranks.end(),
+                 std::back_inserter(U.Ranks));
+  if (int64_t(U.Ranks.size()) == World)
+    return RankSet();
+  return U;
+}
+
 std::string RankSet::str() const {
   if (All)
     return "all";
@@ -110,14 +145,39 @@ void Plan::finalize() {
   }
 }
 
-uint64_t Comm::inputBytes(ArrayRef<Tensor> Tensors) const {
+const CommSide *Comm::sideOn(int64_t R) const {
+  for (size_t K = 0; K != numSides(); ++K)
+    if (side(K).Ranks.contains(R))
+      return &side(K);
+  return nullptr;
+}
+
+const CommSide &Plan::sideOf(const Step &S) const {
+  const Comm &C = Comms[S.Index];
+  if (!C.isJoint() || S.Ranks == Step::AllRanks)
+    return C;
+  const RankSet &Ranks = StepRanks[S.Ranks];
+  const CommSide *Side = Ranks.All ? nullptr : C.sideOn(Ranks.Ranks.front());
+  return Side ? *Side : C;
+}
+
+int requiredVersion(const Plan &P) {
+  if (!P.StepRanks.empty())
+    return 2;
+  for (const Comm &C : P.Comms)
+    if (C.isJoint())
+      return 2;
+  return 1;
+}
+
+uint64_t CommSide::inputBytes(ArrayRef<Tensor> Tensors) const {
   uint64_t B = 0;
   for (uint32_t T : Inputs)
     B += Tensors[T].Type.bytes();
   return B;
 }
 
-uint64_t Comm::outputBytes(ArrayRef<Tensor> Tensors) const {
+uint64_t CommSide::outputBytes(ArrayRef<Tensor> Tensors) const {
   uint64_t B = 0;
   for (uint32_t T : Outputs)
     B += Tensors[T].Type.bytes();

@@ -28,7 +28,12 @@
 
 namespace collc::plan {
 
-constexpr int FormatVersion = 1;
+/// The newest format this collc reads and writes. Version 2 added joint
+/// comms (`side` lines) and steps that name their ranks; a plan that uses
+/// neither is written as version 1, byte for byte as before
+/// (requiredVersion).
+constexpr int FormatVersion = 2;
+constexpr int OldestFormatVersion = 1;
 /// Limits of the format, shared by the reader, the validator and the
 /// lowering (which refuses a program beyond them rather than write a plan
 /// its own reader would refuse).
@@ -42,6 +47,12 @@ struct RankSet {
   std::vector<int32_t> Ranks;
 
   bool contains(int64_t R) const;
+  /// Set algebra in a world of \p World ranks (where `all` is 0..World-1).
+  bool isSubsetOf(const RankSet &O, int64_t World) const;
+  bool intersects(const RankSet &O) const;
+  static RankSet unite(const RankSet &A, const RankSet &B, int64_t World);
+  /// How many ranks, in a world of \p World.
+  int64_t size(int64_t World) const { return All ? World : int64_t(Ranks.size()); }
   /// "all", or ranges: "0-3,6".
   std::string str() const;
   static llvm::Expected<RankSet> parse(llvm::StringRef Text, int64_t World);
@@ -113,22 +124,37 @@ bool hasRoot(CommKind K);
 /// Takes split sizes (all_to_all_v).
 bool takesSplits(CommKind K);
 
+/// What the ranks of one side of a comm issue it with: its tensors, its
+/// buffers. An ordinary comm is one side (the Comm itself). A joint comm is
+/// one collective that ranks issue through different tensors (the program
+/// wrote it as rank-conditional ops, each rank issuing exactly one): its
+/// first side is the Comm's own fields, the others are Comm::Joined.
+struct CommSide {
+  RankSet Ranks; ///< the ranks that issue the comm through this side
+  std::vector<uint32_t> Inputs, Outputs; ///< tensors
+  int32_t InBuffer = -1, OutBuffer = -1;
+  int32_t Counts = -1; ///< all_to_all_v runtime split sizes (a tensor)
+  // Not part of the digest:
+  std::vector<std::string> Why; ///< decisions of the passes
+  std::string Loc;              ///< line:col in Plan::Source
+
+  uint64_t inputBytes(llvm::ArrayRef<Tensor> Tensors) const;
+  uint64_t outputBytes(llvm::ArrayRef<Tensor> Tensors) const;
+  bool operator==(const CommSide &) const = default;
+};
+
 /// One communication op: a collective, a send or a recv.
-struct Comm {
+struct Comm : CommSide {
   CommKind Kind = CommKind::AllReduce;
   ReduceOp Reduce = ReduceOp::Sum;
   double Scale = 1.0; ///< premul_sum
   ElemType Elem = ElemType::F32;
   int32_t Group = -1; ///< -1: the world (send/recv without a group)
-  RankSet Ranks;
-  std::vector<uint32_t> Inputs, Outputs; ///< tensors
-  int32_t InBuffer = -1, OutBuffer = -1;
   /// Per world rank: the peer (world rank) of a send/recv, or the root
   /// (local rank) of a broadcast; -1 where the op does not run. Empty when
   /// the op has neither.
   std::vector<int32_t> Peers;
   std::vector<int64_t> Splits; ///< all_to_all_v static, group size squared, rows
-  int32_t Counts = -1;         ///< all_to_all_v runtime split sizes (a tensor)
   bool Async = false;
   /// Async, and launched only after every compute step before it on the
   /// rank has finished (bounded prefetch, passes/Schedule.cpp).
@@ -138,12 +164,17 @@ struct Comm {
   /// its comms launch together (ncclGroupStart/End) and are waited for
   /// together at its end. Numbered 0, 1, ... in comm order.
   int32_t Batch = -1;
-  // Not part of the digest:
-  std::vector<std::string> Why; ///< decisions of the passes
-  std::string Loc;              ///< line:col in Plan::Source
+  /// A joint comm's sides after the first, in program order of their ops;
+  /// empty for an ordinary comm. Sides have disjoint ranks.
+  std::vector<CommSide> Joined;
 
-  uint64_t inputBytes(llvm::ArrayRef<Tensor> Tensors) const;
-  uint64_t outputBytes(llvm::ArrayRef<Tensor> Tensors) const;
+  bool isJoint() const { return !Joined.empty(); }
+  size_t numSides() const { return 1 + Joined.size(); }
+  const CommSide &side(size_t K) const { return K ? Joined[K - 1] : *this; }
+  /// The side rank \p R issues the comm through, or null where it does not
+  /// issue it.
+  const CommSide *sideOn(int64_t R) const;
+  bool issuedOn(int64_t R) const { return sideOn(R) != nullptr; }
   bool operator==(const Comm &) const = default;
 };
 
@@ -160,15 +191,20 @@ struct Compute {
 enum class StepKind : uint8_t { Compute, Launch, Wait };
 llvm::StringRef stepKindName(StepKind K);
 
-/// Steps run in order on the ranks of the compute or comm they name.
+/// Steps run in order on the ranks of the compute or comm they name, or on
+/// the ranks they name themselves: a side of a joint comm is launched (and
+/// waited for) by its own steps, and ranks may wait for one comm at
+/// different points.
 struct Step {
+  static constexpr uint32_t AllRanks = ~0u;
   StepKind Kind;
-  uint32_t Index; ///< into Computes or Comms
+  uint32_t Index;              ///< into Computes or Comms
+  uint32_t Ranks = AllRanks;   ///< into Plan::StepRanks; AllRanks: its op's
   bool operator==(const Step &) const = default;
 };
 
 struct Plan {
-  int Version = FormatVersion;
+  int Version = OldestFormatVersion; ///< the lowering sets requiredVersion
   std::string Program;
   int64_t World = 1;
   uint64_t Alignment = 256;
@@ -178,6 +214,8 @@ struct Plan {
   std::vector<Compute> Computes;
   std::vector<Comm> Comms;
   std::vector<Step> Steps;
+  /// The rank sets steps name (Step::Ranks), each a non-empty list.
+  std::vector<RankSet> StepRanks;
   std::vector<std::string> Notes; ///< how it was compiled; not in the digest
   std::string Source;             ///< the program's file; not in the digest
   /// "xxh64:<hex>" (computeDigest): set by the lowering and by readPlan.
@@ -185,8 +223,13 @@ struct Plan {
 
   /// The ranks step \p S runs on.
   const RankSet &ranksOf(const Step &S) const {
+    if (S.Ranks != Step::AllRanks)
+      return StepRanks[S.Ranks];
     return S.Kind == StepKind::Compute ? Computes[S.Index].Ranks : Comms[S.Index].Ranks;
   }
+  /// The side of its comm that launch or wait step \p S runs (a valid
+  /// plan's steps each run within one side).
+  const CommSide &sideOf(const Step &S) const;
   int64_t groupSize(const Comm &C, int64_t Rank) const;
   /// Fills the derived fields of groups (after building or reading).
   void finalize();
@@ -194,6 +237,10 @@ struct Plan {
   /// equals the plan that was written.
   bool operator==(const Plan &) const = default;
 };
+
+/// The oldest format version that can say everything \p P says: 2 where it
+/// has a joint comm or a step that names its ranks, else 1.
+int requiredVersion(const Plan &P);
 
 /// Writes the text form, digest and end marker included (computed fresh);
 /// returns the digest.

@@ -25,17 +25,24 @@ std::string commName(const plan::Plan &P, uint32_t I) {
   return S;
 }
 
-/// The tensors a comm moves (its outputs for a recv).
-ArrayRef<uint32_t> moved(const plan::Comm &C) {
-  return C.Inputs.empty() ? ArrayRef<uint32_t>(C.Outputs) : ArrayRef<uint32_t>(C.Inputs);
+/// The tensors a comm moves (its outputs for a recv), side by side.
+std::vector<uint32_t> moved(const plan::Comm &C) {
+  std::vector<uint32_t> Out;
+  for (size_t K = 0; K != C.numSides(); ++K) {
+    const plan::CommSide &S = C.side(K);
+    const std::vector<uint32_t> &Ts = S.Inputs.empty() ? S.Outputs : S.Inputs;
+    Out.insert(Out.end(), Ts.begin(), Ts.end());
+  }
+  return Out;
 }
 
-/// Launch position of each comm.
+/// Launch position of each comm (a joint comm's first side's).
 std::vector<size_t> launchOrder(const plan::Plan &P) {
-  std::vector<size_t> Pos(P.Comms.size(), 0);
+  constexpr size_t Unset = ~size_t(0);
+  std::vector<size_t> Pos(P.Comms.size(), Unset);
   size_t K = 0;
   for (const plan::Step &S : P.Steps)
-    if (S.Kind == plan::StepKind::Launch)
+    if (S.Kind == plan::StepKind::Launch && Pos[S.Index] == Unset)
       Pos[S.Index] = K++;
   return Pos;
 }
@@ -79,14 +86,14 @@ std::vector<std::string> diffPlans(const plan::Plan &A, const plan::Plan &B) {
   // Match comms by their first tensor.
   std::vector<int64_t> Match(A.Comms.size(), -1);
   for (uint32_t I = 0; I != A.Comms.size(); ++I) {
-    ArrayRef<uint32_t> M = moved(A.Comms[I]);
+    std::vector<uint32_t> M = moved(A.Comms[I]);
     if (M.empty())
       continue;
     auto It = WhereB.find(A.Tensors[M.front()].Name);
     if (It == WhereB.end())
       continue;
     const plan::Comm &CB = B.Comms[It->second];
-    ArrayRef<uint32_t> MB = moved(CB);
+    std::vector<uint32_t> MB = moved(CB);
     if (!MB.empty() && B.Tensors[MB.front()].Name == A.Tensors[M.front()].Name) {
       Match[I] = It->second;
     }
@@ -133,6 +140,9 @@ std::vector<std::string> diffPlans(const plan::Plan &A, const plan::Plan &B) {
                             CB.inputBytes(B.Tensors)));
     if (!(CA.Ranks == CB.Ranks))
       Out.push_back(formatv("{0}: runs on ranks {1} vs {2}", Who, CA.Ranks.str(), CB.Ranks.str()));
+    if (CA.numSides() != CB.numSides())
+      Out.push_back(formatv("{0}: {1} side{2} vs {3}", Who, CA.numSides(),
+                            CA.numSides() == 1 ? "" : "s", CB.numSides()));
     if (CA.Async != CB.Async)
       Out.push_back(formatv("{0}: {1} vs {2}", Who, CA.Async ? "async" : "blocking",
                             CB.Async ? "async" : "blocking"));

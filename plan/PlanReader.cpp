@@ -97,8 +97,20 @@ private:
   Error slot();
   Error compute();
   Error comm();
+  /// `in [..] out [..] inbuf B outbuf B`: what one side of a comm works on.
+  Error sideTensors(CommSide &S);
+  /// `counts T`: a side's runtime split sizes.
+  Error countsTensor(CommSide &S);
+  /// `side ranks R in [..] out [..] inbuf B outbuf B [counts T]`: a further
+  /// side of the joint comm above.
+  Error side();
+  /// Refuses a line of a later format version than the file's.
+  Error needsVersion(int V, StringRef What) const;
   Error step();
   Error checkReferences();
+  /// A `peer P` or `root R` holds on every rank that issues the comm,
+  /// through any of its sides.
+  void fillUniformPeers();
 
   StringRef Text, Name;
   StringRef Rest;
@@ -109,7 +121,13 @@ private:
   size_t Pos = 0;
   Plan P;
   StringMap<int32_t> GroupIndex;
-  enum class Last { None, Compute, Comm, Buffer } LastEntity = Last::None;
+  std::vector<std::pair<size_t, int32_t>> UniformPeers; ///< (comm, peer or root)
+  enum class Last { None, Compute, Comm, Side, Buffer } LastEntity = Last::None;
+  /// Where the `why` and `loc` lines that follow belong.
+  CommSide &lastSide() {
+    Comm &C = P.Comms.back();
+    return LastEntity == Last::Side ? C.Joined.back() : C;
+  }
 };
 
 bool Reader::nextLine() {
@@ -269,11 +287,10 @@ Error Reader::header() {
   Expected<int64_t> V = integer("the format version", 0, INT32_MAX);
   if (!V)
     return V.takeError();
-  if (*V != FormatVersion)
+  if (*V < OldestFormatVersion || *V > FormatVersion)
     return err("plan format version " + Twine(*V) +
-               " is not supported; this collc reads "
-               "version " +
-               Twine(FormatVersion) + " (compile the plan again with this collc)");
+               " is not supported; this collc reads versions " + Twine(OldestFormatVersion) +
+               " to " + Twine(FormatVersion) + " (compile the plan again with this collc)");
   P.Version = *V;
   if (!nextLine())
     return err("plan is truncated after its first line");
@@ -535,31 +552,16 @@ Error Reader::comm() {
   // fenced blocking comm, naming it, rather than a word out of place here.
   C.Async = consumeKeyword("async");
   C.Fenced = consumeKeyword("fenced");
-  if (Error E = tensorLists(C.Inputs, C.Outputs))
+  if (Error E = sideTensors(C))
     return E;
-  int64_t MaxB = int64_t(P.Buffers.size()) - 1;
-  if (Error E = keyword("inbuf"))
-    return E;
-  Expected<int64_t> IB = integer("input buffer", -1, MaxB);
-  if (!IB)
-    return IB.takeError();
-  if (Error E = keyword("outbuf"))
-    return E;
-  Expected<int64_t> OB = integer("output buffer", -1, MaxB);
-  if (!OB)
-    return OB.takeError();
-  C.InBuffer = *IB;
-  C.OutBuffer = *OB;
   StringRef PK = peek();
   if (PK == "peer" || PK == "root") {
     ++Pos;
     Expected<int64_t> V = integer(PK, 0, P.World - 1);
     if (!V)
       return V.takeError();
-    C.Peers.assign(P.World, -1);
-    for (int64_t R = 0; R != P.World; ++R)
-      if (C.Ranks.contains(R))
-        C.Peers[R] = *V;
+    // Filled in once the comm's sides are read (fillUniformPeers).
+    UniformPeers.push_back({P.Comms.size(), int32_t(*V)});
   } else if (PK == "peers" || PK == "roots") {
     ++Pos;
     Expected<std::vector<int64_t>> V = list(PK, -1, P.World - 1);
@@ -572,11 +574,9 @@ Error Reader::comm() {
                  Twine(P.World) + ")");
     C.Peers.assign(V->begin(), V->end());
   }
-  if (consumeKeyword("counts")) {
-    Expected<int64_t> T = integer("counts tensor", 0, int64_t(P.Tensors.size()) - 1);
-    if (!T)
-      return T.takeError();
-    C.Counts = *T;
+  if (peek() == "counts") {
+    if (Error E = countsTensor(C))
+      return E;
   } else if (consumeKeyword("splits")) {
     Expected<std::vector<int64_t>> S = list("split sizes", 0, INT64_MAX);
     if (!S)
@@ -600,6 +600,61 @@ Error Reader::comm() {
   return endOfLine();
 }
 
+Error Reader::sideTensors(CommSide &S) {
+  if (Error E = tensorLists(S.Inputs, S.Outputs))
+    return E;
+  int64_t MaxB = int64_t(P.Buffers.size()) - 1;
+  if (Error E = keyword("inbuf"))
+    return E;
+  Expected<int64_t> IB = integer("input buffer", -1, MaxB);
+  if (!IB)
+    return IB.takeError();
+  if (Error E = keyword("outbuf"))
+    return E;
+  Expected<int64_t> OB = integer("output buffer", -1, MaxB);
+  if (!OB)
+    return OB.takeError();
+  S.InBuffer = *IB;
+  S.OutBuffer = *OB;
+  return Error::success();
+}
+
+Error Reader::countsTensor(CommSide &S) {
+  if (Error E = keyword("counts"))
+    return E;
+  Expected<int64_t> T = integer("counts tensor", 0, int64_t(P.Tensors.size()) - 1);
+  if (!T)
+    return T.takeError();
+  S.Counts = *T;
+  return Error::success();
+}
+
+Error Reader::needsVersion(int V, StringRef What) const {
+  if (P.Version >= V)
+    return Error::success();
+  return err(What + " needs plan format version " + Twine(V) + "; this file is version " +
+             Twine(P.Version));
+}
+
+Error Reader::side() {
+  if (LastEntity != Last::Comm && LastEntity != Last::Side)
+    return err("'side' must follow its comm");
+  if (Error E = needsVersion(2, "a joint comm's 'side' line"))
+    return E;
+  Comm &C = P.Comms.back();
+  CommSide S;
+  if (Error E = ranks(S.Ranks))
+    return E;
+  if (Error E = sideTensors(S))
+    return E;
+  if (peek() == "counts")
+    if (Error E = countsTensor(S))
+      return E;
+  C.Joined.push_back(std::move(S));
+  LastEntity = Last::Side;
+  return endOfLine();
+}
+
 Error Reader::step() {
   Expected<StringRef> K = word("a step kind (compute, launch, wait)");
   if (!K)
@@ -619,8 +674,28 @@ Error Reader::step() {
   if (!I)
     return I.takeError();
   S.Index = *I;
+  if (peek() == "ranks") {
+    if (Error E = needsVersion(2, "a step's 'ranks'"))
+      return E;
+    RankSet Ranks;
+    if (Error E = ranks(Ranks))
+      return E;
+    S.Ranks = uint32_t(P.StepRanks.size());
+    P.StepRanks.push_back(std::move(Ranks));
+  }
   P.Steps.push_back(S);
   return endOfLine();
+}
+
+void Reader::fillUniformPeers() {
+  for (auto [I, V] : UniformPeers) {
+    Comm &C = P.Comms[I];
+    C.Peers.assign(P.World, -1);
+    for (size_t K = 0; K != C.numSides(); ++K)
+      for (int64_t R = 0; R != P.World; ++R)
+        if (C.side(K).Ranks.contains(R))
+          C.Peers[R] = V;
+  }
 }
 
 Error Reader::checkReferences() {
@@ -673,21 +748,23 @@ Expected<Plan> Reader::run() {
         return S.takeError();
       P.Source = *S;
       E = endOfLine();
+    } else if (K == "side") {
+      E = side();
     } else if (K == "loc") {
-      if (LastEntity != Last::Comm && LastEntity != Last::Compute)
-        return err("'loc' must follow a compute or comm line");
+      if (LastEntity != Last::Comm && LastEntity != Last::Side && LastEntity != Last::Compute)
+        return err("'loc' must follow a compute, comm or side line");
       Expected<StringRef> S = word("a location line:col");
       if (!S)
         return S.takeError();
-      (LastEntity == Last::Comm ? P.Comms.back().Loc : P.Computes.back().Loc) = S->str();
+      (LastEntity == Last::Compute ? P.Computes.back().Loc : lastSide().Loc) = S->str();
       E = endOfLine();
     } else if (K == "why") {
-      if (LastEntity != Last::Comm)
-        return err("'why' must follow a comm line");
+      if (LastEntity != Last::Comm && LastEntity != Last::Side)
+        return err("'why' must follow a comm or side line");
       Expected<std::string> S = quoted();
       if (!S)
         return S.takeError();
-      P.Comms.back().Why.push_back(*S);
+      lastSide().Why.push_back(*S);
       E = endOfLine();
     } else if (K == "step") {
       E = step();
@@ -719,6 +796,7 @@ Expected<Plan> Reader::run() {
     if (E)
       return E;
   }
+  fillUniformPeers();
   if (Error E = checkReferences())
     return E;
   P.finalize();

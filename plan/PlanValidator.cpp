@@ -18,6 +18,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -42,6 +43,10 @@ private:
   std::string commName(size_t I) const {
     return "comm " + std::to_string(I) + " (" + commKindName(P.Comms[I].Kind).str() + ")";
   }
+  /// A joint comm's further side is named as such; side 0 is the comm.
+  std::string sideName(size_t I, size_t K) const {
+    return K ? commName(I) + " side " + std::to_string(K) : commName(I);
+  }
   Error header();
   Error groups();
   Error tensors();
@@ -49,9 +54,14 @@ private:
   Error rankSet(const Twine &Entity, const RankSet &S) const;
   Error tensorList(const Twine &Entity, StringRef What, ArrayRef<uint32_t> Ts) const;
   Error computes();
+  /// Side \p K of comm \p I: its ranks, tensors, buffers; a joint comm's
+  /// further sides are of a collective and keep to their own ranks.
+  Error side(size_t I, size_t K);
   Error comm(size_t I);
-  Error commShape(size_t I, int64_t N);
-  Error allToAllV(size_t I, int64_t N);
+  /// Peers and roots, fenced, p2p batches: what holds for every side.
+  Error commFlags(size_t I);
+  Error commShape(size_t I, size_t K, int64_t N);
+  Error allToAllV(size_t I, size_t K, int64_t N);
   Error bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t> Ts, SlotMode Copied);
   std::string producerOf(uint32_t T) const;
   /// Per buffer, (tensor, slot index) sorted by tensor; see bufferOf.
@@ -72,6 +82,13 @@ private:
         return E;
     return Error::success();
   }
+  /// Calls \p F on every rank that issues \p C, side by side.
+  template <typename F> Error forIssuers(const Comm &C, F Fn) const {
+    for (size_t K = 0; K != C.numSides(); ++K)
+      if (Error E = forRanks(C.side(K).Ranks, Fn))
+        return E;
+    return Error::success();
+  }
   /// The subgroup of world rank \p R in group \p G, or -1.
   int32_t subgroupOf(int32_t G, int64_t R) const { return SubgroupOf[G][R]; }
 
@@ -82,6 +99,17 @@ private:
 };
 
 Error Validator::header() {
+  if (P.Version < OldestFormatVersion || P.Version > FormatVersion)
+    return fail("program @" + P.Program,
+                formatv("format version {0} is not in {1}..{2}", P.Version, OldestFormatVersion,
+                        FormatVersion)
+                    .str());
+  if (P.Version < requiredVersion(P))
+    return fail("program @" + P.Program,
+                formatv("format version {0}, but it has a joint comm or a step that names its "
+                        "ranks, which need version {1}",
+                        P.Version, requiredVersion(P))
+                    .str());
   if (P.World < 1 || P.World > MaxWorld)
     return fail("program @" + P.Program,
                 formatv("world {0} is not in 1..{1}", P.World, MaxWorld).str());
@@ -274,33 +302,28 @@ Error Validator::bufferOf(size_t I, int32_t B, StringRef What, ArrayRef<uint32_t
   return Error::success();
 }
 
-Error Validator::comm(size_t I) {
+Error Validator::side(size_t I, size_t K) {
   const Comm &C = P.Comms[I];
-  std::string Entity = commName(I);
-  if (Error E = rankSet(Entity, C.Ranks))
+  const CommSide &S = C.side(K);
+  std::string Entity = sideName(I, K);
+  if (Error E = rankSet(Entity, S.Ranks))
     return E;
-  if (Error E = tensorList(Entity, "input", C.Inputs))
+  if (Error E = tensorList(Entity, "input", S.Inputs))
     return E;
-  if (Error E = tensorList(Entity, "output", C.Outputs))
+  if (Error E = tensorList(Entity, "output", S.Outputs))
     return E;
-  if (C.Group < -1 || C.Group >= int32_t(P.Groups.size()))
-    return fail(Entity, formatv("group {0} is not in 0..{1}", C.Group,
-                                int64_t(P.Groups.size()) - 1)
-                            .str());
-  if (isCollective(C.Kind) && C.Group < 0)
-    return fail(Entity, "a collective needs a group");
-  for (int32_t B : {C.InBuffer, C.OutBuffer})
+  for (int32_t B : {S.InBuffer, S.OutBuffer})
     if (B < -1 || B >= int32_t(P.Buffers.size()))
       return fail(Entity, formatv("buffer {0} is not in -1..{1}", B,
                                   int64_t(P.Buffers.size()) - 1)
                               .str());
-  if (C.Counts < -1 || C.Counts >= int32_t(P.Tensors.size()))
-    return fail(Entity, formatv("counts tensor {0} is not in 0..{1}", C.Counts,
+  if (S.Counts < -1 || S.Counts >= int32_t(P.Tensors.size()))
+    return fail(Entity, formatv("counts tensor {0} is not in 0..{1}", S.Counts,
                                 int64_t(P.Tensors.size()) - 1)
                             .str());
   // Its results are tensors of their own: one listed twice would be
   // written twice, each time with other bytes.
-  std::vector<uint32_t> Written(C.Outputs);
+  std::vector<uint32_t> Written(S.Outputs);
   llvm::sort(Written);
   if (auto Twice = std::adjacent_find(Written.begin(), Written.end()); Twice != Written.end())
     return fail(Entity, formatv("output tensor {0} %{1} is listed twice: expected each result "
@@ -308,18 +331,69 @@ Error Validator::comm(size_t I) {
                                 *Twice, P.Tensors[*Twice].Name)
                             .str());
   // The dtype is how the runtime reads the bytes: it must be the tensors'.
-  for (const std::vector<uint32_t> *Ts : {&C.Inputs, &C.Outputs})
+  for (const std::vector<uint32_t> *Ts : {&S.Inputs, &S.Outputs})
     for (uint32_t T : *Ts)
       if (P.Tensors[T].Type.Elem != C.Elem)
         return fail(Entity, formatv("dtype {0}, but tensor {1} %{2} is {3}", elemTypeName(C.Elem),
                                     T, P.Tensors[T].Name, P.Tensors[T].Type.str())
                                 .str());
+  if (K == 0)
+    return Error::success();
+  // A joint comm is one collective its members issue through different
+  // tensors: each issuing rank picks one side.
+  if (!isCollective(C.Kind))
+    return fail(Entity, "only a collective has sides (a send or recv is one rank's own)");
+  if (S.Ranks.All || S.Ranks.Ranks.empty())
+    return fail(Entity, "a side of a joint comm names the ranks that issue it (not all, not none)");
+  // What the members pair up element by element: tensor k of every side
+  // holds as many bytes (and, moving rows, as many rows).
+  for (auto [Mine, First, What] :
+       {std::make_tuple(&S.Inputs, &C.Inputs, "input"),
+        std::make_tuple(&S.Outputs, &C.Outputs, "output")}) {
+    if (Mine->size() != First->size())
+      return fail(Entity, formatv("has {0} {1} tensors, side 0 has {2}: the sides of a joint "
+                                  "comm move tensors of the same sizes",
+                                  Mine->size(), What, First->size())
+                              .str());
+    for (size_t T = 0; T != Mine->size(); ++T) {
+      const TensorType &A = P.Tensors[(*Mine)[T]].Type, &B = P.Tensors[(*First)[T]].Type;
+      bool Rows = C.Kind == CommKind::AllToAllV &&
+                  (A.Shape.empty() || B.Shape.empty() || A.Shape[0] != B.Shape[0]);
+      if (Bytes[(*Mine)[T]] != Bytes[(*First)[T]] || Rows)
+        return fail(Entity, formatv("{0} tensor %{1} is {2}, but side 0's is %{3} : {4}: the "
+                                    "sides of a joint comm move tensors of the same sizes",
+                                    What, P.Tensors[(*Mine)[T]].Name, A.str(),
+                                    P.Tensors[(*First)[T]].Name, B.str())
+                                .str());
+    }
+  }
+  for (size_t J = 0; J != K; ++J)
+    if (C.side(J).Ranks.intersects(S.Ranks))
+      return fail(Entity, formatv("its ranks {0} meet those of side {1} ({2}): each rank issues "
+                                  "the comm through one side",
+                                  S.Ranks.str(), J, C.side(J).Ranks.str())
+                              .str());
+  return Error::success();
+}
+
+Error Validator::comm(size_t I) {
+  const Comm &C = P.Comms[I];
+  std::string Entity = commName(I);
+  for (size_t K = 0; K != C.numSides(); ++K)
+    if (Error E = side(I, K))
+      return E;
+  if (C.Group < -1 || C.Group >= int32_t(P.Groups.size()))
+    return fail(Entity, formatv("group {0} is not in 0..{1}", C.Group,
+                                int64_t(P.Groups.size()) - 1)
+                            .str());
+  if (isCollective(C.Kind) && C.Group < 0)
+    return fail(Entity, "a collective needs a group");
   // Every issuing rank is in the group; a group size the same for all of
   // them where the shape depends on it.
   int64_t N = -1;
   if (C.Group >= 0) {
     const Group &G = P.Groups[C.Group];
-    if (Error E = forRanks(C.Ranks, [&](int64_t R) -> Error {
+    if (Error E = forIssuers(C, [&](int64_t R) -> Error {
           int32_t S = subgroupOf(C.Group, R);
           if (S < 0)
             return fail(Entity, formatv("rank {0} issues it, but is not a member of group @{1}",
@@ -342,13 +416,13 @@ Error Validator::comm(size_t I) {
     // can say anything, and this check costs O(world log world).
     if (isCollective(C.Kind)) {
       std::vector<uint8_t> Seen(G.Subgroups.size(), 0);
-      if (Error E = forRanks(C.Ranks, [&](int64_t R) -> Error {
+      if (Error E = forIssuers(C, [&](int64_t R) -> Error {
             int32_t S = subgroupOf(C.Group, R);
             if (Seen[S])
               return Error::success();
             Seen[S] = 1;
             for (int32_t M : G.Subgroups[S])
-              if (!C.Ranks.contains(M))
+              if (!C.issuedOn(M))
                 return fail(Entity,
                             formatv("rank {0} issues it, but rank {1}, a member of its subgroup "
                                     "of @{2}, does not: a collective completes only when every "
@@ -366,19 +440,25 @@ Error Validator::comm(size_t I) {
     N = int64_t(P.Groups[C.Group].Subgroups.front().size());
   if (N < 0)
     N = P.World;
-  if (Error E = bufferOf(I, C.InBuffer, "input", C.Inputs, SlotMode::Pack))
+  if (Error E = commFlags(I))
     return E;
-  if (Error E = bufferOf(I, C.OutBuffer, "output", C.Outputs, SlotMode::Unpack))
-    return E;
-  return commShape(I, N);
+  for (size_t K = 0; K != C.numSides(); ++K) {
+    const CommSide &S = C.side(K);
+    if (Error E = bufferOf(I, S.InBuffer, "input", S.Inputs, SlotMode::Pack))
+      return E;
+    if (Error E = bufferOf(I, S.OutBuffer, "output", S.Outputs, SlotMode::Unpack))
+      return E;
+    if (Error E = commShape(I, K, N))
+      return E;
+  }
+  return Error::success();
 }
 
-Error Validator::commShape(size_t I, int64_t N) {
+Error Validator::commFlags(size_t I) {
   const Comm &C = P.Comms[I];
   std::string Entity = commName(I);
-  if (C.Kind != CommKind::AllToAllV && (C.Counts >= 0 || !C.Splits.empty()))
-    return fail(Entity, "only all_to_all_v takes split sizes");
   // The factor every backend multiplies by: a value of the element type.
+  // (Split sizes are checked per side, in commShape.)
   if (hasReduceOp(C.Kind) && C.Reduce == ReduceOp::PremulSum)
     if (std::optional<std::string> Why = premulFactorProblem(C.Elem, C.Scale))
       return fail(Entity, *Why);
@@ -389,7 +469,7 @@ Error Validator::commShape(size_t I, int64_t N) {
       return fail(Entity, formatv("has {0} {1}s; expected one per rank of the world ({2})",
                                   C.Peers.size(), Word, P.World)
                               .str());
-    if (Error E = forRanks(C.Ranks, [&](int64_t R) -> Error {
+    if (Error E = forIssuers(C, [&](int64_t R) -> Error {
           int64_t V = C.Peers[R];
           if (P2P) {
             if (V < 0 || V >= P.World || V == R)
@@ -415,22 +495,12 @@ Error Validator::commShape(size_t I, int64_t N) {
     // A rank that does not issue the comm has none: the writer leaves such
     // an entry out, so a plan with one would not read back as it was.
     for (int64_t R = 0; R != P.World; ++R)
-      if (!C.Ranks.contains(R) && C.Peers[R] != -1)
+      if (!C.issuedOn(R) && C.Peers[R] != -1)
         return fail(Entity, formatv("{0} {1} of rank {2}, which does not issue the comm: "
                                     "expected -1",
                                     Word, C.Peers[R], R)
                                 .str());
   }
-  if (C.Kind == CommKind::AllToAllV)
-    return allToAllV(I, N);
-  auto Sum = [&](ArrayRef<uint32_t> Ts) {
-    uint64_t S = 0; // each at most 2^63-1: a sum of two fits, more is checked
-    for (uint32_t T : Ts) {
-      Optional<uint64_t> X = checkedAddUnsigned(S, Bytes[T]);
-      S = X ? *X : UINT64_MAX;
-    }
-    return S;
-  };
   // A fenced launch waits for the computes issued before it on the rank;
   // only an async comm has a launch apart from its wait (the compiler fences
   // only async prefetch gathers, passes/Prefetch.cpp).
@@ -451,36 +521,66 @@ Error Validator::commShape(size_t I, int64_t N) {
                               .str());
     LastBatch = std::max<int64_t>(LastBatch, C.Batch);
   }
+  return Error::success();
+}
+
+Error Validator::commShape(size_t I, size_t K, int64_t N) {
+  const Comm &C = P.Comms[I];
+  const CommSide &Side = C.side(K);
+  std::string Entity = sideName(I, K);
+  if (C.Kind != CommKind::AllToAllV && (Side.Counts >= 0 || !C.Splits.empty()))
+    return fail(Entity, "only all_to_all_v takes split sizes");
+  if (C.Kind == CommKind::AllToAllV)
+    return allToAllV(I, K, N);
+  auto Sum = [&](ArrayRef<uint32_t> Ts) {
+    uint64_t S = 0; // each at most 2^63-1: a sum of two fits, more is checked
+    for (uint32_t T : Ts) {
+      Optional<uint64_t> X = checkedAddUnsigned(S, Bytes[T]);
+      S = X ? *X : UINT64_MAX;
+    }
+    return S;
+  };
   if (C.Kind == CommKind::Send || C.Kind == CommKind::Recv) {
     bool Send = C.Kind == CommKind::Send;
-    if (C.Inputs.size() != (Send ? 1u : 0u) || C.Outputs.size() != (Send ? 0u : 1u))
+    if (Side.Inputs.size() != (Send ? 1u : 0u) || Side.Outputs.size() != (Send ? 0u : 1u))
       return fail(Entity, formatv("has {0} input and {1} output tensors; a {2} {3}s exactly one",
-                                  C.Inputs.size(), C.Outputs.size(), commKindName(C.Kind),
+                                  Side.Inputs.size(), Side.Outputs.size(), commKindName(C.Kind),
                                   commKindName(C.Kind))
                               .str());
     return Error::success();
   }
   if (C.Kind == CommKind::Barrier) {
-    if (!C.Inputs.empty() || !C.Outputs.empty())
+    if (!Side.Inputs.empty() || !Side.Outputs.empty())
       return fail(Entity, "a barrier moves no tensors");
     return Error::success();
   }
   // The runtime moves the fused buffers, or else the one tensor each way.
-  bool Fused = C.InBuffer >= 0;
-  if (Fused != (C.OutBuffer >= 0))
+  bool Fused = Side.InBuffer >= 0;
+  if (Fused != (Side.OutBuffer >= 0))
     return fail(Entity, formatv("inbuf {0} and outbuf {1}: a fused comm has both, an unfused "
                                 "one neither",
-                                C.InBuffer, C.OutBuffer)
+                                Side.InBuffer, Side.OutBuffer)
                             .str());
-  if (!Fused && (C.Inputs.size() != 1 || C.Outputs.size() != 1))
+  if (!Fused && (Side.Inputs.size() != 1 || Side.Outputs.size() != 1))
     return fail(Entity, formatv("has {0} input and {1} output tensors and no buffers; expected "
                                 "one of each",
-                                C.Inputs.size(), C.Outputs.size())
+                                Side.Inputs.size(), Side.Outputs.size())
                             .str());
-  uint64_t In = Fused ? P.Buffers[C.InBuffer].Bytes : Sum(C.Inputs);
-  uint64_t Out = Fused ? P.Buffers[C.OutBuffer].Bytes : Sum(C.Outputs);
-  if (!Fused && (Sum(C.Inputs) > In || Sum(C.Outputs) > Out))
+  uint64_t In = Fused ? P.Buffers[Side.InBuffer].Bytes : Sum(Side.Inputs);
+  uint64_t Out = Fused ? P.Buffers[Side.OutBuffer].Bytes : Sum(Side.Outputs);
+  if (!Fused && (Sum(Side.Inputs) > In || Sum(Side.Outputs) > Out))
     return fail(Entity, "its tensors do not fit its buffers");
+  // The sides of a joint comm move as many bytes each (the members of a
+  // collective agree on its size).
+  if (K > 0) {
+    const CommSide &First = C.side(0);
+    uint64_t FirstIn = First.InBuffer >= 0 ? P.Buffers[First.InBuffer].Bytes : Sum(First.Inputs);
+    if (In != FirstIn)
+      return fail(Entity, formatv("moves {0} bytes, but side 0 moves {1}: the members of a "
+                                  "collective move as many bytes each",
+                                  In, FirstIn)
+                              .str());
+  }
   uint64_t ES = elemTypeBytes(C.Elem);
   uint64_t Want = In;
   StringRef Rule = "as many bytes as its input";
@@ -514,16 +614,19 @@ Error Validator::commShape(size_t I, int64_t N) {
   return Error::success();
 }
 
-Error Validator::allToAllV(size_t I, int64_t N) {
+Error Validator::allToAllV(size_t I, size_t SideIndex, int64_t N) {
   const Comm &C = P.Comms[I];
-  std::string Entity = commName(I);
-  if (C.Inputs.empty() || C.Inputs.size() != C.Outputs.size())
+  const CommSide &Side = C.side(SideIndex);
+  std::string Entity = sideName(I, SideIndex);
+  if (Side.Inputs.empty() || Side.Inputs.size() != Side.Outputs.size())
     return fail(Entity, formatv("has {0} inputs and {1} outputs; expected one output per input",
-                                C.Inputs.size(), C.Outputs.size())
+                                Side.Inputs.size(), Side.Outputs.size())
                             .str());
-  const TensorType &In0 = P.Tensors[C.Inputs[0]].Type, &Out0 = P.Tensors[C.Outputs[0]].Type;
-  for (size_t K = 0; K != C.Inputs.size(); ++K) {
-    const TensorType &In = P.Tensors[C.Inputs[K]].Type, &Out = P.Tensors[C.Outputs[K]].Type;
+  const TensorType &In0 = P.Tensors[Side.Inputs[0]].Type,
+                   &Out0 = P.Tensors[Side.Outputs[0]].Type;
+  for (size_t K = 0; K != Side.Inputs.size(); ++K) {
+    const TensorType &In = P.Tensors[Side.Inputs[K]].Type,
+                     &Out = P.Tensors[Side.Outputs[K]].Type;
     if (In.Shape.empty() || Out.Shape.empty() ||
         ArrayRef<int64_t>(In.Shape).drop_front() != ArrayRef<int64_t>(Out.Shape).drop_front() ||
         In.Shape[0] != In0.Shape[0] || Out.Shape[0] != Out0.Shape[0])
@@ -532,15 +635,18 @@ Error Validator::allToAllV(size_t I, int64_t N) {
                                   In.str(), Out.str(), In0.str(), Out0.str())
                               .str());
   }
-  if (C.Counts >= 0) {
-    const TensorType &T = P.Tensors[C.Counts].Type;
+  if ((Side.Counts >= 0) != (C.Counts >= 0))
+    return fail(Entity, "its sides disagree on where the split sizes come from (a counts tensor "
+                        "or static split sizes)");
+  if (Side.Counts >= 0) {
+    const TensorType &T = P.Tensors[Side.Counts].Type;
     if (isFloatType(T.Elem) || T.Elem == ElemType::F8E4M3 || T.Elem == ElemType::F8E5M2)
-      return fail(Entity, "counts tensor %" + P.Tensors[C.Counts].Name + " is " + T.str() +
+      return fail(Entity, "counts tensor %" + P.Tensors[Side.Counts].Name + " is " + T.str() +
                               "; expected an integer type");
     if (T.numElements() < N) // its bytes were checked, so this cannot wrap
       return fail(Entity, formatv("counts tensor %{0} is {1}; expected at least {2} entries, one "
                                   "per rank of its group",
-                                  P.Tensors[C.Counts].Name, T.str(), N)
+                                  P.Tensors[Side.Counts].Name, T.str(), N)
                               .str());
     if (!C.Splits.empty())
       return fail(Entity, "has both a counts tensor and static split sizes");
@@ -588,8 +694,9 @@ std::string Validator::producerOf(uint32_t T) const {
     if (llvm::is_contained(P.Computes[I].Outputs, T))
       return "compute " + std::to_string(I) + " @" + P.Computes[I].Name;
   for (size_t I = 0; I != P.Comms.size(); ++I)
-    if (llvm::is_contained(P.Comms[I].Outputs, T))
-      return commName(I) + ", once waited for";
+    for (size_t K = 0; K != P.Comms[I].numSides(); ++K)
+      if (llvm::is_contained(P.Comms[I].side(K).Outputs, T))
+        return sideName(I, K) + ", once waited for";
   return "nothing";
 }
 
@@ -598,25 +705,58 @@ Error Validator::steps() {
   // once it is waited for) is there only after that step; one nothing
   // produces is there from the start. Every step may read only what is
   // there, or a compute would read a comm's results while they are written.
-  std::vector<uint8_t> Produced(P.Tensors.size(), 1);
+  // A wait that names its ranks produces on those ranks only.
+  enum : uint8_t { Absent, Everywhere, OnSomeRanks };
+  std::vector<uint8_t> Produced(P.Tensors.size(), Everywhere);
+  std::map<uint32_t, RankSet> ProducedOn; // the tensors that are OnSomeRanks
   for (const Compute &C : P.Computes)
     for (uint32_t T : C.Outputs)
-      Produced[T] = 0;
+      Produced[T] = Absent;
   for (const Comm &C : P.Comms)
-    for (uint32_t T : C.Outputs)
-      Produced[T] = 0;
-  auto ReadsAll = [&](const std::string &Entity, StringRef Reader, ArrayRef<uint32_t> Ts) -> Error {
+    for (size_t K = 0; K != C.numSides(); ++K)
+      for (uint32_t T : C.side(K).Outputs)
+        Produced[T] = Absent;
+  auto ReadsAll = [&](const std::string &Entity, StringRef Reader, const RankSet &On,
+                      ArrayRef<uint32_t> Ts) -> Error {
     for (uint32_t T : Ts)
-      if (!Produced[T])
+      if (Produced[T] == Absent ||
+          (Produced[T] == OnSomeRanks && !On.isSubsetOf(ProducedOn[T], P.World)))
         return fail(Entity, formatv("{0} reads %{1} before it is produced (by {2}): a step reads "
                                     "only what earlier steps produced",
                                     Reader, P.Tensors[T].Name, producerOf(T))
                                 .str());
     return Error::success();
   };
+  auto Produce = [&](const RankSet &On, const RankSet &Everyone, ArrayRef<uint32_t> Ts) {
+    bool All = Everyone.isSubsetOf(On, P.World);
+    for (uint32_t T : Ts) {
+      if (Produced[T] == Everywhere)
+        continue;
+      if (All) {
+        Produced[T] = Everywhere;
+        ProducedOn.erase(T);
+        continue;
+      }
+      RankSet &Now = ProducedOn[T];
+      if (Produced[T] == Absent)
+        Now = On;
+      else
+        Now = RankSet::unite(Now, On, P.World);
+      Produced[T] = OnSomeRanks;
+    }
+  };
   std::vector<uint8_t> ComputeSeen(P.Computes.size(), 0);
-  enum : uint8_t { NotLaunched, Launched, Waited };
-  std::vector<uint8_t> State(P.Comms.size(), NotLaunched);
+  // Per side of each comm (SideBase: comm -> its first), whether it was
+  // launched, and the ranks that waited for it so far.
+  std::vector<size_t> SideBase;
+  size_t Sides = 0;
+  for (const Comm &C : P.Comms) {
+    SideBase.push_back(Sides);
+    Sides += C.numSides();
+  }
+  enum : uint8_t { NotLaunched, Launched, Waited, WaitedOnSome };
+  std::vector<uint8_t> State(Sides, NotLaunched);
+  std::map<size_t, RankSet> WaitedOn; // the sides that are WaitedOnSome
   int32_t OpenBatch = -1;
   size_t BatchLaunches = 0, BatchWaits = 0;
   std::set<int32_t> BatchSeen;
@@ -628,6 +768,18 @@ Error Validator::steps() {
     const Step &S = P.Steps[I];
     std::string Entity = "step " + std::to_string(I) + " (" + stepKindName(S.Kind).str() + " " +
                          std::to_string(S.Index) + ")";
+    if (S.Ranks != Step::AllRanks) {
+      if (S.Ranks >= P.StepRanks.size())
+        return fail(Entity, formatv("rank set {0} is not in 0..{1}", S.Ranks,
+                                    int64_t(P.StepRanks.size()) - 1)
+                                .str());
+      if (Error E = rankSet(Entity, P.StepRanks[S.Ranks]))
+        return E;
+      if (P.StepRanks[S.Ranks].size(P.World) == 0)
+        return fail(Entity, "names no rank");
+      if (S.Kind == StepKind::Compute)
+        return fail(Entity, "names ranks, but a compute step runs on its compute's ranks");
+    }
     if (S.Kind == StepKind::Compute) {
       if (S.Index >= P.Computes.size())
         return fail(Entity, formatv("compute {0} is not in 0..{1}", S.Index,
@@ -636,21 +788,43 @@ Error Validator::steps() {
       if (ComputeSeen[S.Index]++)
         return fail(Entity, "runs its compute a second time");
       const Compute &C = P.Computes[S.Index];
-      if (Error E = ReadsAll(Entity, "compute @" + C.Name, C.Inputs))
+      if (Error E = ReadsAll(Entity, "compute @" + C.Name, C.Ranks, C.Inputs))
         return E;
-      for (uint32_t T : C.Outputs)
-        Produced[T] = 1;
+      Produce(C.Ranks, C.Ranks, C.Outputs);
       continue;
     }
     if (S.Index >= P.Comms.size())
       return fail(Entity, formatv("comm {0} is not in 0..{1}", S.Index,
                                   int64_t(P.Comms.size()) - 1)
                               .str());
+    const Comm &C = P.Comms[S.Index];
+    // The side the step runs, and its ranks there.
+    const RankSet &On = P.ranksOf(S);
+    size_t K = 0;
+    if (C.isJoint()) {
+      if (S.Ranks == Step::AllRanks)
+        return fail(Entity, "names no ranks, but its comm is joint: each side has steps of its "
+                            "own");
+      while (K + 1 < C.numSides() && !C.side(K).Ranks.contains(On.Ranks.front()))
+        ++K;
+    }
+    const CommSide &Side = C.side(K);
+    if (!On.isSubsetOf(Side.Ranks, P.World))
+      return fail(Entity, formatv("runs on ranks {0}, which do not all issue {1} through one "
+                                  "side",
+                                  On.str(), C.isJoint() ? "its joint comm" : "its comm")
+                              .str());
+    if (S.Kind == StepKind::Launch && !Side.Ranks.isSubsetOf(On, P.World))
+      return fail(Entity, formatv("launches its comm on ranks {0} of the {1}: a side is launched "
+                                  "by one step on all its ranks",
+                                  On.str(), Side.Ranks.str())
+                              .str());
+    size_t Flat = SideBase[S.Index] + K;
     // A p2p batch: its launches are consecutive steps, and the waits for
     // exactly its comms follow them at once (where NCCL's group ends).
-    int32_t B = P.Comms[S.Index].Batch;
+    int32_t B = C.Batch;
     if (OpenBatch >= 0 && !(S.Kind == StepKind::Launch && B == OpenBatch && !BatchWaits)) {
-      if (S.Kind != StepKind::Wait || B != OpenBatch || State[S.Index] != Launched ||
+      if (S.Kind != StepKind::Wait || B != OpenBatch || State[Flat] != Launched ||
           BatchLaunches != BatchSize[OpenBatch])
         return fail(Entity, formatv("breaks p2p batch {0}: its comms are launched in consecutive "
                                     "steps and waited for, each once, right after them",
@@ -671,26 +845,31 @@ Error Validator::steps() {
     }
     if (S.Kind == StepKind::Launch && B >= 0)
       ++BatchLaunches;
-    uint8_t &St = State[S.Index];
-    if (S.Kind == StepKind::Launch && St != NotLaunched)
-      return fail(Entity, "launches its comm a second time");
-    // A comm whose results are waited for in two `wait` ops has two wait
-    // steps; the second finds it complete.
-    if (S.Kind == StepKind::Wait && St == NotLaunched)
-      return fail(Entity, "waits for its comm before it is launched");
+    uint8_t &St = State[Flat];
     if (S.Kind == StepKind::Launch) {
-      const Comm &C = P.Comms[S.Index];
-      if (Error E = ReadsAll(Entity, "its comm", C.Inputs))
+      if (St != NotLaunched)
+        return fail(Entity, "launches its comm a second time");
+      St = Launched;
+      if (Error E = ReadsAll(Entity, "its comm", On, Side.Inputs))
         return E;
       // An all_to_all_v reads its split sizes from its counts tensor.
-      if (C.Counts >= 0)
-        if (Error E = ReadsAll(Entity, "its comm", {uint32_t(C.Counts)}))
+      if (Side.Counts >= 0)
+        if (Error E = ReadsAll(Entity, "its comm", On, {uint32_t(Side.Counts)}))
           return E;
+      continue;
     }
-    if (S.Kind == StepKind::Wait)
-      for (uint32_t T : P.Comms[S.Index].Outputs)
-        Produced[T] = 1;
-    St = S.Kind == StepKind::Launch ? Launched : Waited;
+    // A comm whose results are waited for in two `wait` ops has two wait
+    // steps; the second finds it complete.
+    if (St == NotLaunched)
+      return fail(Entity, "waits for its comm before it is launched");
+    if (St != Waited) {
+      RankSet &Now = WaitedOn[Flat];
+      Now = St == WaitedOnSome ? RankSet::unite(Now, On, P.World) : On;
+      St = Side.Ranks.isSubsetOf(Now, P.World) ? Waited : WaitedOnSome;
+      if (St == Waited)
+        WaitedOn.erase(Flat);
+    }
+    Produce(On, Side.Ranks, Side.Outputs);
   }
   if (OpenBatch >= 0)
     return fail(formatv("p2p batch {0}", OpenBatch), "its comms are not all waited for at its end");
@@ -698,9 +877,23 @@ Error Validator::steps() {
     if (!ComputeSeen[I])
       return fail(formatv("compute {0} @{1}", I, P.Computes[I].Name), "no step runs it");
   for (size_t I = 0; I != P.Comms.size(); ++I)
-    if (State[I] != Waited)
-      return fail(commName(I), State[I] == NotLaunched ? "no step launches it"
-                                                       : "it is launched but never waited for");
+    for (size_t K = 0; K != P.Comms[I].numSides(); ++K) {
+      size_t Flat = SideBase[I] + K;
+      if (State[Flat] == NotLaunched)
+        return fail(sideName(I, K), "no step launches it");
+      if (State[Flat] == Launched)
+        return fail(sideName(I, K), "it is launched but never waited for");
+      if (State[Flat] == WaitedOnSome) {
+        const RankSet &Ranks = P.Comms[I].side(K).Ranks, &Waiters = WaitedOn[Flat];
+        int64_t Missing = 0;
+        while (!Ranks.contains(Missing) || Waiters.contains(Missing))
+          ++Missing; // some rank of the side did not wait
+        return fail(sideName(I, K), formatv("it is launched, but rank {0} never waits for it "
+                                            "(ranks {1} do)",
+                                            Missing, Waiters.str())
+                                        .str());
+      }
+    }
   return Error::success();
 }
 

@@ -85,6 +85,30 @@ private:
   uint64_t Pos = 0;
 };
 
+/// ` in [..] out [..] inbuf B outbuf B`: what one side of a comm works on.
+void writeSideTensors(raw_ostream &OS, const CommSide &S) {
+  OS << " in ";
+  writeList(OS, ArrayRef<uint32_t>(S.Inputs));
+  OS << " out ";
+  writeList(OS, ArrayRef<uint32_t>(S.Outputs));
+  OS << " inbuf " << S.InBuffer << " outbuf " << S.OutBuffer;
+}
+
+/// The `why` and `loc` lines of a side, outside the digest.
+void writeExplanations(DigestingStream &OS, const CommSide &S) {
+  if (S.Why.empty() && S.Loc.empty())
+    return;
+  OS.pause();
+  for (const std::string &W : S.Why) {
+    OS << "  why ";
+    writeQuoted(OS, W);
+    OS << '\n';
+  }
+  if (!S.Loc.empty())
+    OS << "  loc " << S.Loc << '\n';
+  OS.resume();
+}
+
 void writeBody(const Plan &P, DigestingStream &OS) {
   OS << "collc-plan " << P.Version << '\n';
   OS << "program @" << P.Program << " world " << P.World << " align " << P.Alignment << '\n';
@@ -152,11 +176,7 @@ void writeBody(const Plan &P, DigestingStream &OS) {
       OS << " async";
     if (C.Fenced)
       OS << " fenced";
-    OS << " in ";
-    writeList(OS, ArrayRef<uint32_t>(C.Inputs));
-    OS << " out ";
-    writeList(OS, ArrayRef<uint32_t>(C.Outputs));
-    OS << " inbuf " << C.InBuffer << " outbuf " << C.OutBuffer;
+    writeSideTensors(OS, C);
     if (!C.Peers.empty())
       writePeers(OS, hasRoot(C.Kind) ? "root" : "peer", hasRoot(C.Kind) ? "roots" : "peers",
                  C.Peers);
@@ -173,20 +193,23 @@ void writeBody(const Plan &P, DigestingStream &OS) {
     if (C.Batch >= 0)
       OS << " batch " << C.Batch;
     OS << '\n';
-    if (C.Why.empty() && C.Loc.empty())
-      continue;
-    OS.pause();
-    for (const std::string &W : C.Why) {
-      OS << "  why ";
-      writeQuoted(OS, W);
+    writeExplanations(OS, C);
+    // A joint comm's further sides, each with its own explanations.
+    for (const CommSide &S : C.Joined) {
+      OS << "  side ranks " << S.Ranks.str();
+      writeSideTensors(OS, S);
+      if (takesSplits(C.Kind) && S.Counts >= 0)
+        OS << " counts " << S.Counts;
       OS << '\n';
+      writeExplanations(OS, S);
     }
-    if (!C.Loc.empty())
-      OS << "  loc " << C.Loc << '\n';
-    OS.resume();
   }
-  for (const Step &S : P.Steps)
-    OS << "step " << stepKindName(S.Kind) << ' ' << S.Index << '\n';
+  for (const Step &S : P.Steps) {
+    OS << "step " << stepKindName(S.Kind) << ' ' << S.Index;
+    if (S.Ranks != Step::AllRanks)
+      OS << " ranks " << P.StepRanks[S.Ranks].str();
+    OS << '\n';
+  }
 }
 
 } // namespace

@@ -26,9 +26,11 @@ Graph buildGraph(const plan::Plan &P) {
   for (uint32_t I = 0; I != P.Computes.size(); ++I)
     for (uint32_t T : P.Computes[I].Outputs)
       Producer[T] = I;
+  // A joint comm is one node: every side's tensors are its.
   for (uint32_t I = 0; I != P.Comms.size(); ++I)
-    for (uint32_t T : P.Comms[I].Outputs)
-      Producer[T] = G.commNode(I);
+    for (size_t K = 0; K != P.Comms[I].numSides(); ++K)
+      for (uint32_t T : P.Comms[I].side(K).Outputs)
+        Producer[T] = G.commNode(I);
   auto AddEdges = [&](uint32_t To, ArrayRef<uint32_t> Inputs) {
     size_t Begin = G.Edges.size();
     for (uint32_t T : Inputs) {
@@ -46,9 +48,13 @@ Graph buildGraph(const plan::Plan &P) {
   for (uint32_t I = 0; I != P.Computes.size(); ++I)
     AddEdges(I, P.Computes[I].Inputs);
   for (uint32_t I = 0; I != P.Comms.size(); ++I) {
-    std::vector<uint32_t> In = P.Comms[I].Inputs;
-    if (P.Comms[I].Counts >= 0)
-      In.push_back(uint32_t(P.Comms[I].Counts));
+    std::vector<uint32_t> In;
+    for (size_t K = 0; K != P.Comms[I].numSides(); ++K) {
+      const plan::CommSide &Side = P.Comms[I].side(K);
+      In.insert(In.end(), Side.Inputs.begin(), Side.Inputs.end());
+      if (Side.Counts >= 0)
+        In.push_back(uint32_t(Side.Counts));
+    }
     AddEdges(G.commNode(I), In);
   }
   return G;

@@ -102,8 +102,18 @@ std::string commNode(const plan::Plan &P, const dot::Graph &G, uint32_t I, bool 
   if (C.Bucket >= 0)
     Label += formatv(" bucket {0}", C.Bucket);
   Label += ", " + stepsText(G, G.commNode(I));
-  if (!C.Ranks.All)
+  if (C.isJoint()) {
+    // One collective, issued through a different op on each side's ranks.
+    Label += formatv("\\njoint: {0} ops", C.numSides()).str();
+    for (size_t K = 0; K != C.numSides(); ++K) {
+      const plan::CommSide &Side = C.side(K);
+      Label += "\\nranks " + Side.Ranks.str();
+      if (!Side.Outputs.empty())
+        Label += ": %" + escape(P.Tensors[Side.Outputs.front()].Name);
+    }
+  } else if (!C.Ranks.All) {
     Label += "\\nranks " + C.Ranks.str();
+  }
   if (Explain && !C.Why.empty())
     Label += "\\n" + escape(C.Why.front());
   return formatv("{0} [shape=ellipse, style=filled, fillcolor=\"{1}\", label=\"{2}\"];",

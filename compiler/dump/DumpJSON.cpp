@@ -36,10 +36,12 @@ void dumpJSON(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
         });
       });
   });
-  // Every comm is a bucket of one or more tensors, in launch order.
+  // Every comm is a bucket of one or more tensors, in launch order (a
+  // joint comm at its first side's launch, with its sides).
+  std::vector<uint8_t> Listed(P.Comms.size(), 0);
   J.attributeArray("buckets", [&] {
     for (const plan::Step &S : P.Steps) {
-      if (S.Kind != plan::StepKind::Launch)
+      if (S.Kind != plan::StepKind::Launch || Listed[S.Index]++)
         continue;
       const plan::Comm &C = P.Comms[S.Index];
       J.object([&] {
@@ -63,13 +65,32 @@ void dumpJSON(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
         if (C.Fenced)
           J.attribute("fenced", true);
         J.attribute("ranks", C.Ranks.str());
-        if (Opts.Explain) {
+        auto Explain = [&](const plan::CommSide &Side) {
           J.attributeArray("why", [&] {
-            for (const std::string &W : C.Why)
+            for (const std::string &W : Side.Why)
               J.value(W);
           });
-          J.attribute("loc", P.Source.empty() ? C.Loc : P.Source + ":" + C.Loc);
-        }
+          J.attribute("loc", P.Source.empty() ? Side.Loc : P.Source + ":" + Side.Loc);
+        };
+        if (Opts.Explain)
+          Explain(C);
+        // A joint comm: the same collective, issued by other ranks through
+        // other tensors (the fields above are its first side's).
+        if (C.isJoint())
+          J.attributeArray("joint", [&] {
+            for (const plan::CommSide &Side : C.Joined)
+              J.object([&] {
+                J.attribute("ranks", Side.Ranks.str());
+                J.attributeBegin("tensors");
+                Names(C.Kind == plan::CommKind::Recv ? Side.Outputs : Side.Inputs);
+                J.attributeEnd();
+                J.attributeBegin("results");
+                Names(Side.Outputs);
+                J.attributeEnd();
+                if (Opts.Explain)
+                  Explain(Side);
+              });
+          });
       });
     }
   });

@@ -65,8 +65,10 @@ void dumpText(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
   }
 
   OS << "\ncomms, in launch order:\n";
+  // A joint comm is listed once, at its first side's launch, with its sides.
+  std::vector<uint8_t> Listed(P.Comms.size(), 0);
   for (const plan::Step &S : P.Steps) {
-    if (S.Kind != plan::StepKind::Launch)
+    if (S.Kind != plan::StepKind::Launch || Listed[S.Index]++)
       continue;
     const plan::Comm &C = P.Comms[S.Index];
     OS << formatv("  #{0}", S.Index);
@@ -74,22 +76,34 @@ void dumpText(const plan::Plan &P, const DumpOptions &Opts, raw_ostream &OS) {
       OS << " bucket " << C.Bucket;
     OS << ": " << commHeadline(P, C) << ", " << formatBytes(double(C.inputBytes(P.Tensors))) << ", "
        << C.Inputs.size() << (C.Inputs.size() == 1 ? " tensor" : " tensors")
-       << (C.Async ? ", async" : ", blocking") << (C.Fenced ? ", fenced" : "") << ", ranks " << C.Ranks.str() << "\n";
-    OS << "      ";
-    ArrayRef<uint32_t> Shown = C.Kind == plan::CommKind::Recv ? C.Outputs : C.Inputs;
-    for (size_t K = 0; K != Shown.size(); ++K) {
-      if (K == 12 && !Opts.Explain) {
-        OS << " ... (" << Shown.size() - K << " more)";
-        break;
+       << (C.Async ? ", async" : ", blocking") << (C.Fenced ? ", fenced" : "");
+    if (C.isJoint())
+      OS << ", joint: " << C.numSides() << " ops, one collective\n";
+    else
+      OS << ", ranks " << C.Ranks.str() << "\n";
+    for (size_t K = 0; K != C.numSides(); ++K) {
+      const plan::CommSide &Side = C.side(K);
+      OS << "      ";
+      if (C.isJoint())
+        OS << "ranks " << Side.Ranks.str() << ": ";
+      ArrayRef<uint32_t> Shown = C.Kind == plan::CommKind::Recv ? Side.Outputs : Side.Inputs;
+      for (size_t T = 0; T != Shown.size(); ++T) {
+        if (T == 12 && !Opts.Explain) {
+          OS << " ... (" << Shown.size() - T << " more)";
+          break;
+        }
+        OS << (T ? " %" : "%") << P.Tensors[Shown[T]].Name;
       }
-      OS << (K ? " %" : "%") << P.Tensors[Shown[K]].Name;
-    }
-    OS << "\n";
-    if (Opts.Explain) {
-      for (const std::string &W : C.Why)
-        OS << "      why " << W << "\n";
-      if (!C.Loc.empty())
-        OS << "      from " << (P.Source.empty() ? "" : P.Source + ":") << C.Loc << "\n";
+      if (C.isJoint() && !Side.Outputs.empty() && C.Kind != plan::CommKind::Recv)
+        OS << " -> %" << P.Tensors[Side.Outputs.front()].Name
+           << (Side.Outputs.size() > 1 ? " ..." : "");
+      OS << "\n";
+      if (Opts.Explain) {
+        for (const std::string &W : Side.Why)
+          OS << "      why " << W << "\n";
+        if (!Side.Loc.empty())
+          OS << "      from " << (P.Source.empty() ? "" : P.Source + ":") << Side.Loc << "\n";
+      }
     }
   }
 

@@ -39,24 +39,28 @@ SimModel planStepModel(const plan::Plan &P) {
       T.Stream = C.Stream;
       T.CostNs = C.CostNs;
     } else {
+      // A joint comm is a task per side (each launched by its own step), so
+      // its members meet as one collective, each with its own tensors.
       const plan::Comm &C = P.Comms[St.Index];
+      const plan::CommSide &Side = P.sideOf(St);
       T.Kind = opKindOf(C.Kind);
-      T.Inputs.assign(C.Inputs.begin(), C.Inputs.end());
+      T.Inputs.assign(Side.Inputs.begin(), Side.Inputs.end());
       // Runtime split sizes must be ready too, as in ProgramStepModel.
-      if (C.Counts >= 0)
-        T.Inputs.push_back(uint32_t(C.Counts));
-      T.Outputs.assign(C.Outputs.begin(), C.Outputs.end());
+      if (Side.Counts >= 0)
+        T.Inputs.push_back(uint32_t(Side.Counts));
+      T.Outputs.assign(Side.Outputs.begin(), Side.Outputs.end());
       T.Group = C.Group;
       T.Async = C.Async;
       T.Fenced = C.Fenced;
-      T.InBytes = double(C.inputBytes(P.Tensors));
-      T.OutBytes = double(C.outputBytes(P.Tensors));
-      T.StagingBytes =
-          commStagingBytes(ArrayRef<plan::Buffer>(P.Buffers), C.InBuffer, C.OutBuffer, C.Inputs,
-                           [](const plan::Slot &S) { return S.Tensor; });
+      T.InBytes = double(Side.inputBytes(P.Tensors));
+      T.OutBytes = double(Side.outputBytes(P.Tensors));
+      T.StagingBytes = commStagingBytes(ArrayRef<plan::Buffer>(P.Buffers), Side.InBuffer,
+                                        Side.OutBuffer, Side.Inputs,
+                                        [](const plan::Slot &S) { return S.Tensor; });
       // Results that are views of the output buffer count with it.
-      if (C.OutBuffer >= 0 && C.OutBuffer != C.InBuffer && P.Buffers[C.OutBuffer].Segments == 1)
-        for (const plan::Slot &S : P.Buffers[C.OutBuffer].Slots)
+      if (Side.OutBuffer >= 0 && Side.OutBuffer != Side.InBuffer &&
+          P.Buffers[Side.OutBuffer].Segments == 1)
+        for (const plan::Slot &S : P.Buffers[Side.OutBuffer].Slots)
           if (S.Mode == SlotMode::View)
             M.ValueBytes[S.Tensor] = 0;
       if (C.Kind == plan::CommKind::Send || C.Kind == plan::CommKind::Recv)

@@ -368,7 +368,7 @@ private:
         if (llvm::Error E = resolveLaunch(I))
           return detail::inContext(std::move(E), where(I));
       } else if (St.Kind == plan::StepKind::Wait) {
-        addCopies(I, P.Comms[I.Index].OutBuffer, plan::SlotMode::Unpack);
+        addCopies(I, sideOf(P.Comms[I.Index]).OutBuffer, plan::SlotMode::Unpack);
       }
       Instrs.push_back(std::move(I));
     }
@@ -515,21 +515,30 @@ private:
     }
   }
 
+  /// What this rank issues \p C with: its tensors and buffers (a joint
+  /// comm's are per side). Only asked of comms whose steps run here.
+  const plan::CommSide &sideOf(const plan::Comm &C) const {
+    const plan::CommSide *Side = C.sideOn(Rank);
+    assert(Side && "a validated plan runs a comm's steps on its ranks only");
+    return *Side;
+  }
+
   uint64_t elems(uint32_t T) const { return uint64_t(P.Tensors[T].Type.numElements()); }
   uint64_t bytes(uint32_t T) const { return uint64_t(P.Tensors[T].Type.bytes()); }
 
   llvm::Error resolveLaunch(Instr &I) {
     const plan::Comm &C = P.Comms[I.Index];
-    addCopies(I, C.InBuffer, plan::SlotMode::Pack);
+    const plan::CommSide &Side = sideOf(C);
+    addCopies(I, Side.InBuffer, plan::SlotMode::Pack);
     typename D::Communicator Comm = commFor(C);
     auto S = I.On;
     unsigned ES = elemTypeBytes(C.Elem);
     int64_t N = P.groupSize(C, Rank);
-    bool Fused = C.InBuffer >= 0;
-    char *InBuf = Fused ? Buffers[C.InBuffer].data() : nullptr;
-    char *OutBuf = C.OutBuffer >= 0 ? Buffers[C.OutBuffer].data() : nullptr;
-    uint64_t InBytes = Fused ? P.Buffers[C.InBuffer].Bytes : 0;
-    uint64_t OutBytes = C.OutBuffer >= 0 ? P.Buffers[C.OutBuffer].Bytes : 0;
+    bool Fused = Side.InBuffer >= 0;
+    char *InBuf = Fused ? Buffers[Side.InBuffer].data() : nullptr;
+    char *OutBuf = Side.OutBuffer >= 0 ? Buffers[Side.OutBuffer].data() : nullptr;
+    uint64_t InBytes = Fused ? P.Buffers[Side.InBuffer].Bytes : 0;
+    uint64_t OutBytes = Side.OutBuffer >= 0 ? P.Buffers[Side.OutBuffer].Bytes : 0;
     // The collective's input and output: its bucket buffers when fused,
     // else its one tensor each (none for a barrier).
     auto Operand = [&](char *Buf, uint64_t BufBytes, const std::vector<uint32_t> &Ts) {
@@ -537,8 +546,8 @@ private:
         return res(Buf, BufBytes);
       return Ts.empty() ? res(nullptr, 0) : res(Bindings.home(Ts[0]), bytes(Ts[0]));
     };
-    typename D::Resource Src = Operand(InBuf, InBytes, C.Inputs);
-    typename D::Resource Dst = Operand(OutBuf, OutBytes, C.Outputs);
+    typename D::Resource Src = Operand(InBuf, InBytes, Side.Inputs);
+    typename D::Resource Dst = Operand(OutBuf, OutBytes, Side.Outputs);
     ElemType T = C.Elem;
     ReduceOp Op = C.Reduce;
     double Scale = C.Scale;
@@ -593,7 +602,7 @@ private:
       if (C.Group >= 0)
         Peer = P.Groups[C.Group].LocalRank[Peer];
       bool IsSend = C.Kind == plan::CommKind::Send;
-      uint32_t Tensor = IsSend ? C.Inputs[0] : C.Outputs[0];
+      uint32_t Tensor = IsSend ? Side.Inputs[0] : Side.Outputs[0];
       typename D::Resource R = res(Bindings.home(Tensor), bytes(Tensor));
       Elements<typename D::DataType> E{T, elems(Tensor)};
       if (IsSend)
@@ -617,6 +626,7 @@ private:
   /// receiver's capacity and they refuse together.
   llvm::Error resolveAllToAllV(Instr &I, typename D::Communicator Comm, int64_t N) {
     const plan::Comm &C = P.Comms[I.Index];
+    const plan::CommSide &Side = sideOf(C);
     auto S = D::streamOf(Stream);
     int64_t Local = P.Groups[C.Group].LocalRank[Rank];
     struct Part {
@@ -624,16 +634,16 @@ private:
       uint64_t RowElems;
     };
     std::vector<Part> Parts;
-    int64_t InRows = P.Tensors[C.Inputs[0]].Type.Shape[0];
-    int64_t OutRows = P.Tensors[C.Outputs[0]].Type.Shape[0];
-    for (size_t K = 0; K != C.Inputs.size(); ++K) {
-      uint32_t In = C.Inputs[K], Out = C.Outputs[K];
+    int64_t InRows = P.Tensors[Side.Inputs[0]].Type.Shape[0];
+    int64_t OutRows = P.Tensors[Side.Outputs[0]].Type.Shape[0];
+    for (size_t K = 0; K != Side.Inputs.size(); ++K) {
+      uint32_t In = Side.Inputs[K], Out = Side.Outputs[K];
       Parts.push_back({res(Bindings.home(In), bytes(In)), res(Bindings.home(Out), bytes(Out)),
                        elems(In) / std::max<uint64_t>(1, uint64_t(InRows))});
     }
     ElemType T = C.Elem;
     uint32_t Index = I.Index;
-    if (C.Counts < 0) {
+    if (Side.Counts < 0) {
       // Static: checked once here, like a runtime matrix at every step.
       llvm::Expected<SplitRows> Rows = checkSplitMatrix(Index, C.Splits, N, Local, InRows, OutRows);
       if (!Rows)
@@ -643,8 +653,8 @@ private:
       };
       return llvm::Error::success();
     }
-    ElemType CountsType = P.Tensors[C.Counts].Type.Elem;
-    char *CountsData = Bindings.home(C.Counts);
+    ElemType CountsType = P.Tensors[Side.Counts].Type.Elem;
+    char *CountsData = Bindings.home(Side.Counts);
     I.Issue = [=]() -> llvm::Error {
       // This rank's row travels as 32-bit words: refuse what does not fit
       // before anything is exchanged (every entry is at most the input).

@@ -19,14 +19,15 @@ TensorBindings::TensorBindings(const plan::Plan &P, int64_t Rank)
   for (size_t T = 0; T != P.Tensors.size(); ++T)
     ByName[P.Tensors[T].Name] = uint32_t(T);
   for (const plan::Comm &C : P.Comms) {
-    if (!C.Ranks.contains(Rank))
+    const plan::CommSide *S = C.sideOn(Rank); // a joint comm's: this rank's tensors
+    if (!S)
       continue;
-    for (uint32_t T : C.Inputs)
+    for (uint32_t T : S->Inputs)
       Touched[T] = 1;
-    for (uint32_t T : C.Outputs)
+    for (uint32_t T : S->Outputs)
       Touched[T] = 1;
-    if (C.Counts >= 0)
-      Touched[C.Counts] = 1;
+    if (S->Counts >= 0)
+      Touched[S->Counts] = 1;
   }
 }
 

@@ -173,8 +173,9 @@ Error NcclCallIssuer::exchangeCounts(const Call &C) {
                               formatv("rank {0}, split sizes of comm #{1}", R.Rank, C.PlanComm),
                               std::nullopt, Abort))
     return E;
-  int64_t InRows = P.Tensors[PC.Inputs[0]].Type.Shape[0];
-  int64_t OutRows = P.Tensors[PC.Outputs[0]].Type.Shape[0];
+  const plan::CommSide &Side = *PC.sideOn(R.Rank);
+  int64_t InRows = P.Tensors[Side.Inputs[0]].Type.Shape[0];
+  int64_t OutRows = P.Tensors[Side.Outputs[0]].Type.Shape[0];
   std::vector<int64_t> Matrix;
   for (uint64_t K = 0; K != uint64_t(N * N); ++K) {
     Expected<int64_t> V = readSplitSize(CountsT.Type.Elem, R.HostCounts, K);

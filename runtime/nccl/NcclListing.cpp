@@ -49,8 +49,9 @@ private:
           C.Kind != CallKind::RecordDone &&
           int64_t(C.PlanComm) != LastComm && (C.Kind != CallKind::WaitReady || !InGroup)) {
         const plan::Comm &PC = P.Comms[C.PlanComm];
-        OS << formatv("  # comm #{0}: {1}{2}\n", C.PlanComm, commKindName(PC.Kind),
-                      PC.Group >= 0 ? " in @" + P.Groups[PC.Group].Name : std::string());
+        OS << formatv("  # comm #{0}: {1}{2}{3}\n", C.PlanComm, commKindName(PC.Kind),
+                      PC.Group >= 0 ? " in @" + P.Groups[PC.Group].Name : std::string(),
+                      jointNote(PC));
         LastComm = C.PlanComm;
       }
       if (C.Kind == CallKind::GroupStart)
@@ -64,6 +65,23 @@ private:
       if (C.Kind == CallKind::GroupEnd || C.Kind == CallKind::EndCapture)
         LastComm = -1;
     }
+  }
+
+  /// Which side of a joint comm this rank issues, and with what: the
+  /// other ranks issue the same collective with tensors of their own.
+  std::string jointNote(const plan::Comm &C) const {
+    if (!C.isJoint())
+      return "";
+    size_t K = 0;
+    while (K != C.numSides() && !C.side(K).Ranks.contains(L.Rank))
+      ++K;
+    std::string Others;
+    for (size_t J = 0; J != C.numSides(); ++J)
+      if (J != K)
+        Others += formatv("{0}ranks {1}", Others.empty() ? "" : "; ", C.side(J).Ranks.str()).str();
+    return formatv(" (joint: this rank issues side {0} of {1}; the same collective on {2})", K,
+                   C.numSides(), Others)
+        .str();
   }
 
   std::string ref(const Ref &R) const {

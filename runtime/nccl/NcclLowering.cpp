@@ -124,18 +124,19 @@ private:
     // premul_sum ops, buffers and events this rank's comms use.
     std::set<int32_t> UsedBuffers;
     for (const plan::Comm &C : P.Comms) {
-      if (!C.Ranks.contains(Rank))
+      const plan::CommSide *Side = C.sideOn(Rank);
+      if (!Side)
         continue;
-      if (C.InBuffer >= 0)
-        UsedBuffers.insert(C.InBuffer);
-      if (C.OutBuffer >= 0)
-        UsedBuffers.insert(C.OutBuffer);
+      if (Side->InBuffer >= 0)
+        UsedBuffers.insert(Side->InBuffer);
+      if (Side->OutBuffer >= 0)
+        UsedBuffers.insert(Side->OutBuffer);
       bool Reduces = plan::hasReduceOp(C.Kind);
       if (Reduces && C.Reduce == ReduceOp::PremulSum)
         preMulSum(commOf(C), C.Elem, C.Scale);
       if (C.Kind == plan::CommKind::Barrier)
         NeedScratch = true;
-      if (C.Kind == plan::CommKind::AllToAllV && C.Counts >= 0) {
+      if (C.Kind == plan::CommKind::AllToAllV && Side->Counts >= 0) {
         int64_t N = P.groupSize(C, Rank);
         CountsBytes = std::max<uint64_t>(CountsBytes, uint64_t(N * N) * 8);
       }
@@ -183,7 +184,7 @@ private:
         Producer[T] = int64_t(St.Index);
     }
     for (const plan::Comm &C : P.Comms)
-      L.DoneEvents += C.Ranks.contains(Rank);
+      L.DoneEvents += C.issuedOn(Rank);
     // CreateEvents is completed (its count) once the waits are known.
     L.Setup.push_back({CallKind::CreateEvents});
   }
@@ -200,6 +201,9 @@ private:
 
   int32_t scratchBuffer() const { return int32_t(P.Buffers.size()); }
   int32_t countsBuffer() const { return int32_t(P.Buffers.size()) + 1; }
+
+  /// What this rank issues comm \p K with (a joint comm's side).
+  const plan::CommSide &sideOf(uint32_t K) const { return *P.Comms[K].sideOn(Rank); }
 
   int32_t commOf(const plan::Comm &C) const {
     return C.Group >= 0 ? GroupComm[C.Group] : WorldComm;
@@ -316,13 +320,13 @@ private:
   void launchGroup(const Issue &I) {
     std::vector<Call> Nccl;
     for (uint32_t K : I.Comms) {
-      const plan::Comm &C = P.Comms[K];
-      waitReady(C.Inputs, K, nullptr);
-      if (C.InBuffer >= 0) {
-        std::vector<CopySegment> Packs = copies(C.InBuffer, plan::SlotMode::Pack);
+      const plan::CommSide &Side = sideOf(K);
+      waitReady(Side.Inputs, K, nullptr);
+      if (Side.InBuffer >= 0) {
+        std::vector<CopySegment> Packs = copies(Side.InBuffer, plan::SlotMode::Pack);
         if (!Packs.empty()) {
           Call Pk{CallKind::Pack};
-          Pk.Buffer = C.InBuffer;
+          Pk.Buffer = Side.InBuffer;
           Pk.Copies = std::move(Packs);
           Pk.PlanComm = K;
           emit(std::move(Pk));
@@ -372,17 +376,18 @@ private:
   /// The NCCL calls of plan comm \p K on this rank.
   void ncclCalls(uint32_t K, std::vector<Call> &Out) {
     const plan::Comm &C = P.Comms[K];
+    const plan::CommSide &Side = sideOf(K);
     unsigned ES = elemTypeBytes(C.Elem);
     int64_t N = P.groupSize(C, Rank);
-    bool Fused = C.InBuffer >= 0;
-    Ref In = Fused ? Ref{C.InBuffer, -1, 0}
-                   : (C.Inputs.empty() ? Ref{} : home(C.Inputs[0]));
-    Ref OutR = C.OutBuffer >= 0 ? Ref{C.OutBuffer, -1, 0}
-                                : (C.Outputs.empty() ? Ref{} : home(C.Outputs[0]));
-    uint64_t InBytes = Fused ? P.Buffers[C.InBuffer].Bytes
-                             : (C.Inputs.empty() ? 0 : bytes(C.Inputs[0]));
-    uint64_t OutBytes = C.OutBuffer >= 0 ? P.Buffers[C.OutBuffer].Bytes
-                                         : (C.Outputs.empty() ? 0 : bytes(C.Outputs[0]));
+    bool Fused = Side.InBuffer >= 0;
+    Ref In = Fused ? Ref{Side.InBuffer, -1, 0}
+                   : (Side.Inputs.empty() ? Ref{} : home(Side.Inputs[0]));
+    Ref OutR = Side.OutBuffer >= 0 ? Ref{Side.OutBuffer, -1, 0}
+                                   : (Side.Outputs.empty() ? Ref{} : home(Side.Outputs[0]));
+    uint64_t InBytes = Fused ? P.Buffers[Side.InBuffer].Bytes
+                             : (Side.Inputs.empty() ? 0 : bytes(Side.Inputs[0]));
+    uint64_t OutBytes = Side.OutBuffer >= 0 ? P.Buffers[Side.OutBuffer].Bytes
+                                            : (Side.Outputs.empty() ? 0 : bytes(Side.Outputs[0]));
     Call X;
     X.Comm = commOf(C);
     X.SendBuf = In;
@@ -423,7 +428,7 @@ private:
     case plan::CommKind::Send:
     case plan::CommKind::Recv: {
       bool IsSend = C.Kind == plan::CommKind::Send;
-      uint32_t T = IsSend ? C.Inputs[0] : C.Outputs[0];
+      uint32_t T = IsSend ? Side.Inputs[0] : Side.Outputs[0];
       X.Kind = IsSend ? CallKind::Send : CallKind::Recv;
       X.SendBuf = IsSend ? home(T) : Ref{};
       X.RecvBuf = IsSend ? Ref{} : home(T);
@@ -454,9 +459,10 @@ private:
   /// know it is zero).
   void staticAllToAllV(uint32_t K, const Call &Base, int64_t N, std::vector<Call> &Out) {
     const plan::Comm &C = P.Comms[K];
+    const plan::CommSide &Side = sideOf(K);
     int64_t Local = P.Groups[C.Group].LocalRank[Rank];
-    for (size_t Part = 0; Part != C.Inputs.size(); ++Part) {
-      uint32_t In = C.Inputs[Part], OutT = C.Outputs[Part];
+    for (size_t Part = 0; Part != Side.Inputs.size(); ++Part) {
+      uint32_t In = Side.Inputs[Part], OutT = Side.Outputs[Part];
       int64_t Rows = std::max<int64_t>(1, P.Tensors[In].Type.Shape[0]);
       uint64_t RowElems = uint64_t(P.Tensors[In].Type.numElements()) / uint64_t(Rows);
       uint64_t RowBytes = RowElems * elemTypeBytes(C.Elem);
@@ -496,10 +502,11 @@ private:
   void runtimeAllToAllV(uint32_t K) {
     closeGraph();
     const plan::Comm &C = P.Comms[K];
+    const plan::CommSide &Side = sideOf(K);
     int32_t Comm = commOf(C);
     int64_t N = P.groupSize(C, Rank);
-    std::vector<uint32_t> Needs(C.Inputs.begin(), C.Inputs.end());
-    Needs.push_back(uint32_t(C.Counts));
+    std::vector<uint32_t> Needs(Side.Inputs.begin(), Side.Inputs.end());
+    Needs.push_back(uint32_t(Side.Counts));
     // Eager: the wait is issued every step, so it does not count as covering
     // later captured waits (WaitedUpTo is reset: a new graph begins).
     WaitedUpTo.clear();
@@ -507,12 +514,12 @@ private:
     WaitedUpTo.clear();
     Call X{CallKind::CountsToHost};
     X.Comm = Comm;
-    X.Tensor = uint32_t(C.Counts);
+    X.Tensor = uint32_t(Side.Counts);
     X.Count = uint64_t(N);
     X.PlanComm = K;
     L.Step.push_back(X);
     L.Step.push_back({CallKind::GroupStart});
-    for (size_t Part = 0; Part != C.Inputs.size(); ++Part)
+    for (size_t Part = 0; Part != Side.Inputs.size(); ++Part)
       for (int64_t J = 0; J != N; ++J)
         for (CallKind Kind : {CallKind::Send, CallKind::Recv}) {
           Call S;
@@ -521,7 +528,7 @@ private:
           S.Elem = C.Elem;
           S.Peer = J;
           S.PlanComm = K;
-          uint32_t T = Kind == CallKind::Send ? C.Inputs[Part] : C.Outputs[Part];
+          uint32_t T = Kind == CallKind::Send ? Side.Inputs[Part] : Side.Outputs[Part];
           (Kind == CallKind::Send ? S.SendBuf : S.RecvBuf) = home(T);
           S.CountAtRunTime = true;
           // From the plan's tensor: the home of a view names a buffer only.
@@ -539,16 +546,16 @@ private:
   }
 
   void waitStep(uint32_t K) {
-    const plan::Comm &C = P.Comms[K];
+    const plan::CommSide &Side = sideOf(K);
     // Recorded where it ran (runtime all_to_all_v), or at an earlier wait
     // on another result of the same fused comm.
     if (!Waited.insert(K).second || RuntimeDone.count(K))
       return;
-    if (C.OutBuffer >= 0) {
-      std::vector<CopySegment> Unpacks = copies(C.OutBuffer, plan::SlotMode::Unpack);
+    if (Side.OutBuffer >= 0) {
+      std::vector<CopySegment> Unpacks = copies(Side.OutBuffer, plan::SlotMode::Unpack);
       if (!Unpacks.empty()) {
         Call U{CallKind::Unpack};
-        U.Buffer = C.OutBuffer;
+        U.Buffer = Side.OutBuffer;
         U.Copies = std::move(Unpacks);
         U.PlanComm = K;
         emit(std::move(U));

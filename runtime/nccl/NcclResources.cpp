@@ -226,12 +226,13 @@ Error NcclResources::createEvents() {
   Done.assign(P.Comms.size(), nullptr);
   MadeBy.assign(P.Tensors.size(), -1);
   for (size_t K = 0; K != P.Comms.size(); ++K) {
-    if (!P.Comms[K].Ranks.contains(Rank))
+    const plan::CommSide *Side = P.Comms[K].sideOn(Rank); // this rank's tensors
+    if (!Side)
       continue;
     if (Error Err = checkCuda(cudaEventCreateWithFlags(&Done[K], cudaEventDisableTiming),
                               "cudaEventCreateWithFlags"))
       return Err;
-    for (uint32_t T : P.Comms[K].Outputs)
+    for (uint32_t T : Side->Outputs)
       if (MadeBy[T] < 0)
         MadeBy[T] = int32_t(K);
   }

@@ -83,12 +83,14 @@ public:
   Checker(const plan::Plan &P, ActualTensor Actual, const CheckOptions &Opts)
       : P(P), Actual(Actual), Opts(Opts) {
     // Which comm outputs feed later comms: those are kept.
-    for (const plan::Comm &C : P.Comms) {
-      for (uint32_t T : C.Inputs)
-        NeededAsInput.insert(T);
-      if (C.Counts >= 0)
-        NeededAsInput.insert(C.Counts);
-    }
+    for (const plan::Comm &C : P.Comms)
+      for (size_t K = 0; K != C.numSides(); ++K) {
+        const plan::CommSide &S = C.side(K);
+        for (uint32_t T : S.Inputs)
+          NeededAsInput.insert(T);
+        if (S.Counts >= 0)
+          NeededAsInput.insert(S.Counts);
+      }
     for (const plan::Compute &C : P.Computes)
       for (uint32_t T : C.Outputs)
         FromCompute.insert(T);
@@ -188,35 +190,42 @@ void Checker::expect(int64_t R, uint32_t T, std::vector<char> Want,
 void Checker::checkCollective(const plan::Comm &C, ArrayRef<int32_t> Members) {
   unsigned N = Members.size();
   unsigned Size = elemTypeBytes(C.Elem);
+  // Each member's own tensors: a joint comm's differ by side.
+  SmallVector<const plan::CommSide *, 16> SideOf;
+  for (int32_t M : Members)
+    SideOf.push_back(C.sideOn(M));
   // all_to_all_v split sizes (rows), [from][to] in local ranks.
   std::vector<uint64_t> Rows;
   if (C.Kind == plan::CommKind::AllToAllV) {
     Rows.assign(size_t(N) * N, 0);
     for (unsigned From = 0; From != N; ++From)
       for (unsigned To = 0; To != N; ++To) {
-        if (C.Counts < 0) {
+        int32_t CountsT = SideOf[From]->Counts;
+        if (CountsT < 0) {
           Rows[From * N + To] = uint64_t(C.Splits[From * N + To]);
           continue;
         }
-        std::vector<char> Counts = input(Members[From], C.Counts);
+        std::vector<char> Counts = input(Members[From], uint32_t(CountsT));
         int64_t V = 0;
-        unsigned CS = elemTypeBytes(P.Tensors[C.Counts].Type.Elem);
+        unsigned CS = elemTypeBytes(P.Tensors[CountsT].Type.Elem);
         std::memcpy(&V, Counts.data() + To * CS, CS); // little endian, non-negative
         Rows[From * N + To] = uint64_t(V);
       }
   }
   for (size_t K = 0; K != C.Outputs.size(); ++K) {
-    uint32_t In = C.Inputs.empty() ? 0 : C.Inputs[K];
-    uint32_t Out = C.Outputs[K];
+    // Member L's K-th input and output.
+    auto InOf = [&](unsigned L) { return SideOf[L]->Inputs[K]; };
+    auto OutOf = [&](unsigned L) { return SideOf[L]->Outputs[K]; };
     std::vector<std::vector<char>> Ins;
     SmallVector<const char *, 16> Srcs;
     if (!C.Inputs.empty()) {
-      for (int32_t M : Members)
-        Ins.push_back(input(M, In));
+      for (unsigned L = 0; L != N; ++L)
+        Ins.push_back(input(Members[L], InOf(L)));
       for (auto &X : Ins)
         Srcs.push_back(X.data());
     }
-    uint64_t OutBytes = P.Tensors[Out].Type.bytes();
+    // The sides of a joint comm move as many bytes each (validated).
+    uint64_t OutBytes = P.Tensors[C.Outputs[K]].Type.bytes();
     uint64_t OutElems = OutBytes / Size;
     switch (C.Kind) {
     case plan::CommKind::AllReduce: {
@@ -224,8 +233,8 @@ void Checker::checkCollective(const plan::Comm &C, ArrayRef<int32_t> Members) {
       for (uint64_t I = 0; I != OutElems; ++I)
         referenceReduce(C.Elem, C.Reduce, C.Scale, Srcs.data(), N, I, Want.data() + I * Size);
       ReductionSources Red{C.Elem, C.Reduce, C.Scale, Srcs.data(), N, 0};
-      for (int32_t M : Members)
-        expect(M, Out, Want, &Red);
+      for (unsigned L = 0; L != N; ++L)
+        expect(Members[L], OutOf(L), Want, &Red);
       break;
     }
     case plan::CommKind::ReduceScatter:
@@ -235,22 +244,22 @@ void Checker::checkCollective(const plan::Comm &C, ArrayRef<int32_t> Members) {
           referenceReduce(C.Elem, C.Reduce, C.Scale, Srcs.data(), N, L * OutElems + I,
                           Want.data() + I * Size);
         ReductionSources Red{C.Elem, C.Reduce, C.Scale, Srcs.data(), N, L * OutElems};
-        expect(Members[L], Out, std::move(Want), &Red);
+        expect(Members[L], OutOf(L), std::move(Want), &Red);
       }
       break;
     case plan::CommKind::AllGather: {
       std::vector<char> Want;
       for (auto &X : Ins)
         Want.insert(Want.end(), X.begin(), X.end());
-      for (int32_t M : Members)
-        expect(M, Out, Want);
+      for (unsigned L = 0; L != N; ++L)
+        expect(Members[L], OutOf(L), Want);
       break;
     }
     case plan::CommKind::Broadcast: {
       // Peers hold the local root on every rank that runs the comm.
       int64_t Root = C.Peers[Members.front()];
-      for (int32_t M : Members)
-        expect(M, Out, Ins[Root]);
+      for (unsigned L = 0; L != N; ++L)
+        expect(Members[L], OutOf(L), Ins[Root]);
       break;
     }
     case plan::CommKind::AllToAll: {
@@ -259,13 +268,14 @@ void Checker::checkCollective(const plan::Comm &C, ArrayRef<int32_t> Members) {
         std::vector<char> Want(OutBytes);
         for (unsigned J = 0; J != N && Chunk; ++J)
           std::memcpy(Want.data() + J * Chunk, Ins[J].data() + L * Chunk, Chunk);
-        expect(Members[L], Out, std::move(Want));
+        expect(Members[L], OutOf(L), std::move(Want));
       }
       break;
     }
     case plan::CommKind::AllToAllV: {
-      int64_t InRows = P.Tensors[In].Type.Shape[0];
-      uint64_t RowBytes = P.Tensors[In].Type.bytes() / uint64_t(std::max<int64_t>(1, InRows));
+      const TensorType &InType = P.Tensors[C.Inputs[K]].Type;
+      int64_t InRows = InType.Shape[0];
+      uint64_t RowBytes = InType.bytes() / uint64_t(std::max<int64_t>(1, InRows));
       for (unsigned L = 0; L != N; ++L) {
         // Received rows in sender order; the rest of the capacity stays as
         // it was (zero: the outputs start zeroed).
@@ -281,7 +291,7 @@ void Checker::checkCollective(const plan::Comm &C, ArrayRef<int32_t> Members) {
                         Take * RowBytes);
           At += Take;
         }
-        expect(Members[L], Out, std::move(Want));
+        expect(Members[L], OutOf(L), std::move(Want));
       }
       break;
     }
@@ -323,8 +333,10 @@ Error Checker::matchPointToPoint() {
 
 std::vector<Checker::Task> Checker::tasksInStepOrder() const {
   std::vector<Task> Tasks;
+  // A joint comm has a launch step per side; its tasks come at the first.
+  std::vector<uint8_t> Seen(P.Comms.size(), 0);
   for (const plan::Step &S : P.Steps) {
-    if (S.Kind != plan::StepKind::Launch)
+    if (S.Kind != plan::StepKind::Launch || Seen[S.Index]++)
       continue;
     const plan::Comm &C = P.Comms[S.Index];
     if (C.Kind == plan::CommKind::Recv) {
@@ -337,7 +349,7 @@ std::vector<Checker::Task> Checker::tasksInStepOrder() const {
       continue;
     const plan::Group &G = P.Groups[C.Group];
     for (size_t K = 0; K != G.Subgroups.size(); ++K)
-      if (C.Ranks.contains(G.Subgroups[K].front()))
+      if (C.issuedOn(G.Subgroups[K].front()))
         Tasks.push_back({S.Index, int32_t(K), -1});
   }
   return Tasks;
@@ -345,16 +357,16 @@ std::vector<Checker::Task> Checker::tasksInStepOrder() const {
 
 void Checker::made(const Task &T, SmallVectorImpl<Key> &Out) const {
   const plan::Comm &C = P.Comms[T.Comm];
-  for (uint32_t O : C.Outputs) {
-    if (!NeededAsInput.count(O))
-      continue;
-    if (T.Rank >= 0) {
-      Out.push_back({T.Rank, O});
-      continue;
-    }
-    for (int32_t M : membersOf(T))
-      Out.push_back({M, O});
+  if (T.Rank >= 0) {
+    for (uint32_t O : C.Outputs)
+      if (NeededAsInput.count(O))
+        Out.push_back({T.Rank, O});
+    return;
   }
+  for (int32_t M : membersOf(T))
+    for (uint32_t O : C.sideOn(M)->Outputs)
+      if (NeededAsInput.count(O))
+        Out.push_back({M, O});
 }
 
 void Checker::reads(const Task &T, SmallVectorImpl<Key> &Out) const {
@@ -365,10 +377,11 @@ void Checker::reads(const Task &T, SmallVectorImpl<Key> &Out) const {
     return;
   }
   for (int32_t M : membersOf(T)) {
-    for (uint32_t In : C.Inputs)
+    const plan::CommSide &Side = *C.sideOn(M);
+    for (uint32_t In : Side.Inputs)
       Out.push_back({M, In});
-    if (C.Counts >= 0)
-      Out.push_back({M, uint32_t(C.Counts)});
+    if (Side.Counts >= 0)
+      Out.push_back({M, uint32_t(Side.Counts)});
   }
   llvm::sort(Out);
   Out.erase(std::unique(Out.begin(), Out.end()), Out.end());

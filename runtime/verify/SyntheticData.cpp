@@ -35,13 +35,20 @@ void syntheticElement(ElemType T, int64_t Rank, uint32_t Tensor, uint64_t I, cha
 static bool fillCounts(const plan::Plan &P, uint32_t Tensor, int64_t Rank,
                        llvm::MutableArrayRef<char> Out) {
   for (const plan::Comm &C : P.Comms) {
-    if (C.Kind != plan::CommKind::AllToAllV || C.Counts != int32_t(Tensor))
+    if (C.Kind != plan::CommKind::AllToAllV)
+      continue;
+    // The side whose counts these are (a joint comm has one per side).
+    const plan::CommSide *S = nullptr;
+    for (size_t K = 0; K != C.numSides() && !S; ++K)
+      if (C.side(K).Counts == int32_t(Tensor))
+        S = &C.side(K);
+    if (!S)
       continue;
     int64_t N = P.groupSize(C, Rank);
     if (N <= 0)
       N = 1;
-    int64_t InRows = P.Tensors[C.Inputs[0]].Type.Shape[0];
-    int64_t OutRows = P.Tensors[C.Outputs[0]].Type.Shape[0];
+    int64_t InRows = P.Tensors[S->Inputs[0]].Type.Shape[0];
+    int64_t OutRows = P.Tensors[S->Outputs[0]].Type.Shape[0];
     int64_t Each = std::min(InRows, OutRows) / N;
     ElemType T = P.Tensors[Tensor].Type.Elem;
     unsigned Size = elemTypeBytes(T);

@@ -1,5 +1,6 @@
 //===- tests/runtime/ExecutorTest.cpp - Bind, capture, replay --------------===//
 
+#include "tests/runtime/LocalReplay.h"
 #include "tests/runtime/RuntimeTestUtil.h"
 
 #include "compiler/Compile.h"
@@ -38,81 +39,6 @@ plan::Plan compile(const char *Text) {
     return {};
   }
   return std::move(*Plan);
-}
-
-/// One rank's executor, its own memory for tensors that are not views, and
-/// a compute callback writing synthetic data.
-struct RankRun {
-  std::unique_ptr<Executor> X;
-  std::vector<std::vector<char>> Storage;
-  std::string Error;
-};
-
-ExecutorOptions optionsFor(const char *What) {
-  ExecutorOptions O;
-  O.CommPrefix = freshName(What);
-  O.Timeout = std::chrono::milliseconds(10000);
-  return O;
-}
-
-Error bindAll(const plan::Plan &P, RankRun &Run) {
-  for (const std::string &Name : Run.X->unboundTensors()) {
-    uint32_t T = 0;
-    while (P.Tensors[T].Name != Name)
-      ++T;
-    Run.Storage.emplace_back(P.Tensors[T].Type.bytes(), 0);
-    if (Error E = Run.X->bind(Name, Run.Storage.back().data(), Run.Storage.back().size()))
-      return E;
-  }
-  return Error::success();
-}
-
-/// Replays \p Steps steps of \p Plans[R] on every rank.
-std::vector<RankRun> runAll(const std::vector<const plan::Plan *> &Plans, unsigned Steps,
-                            ExecutorOptions Opts) {
-  int World = int(Plans.size());
-  std::vector<RankRun> Runs(World);
-  onThreads(World, [&](int R) {
-    const plan::Plan &P = *Plans[R];
-    RankRun &Run = Runs[R];
-    Expected<std::unique_ptr<Executor>> X = createLocalExecutor(P, R, Opts);
-    if (!X) {
-      Run.Error = llvm::toString(X.takeError());
-      return;
-    }
-    Run.X = std::move(*X);
-    Error E = bindAll(P, Run);
-    if (!E)
-      E = Run.X->capture();
-    for (unsigned S = 0; S != Steps && !E; ++S)
-      E = Run.X->replay([&](const plan::Compute &C, uint32_t) -> Error {
-        for (uint32_t T : C.Outputs) {
-          Expected<llvm::MutableArrayRef<char>> M = Run.X->tensor(P.Tensors[T].Name);
-          if (!M)
-            return M.takeError();
-          fillSynthetic(P, T, R, *M);
-        }
-        return Error::success();
-      });
-    if (E)
-      Run.Error = llvm::toString(std::move(E));
-  });
-  return Runs;
-}
-
-Expected<CheckSummary> check(const plan::Plan &P, std::vector<RankRun> &Runs,
-                             const CheckOptions &Opts = {}) {
-  return checkPlanResults(
-      P,
-      [&](int64_t R, uint32_t T) -> llvm::ArrayRef<char> {
-        Expected<llvm::MutableArrayRef<char>> M = Runs[R].X->tensor(P.Tensors[T].Name);
-        if (!M) {
-          llvm::consumeError(M.takeError());
-          return {};
-        }
-        return *M;
-      },
-      Opts);
 }
 
 TEST(ExecutorTest, ReplaysMatchTheReferenceEveryStep) {

@@ -2,7 +2,7 @@
 //
 // Run by ctest under `mpirun -np 2` (one process per rank, label mpi), the
 // gate's tests (MpiGateTest) under `-np 3` and the tests written for 4
-// processes under `-np 4`: a
+// processes under `-np 4` (the rank-conditional cases under all three): a
 // real example plan (gpt2_ddp, compiled here for MPI_COMM_WORLD's size)
 // replayed by createMpiExecutor, each process checking its own rank's
 // results against runtime/verify's reference; the factory's refusals; and
@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tests/runtime/JointCases.h"
 #include "tests/runtime/RuntimeTestUtil.h"
 
 #include "compiler/Compile.h"
@@ -272,6 +273,25 @@ TEST(MpiExecutorTest, AnAsyncAllReduceProgressesWhileItsIssuerComputes) {
     EXPECT_TRUE(HeardRank1) << Elems * 4
                             << " bytes: rank 1 was not done while rank 0 computed for 60 s";
   }
+}
+
+// The rank-conditional cases MPI runs (tests/runtime/JointCases.h), each
+// compiled for this run's world and replayed on it, every process checking
+// its own rank; JointCasesTest.cpp runs them all on local ranks.
+TEST(MpiExecutorTest, RankConditionalCasesRunVerified) {
+  size_t Ran = 0, Checked = 0;
+  for (const test::JointCase &C : test::jointCases()) {
+    if (!C.Valid || C.World != worldSize())
+      continue;
+    SCOPED_TRACE(C.Name + "\n" + C.Program);
+    Expected<plan::Plan> P = compileProgramText(C.Program, "", C.Name);
+    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    Checked += replayAndCheckThisRank(*P);
+    ++Ran;
+  }
+  EXPECT_GE(Ran, 20u) << "at " << worldSize() << " processes";
+  // Every case but the barriers has a result on every rank.
+  EXPECT_GE(Checked, Ran - 4) << "at " << worldSize() << " processes";
 }
 
 TEST(MpiExecutorTest, RefusesAPlaceOrRendezvousThatDoesNotFit) {

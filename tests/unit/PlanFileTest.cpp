@@ -63,7 +63,7 @@ TEST(PlanFile, ExplanationsAreOutsideTheDigest) {
 
 TEST(PlanFile, RefusesAWrongVersion) {
   std::string E = errorOf("collc-plan 7\nprogram @p world 1 align 256\n");
-  EXPECT_NE(E.find("t.plan:1: plan format version 7 is not supported; this collc reads version 1"),
+  EXPECT_NE(E.find("t.plan:1: plan format version 7 is not supported; this collc reads versions 1 to 2"),
             std::string::npos)
       << E;
   EXPECT_NE(errorOf("hello\n").find("not a collc plan"), std::string::npos);
@@ -165,6 +165,33 @@ TEST(PlanFile, NamesABadEscapeWithItsLineAndColumn) {
   std::string E = errorOf(Text);
   EXPECT_NE(E.find("t.plan:" + std::to_string(Line) +
                    ":15: unknown escape '\\q'; expected \\n, \\t, \\r, \\\", \\\\ or \\xHH"),
+            std::string::npos)
+      << E;
+}
+
+// A joint comm (issue 35) and steps that name their ranks: written as
+// version 2, read back equal, a broadcast's one root held on every side;
+// a version-1 file cannot say either.
+TEST(PlanFile, JointCommsRoundTripAsVersion2) {
+  plan::Plan P = compileOK(JointProgram, "verify,check-cross-rank", "j.coll");
+  EXPECT_EQ(P.Version, 2);
+  std::string Text = plan::writePlan(P);
+  EXPECT_NE(Text.find("collc-plan 2\n"), std::string::npos) << Text;
+  EXPECT_NE(Text.find("\n  side ranks 1-3 in [1] out [3] inbuf -1 outbuf -1\n"), std::string::npos)
+      << Text;
+  EXPECT_NE(Text.find("\nstep launch 0 ranks 1-3\n"), std::string::npos) << Text;
+  llvm::Expected<plan::Plan> Back = plan::readPlan(Text, "j.plan");
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_TRUE(*Back == P);
+  EXPECT_EQ(Back->Comms[0].Peers, (std::vector<int32_t>{2, 2, 2, 2}));
+  // Without those, a plan is version 1 as before.
+  EXPECT_EQ(compileOK(Small).Version, 1);
+  // A version-1 file with a side or a step's ranks is refused at the line.
+  std::string Old = Text;
+  Old.replace(Old.find("collc-plan 2"), 12, "collc-plan 1");
+  std::string E = errorOf(Old);
+  EXPECT_NE(E.find("a joint comm's 'side' line needs plan format version 2; this file is "
+                   "version 1"),
             std::string::npos)
       << E;
 }

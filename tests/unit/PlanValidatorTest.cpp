@@ -51,18 +51,21 @@ uint32_t tensorNamed(const plan::Plan &P, llvm::StringRef Name) {
   return 0;
 }
 
-/// The error of validating the compiled plan after \p Edit, or "".
-std::string errorAfter(const std::function<void(plan::Plan &)> &Edit) {
-  plan::Plan P = compiled();
+/// The error of validating \p Program's plan (named \p Name) after \p Edit,
+/// or "".
+std::string errorAfter(const std::function<void(plan::Plan &)> &Edit,
+                       const char *Source = Program, llvm::StringRef Name = "t.plan") {
+  plan::Plan P = test::compileOK(Source, "", "v.coll");
   Edit(P);
   P.finalize();
-  llvm::Error E = plan::validatePlan(P, "t.plan");
+  llvm::Error E = plan::validatePlan(P, Name);
   return E ? llvm::toString(std::move(E)) : "";
 }
 
 /// The message names the check; a failure shows it and what came instead.
-void expectRefused(const std::function<void(plan::Plan &)> &Edit, const std::string &Text) {
-  std::string Err = errorAfter(Edit);
+void expectRefused(const std::function<void(plan::Plan &)> &Edit, const std::string &Text,
+                   const char *Source = Program, llvm::StringRef Name = "t.plan") {
+  std::string Err = errorAfter(Edit, Source, Name);
   EXPECT_NE(Err.find(Text), std::string::npos) << "expected '" << Text << "', got '" << Err << "'";
 }
 
@@ -390,4 +393,122 @@ TEST(PlanValidator, AViewLivesInABufferOfOneSegment) {
   expectRefused([](plan::Plan &P) { P.Buffers[0].Segments = 2; },
                 "buffer 0: slot of %b is a view, but the buffer is split into 2 segments, across "
                 "which a tensor's bytes are strided: expected pack or unpack");
+}
+
+namespace {
+
+/// The joint program's plan (TestUtil.h) after \p Edit: refused with \p Text.
+void expectJointRefused(const std::function<void(plan::Plan &)> &Edit, const std::string &Text) {
+  expectRefused(Edit, Text, test::JointProgram, "j.plan");
+}
+
+/// The index of the first step of \p Kind on comm \p Comm.
+size_t stepOf(const plan::Plan &P, plan::StepKind Kind, uint32_t Comm) {
+  for (size_t S = 0; S != P.Steps.size(); ++S)
+    if (P.Steps[S].Kind == Kind && P.Steps[S].Index == Comm)
+      return S;
+  ADD_FAILURE() << "no such step";
+  return 0;
+}
+
+} // namespace
+
+TEST(PlanValidator, AcceptsAJointPlan) {
+  EXPECT_EQ(errorAfter([](plan::Plan &) {}, test::JointProgram, "j.plan"), "");
+  plan::Plan P = test::compileOK(test::JointProgram, "", "j.coll");
+  ASSERT_EQ(P.Comms.size(), 2u);
+  EXPECT_TRUE(P.Comms[0].isJoint());
+  EXPECT_EQ(P.Version, 2);
+}
+
+TEST(PlanValidator, JointSides) {
+  expectJointRefused([](plan::Plan &P) { P.Comms[0].Joined[0].Ranks.Ranks = {0, 1, 2, 3}; },
+                     "j.plan: comm 0 (broadcast) side 1: its ranks 0-3 meet those of side 0 (0): "
+                     "each rank issues the comm through one side");
+  expectJointRefused([](plan::Plan &P) { P.Comms[0].Joined[0].Ranks = plan::RankSet(); },
+                     "side 1: a side of a joint comm names the ranks that issue it");
+  expectJointRefused(
+      [](plan::Plan &P) { P.Comms[0].Joined[0].Outputs = {tensorNamed(P, "g")}; },
+      "side 1: output tensor %g is f32[32], but side 0's is %a : f32[64]: the sides of a joint "
+      "comm move tensors of the same sizes");
+  expectJointRefused([](plan::Plan &P) { P.Comms[0].Joined[0].Inputs.clear(); },
+                     "side 1: has 0 input tensors, side 0 has 1");
+  // Rank 2 in no side: the broadcast waits for it for ever.
+  expectJointRefused([](plan::Plan &P) { P.Comms[0].Joined[0].Ranks.Ranks = {1, 3}; },
+                     "comm 0 (broadcast): rank 0 issues it, but rank 2, a member of its subgroup "
+                     "of @dp, does not");
+  expectJointRefused(
+      [](plan::Plan &P) {
+        P.Comms[0].Joined.push_back(P.Comms[0].Joined[0]);
+        P.Comms[0].Joined.back().Ranks.Ranks = {3};
+        P.Comms[0].Joined[0].Ranks.Ranks = {1, 2};
+        P.Comms[0].Joined.back().Why = {"a side of its own"};
+        P.Comms[0].Kind = CommKind::Send;
+      },
+      "side 1: only a collective has sides");
+  // A plan that says all this must say it is version 2.
+  expectJointRefused([](plan::Plan &P) { P.Version = 1; },
+                     "j.plan: program @j: format version 1, but it has a joint comm or a step "
+                     "that names its ranks, which need version 2");
+}
+
+TEST(PlanValidator, JointSteps) {
+  // A joint comm's steps say which side they run.
+  expectJointRefused(
+      [](plan::Plan &P) {
+        P.Steps[stepOf(P, plan::StepKind::Launch, 0)].Ranks = plan::Step::AllRanks;
+      },
+      "(launch 0): names no ranks, but its comm is joint");
+  // A side is launched by one step on all its ranks.
+  expectJointRefused(
+      [](plan::Plan &P) {
+        size_t S = stepOf(P, plan::StepKind::Launch, 0);
+        P.StepRanks[P.Steps[S].Ranks] = P.Comms[0].Ranks;
+        P.StepRanks.push_back(P.Comms[0].Joined[0].Ranks);
+        P.StepRanks.back().Ranks = {1, 2};
+        for (plan::Step &St : P.Steps)
+          if (St.Kind == plan::StepKind::Launch && St.Index == 0 &&
+              P.StepRanks[St.Ranks].Ranks.front() == 1)
+            St.Ranks = uint32_t(P.StepRanks.size() - 1);
+      },
+      "launches its comm on ranks 1-2 of the 1-3: a side is launched by one step on all its "
+      "ranks");
+  expectJointRefused(
+      [](plan::Plan &P) {
+        size_t S = stepOf(P, plan::StepKind::Launch, 0);
+        P.StepRanks[P.Steps[S].Ranks].Ranks = {0, 1};
+      },
+      "runs on ranks 0-1, which do not all issue its joint comm through one side");
+  // Every rank waits: rank 2's wait for the all_reduce dropped (and its
+  // read of the result, which the dataflow check would refuse first).
+  expectJointRefused(
+      [](plan::Plan &P) {
+        for (plan::Compute &C : P.Computes)
+          if (C.Name == "use2")
+            C.Inputs = {tensorNamed(P, "b")};
+        for (plan::Step &St : P.Steps)
+          if (St.Kind == plan::StepKind::Wait && St.Index == 1 &&
+              St.Ranks != plan::Step::AllRanks && P.StepRanks[St.Ranks].Ranks.size() == 3)
+            P.StepRanks[St.Ranks].Ranks = {1, 3};
+      },
+      "comm 1 (all_reduce): it is launched, but rank 2 never waits for it (ranks 0-1,3 do)");
+  // A rank reads a result only after its own wait: rank 0's @early moved
+  // between the wait of ranks 1-3 and rank 0's.
+  expectJointRefused(
+      [](plan::Plan &P) {
+        size_t Early = 0;
+        while (P.Steps[Early].Kind != plan::StepKind::Compute ||
+               P.Computes[P.Steps[Early].Index].Name != "early")
+          ++Early;
+        plan::Step Moved = P.Steps[Early];
+        P.Steps.erase(P.Steps.begin() + Early);
+        P.Steps.insert(P.Steps.begin() + stepOf(P, plan::StepKind::Wait, 1) + 1, Moved);
+      },
+      "compute @early reads %r before it is produced");
+  expectJointRefused(
+      [](plan::Plan &P) {
+        P.StepRanks.push_back(P.Comms[0].Ranks);
+        P.Steps.front().Ranks = uint32_t(P.StepRanks.size() - 1);
+      },
+      "names ranks, but a compute step runs on its compute's ranks");
 }

@@ -72,6 +72,25 @@ inline ParsedProgram parseOK(llvm::StringRef Text, llvm::StringRef Name = "test.
 /// Compiles \p Text (named \p Name in diagnostics) with \p Pipeline (empty:
 /// the default pipeline), failing the test (with the error) if it does not;
 /// then the plan is empty, its Digest "".
+/// One broadcast written as two ops (rank 0 through %w, ranks 1-3 through
+/// %buf, issue 35), and an all_reduce whose waits the ranks run in their own
+/// places: a joint comm and steps that name their ranks.
+inline const char *JointProgram = R"(program @j world(4) {
+  group @dp = world
+  %w = compute @load : f32[64] when rank == 0
+  %buf = compute @empty : f32[64] when rank != 0
+  %a = broadcast %w root 2 in @dp when rank == 0
+  %b = broadcast %buf root 2 in @dp when rank != 0
+  %g = compute @grad : f32[32]
+  %r = all_reduce async sum %g in @dp
+  wait %r when rank != 0
+  wait %r when rank == 0
+  compute @early(%r) when rank == 0
+  compute @use(%a, %r) when rank == 0
+  compute @use2(%b, %r) when rank != 0
+}
+)";
+
 inline plan::Plan compileOK(llvm::StringRef Text, llvm::StringRef Pipeline = "",
                             llvm::StringRef Name = "test.coll") {
   llvm::Expected<plan::Plan> P = compileProgramText(Text, Pipeline, Name);

@@ -40,8 +40,8 @@ ArrayRef<char> HostView::operator()(uint32_t T) {
 uint64_t bytesMovedByRank(const plan::Plan &P, int64_t R) {
   uint64_t Bytes = 0;
   for (const plan::Comm &C : P.Comms)
-    if (C.Ranks.contains(R))
-      Bytes += C.Kind == plan::CommKind::Recv ? C.outputBytes(P.Tensors) : C.inputBytes(P.Tensors);
+    if (const plan::CommSide *S = C.sideOn(R))
+      Bytes += C.Kind == plan::CommKind::Recv ? S->outputBytes(P.Tensors) : S->inputBytes(P.Tensors);
   return Bytes;
 }
 

@@ -161,9 +161,10 @@ uint64_t communicatedBytes(const plan::Plan &P, std::optional<int64_t> Only = st
   std::vector<int64_t> SeenOn(P.Tensors.size(), -1);
   for (int64_t R = Only.value_or(0); R != (Only ? *Only + 1 : P.World); ++R)
     for (const plan::Comm &C : P.Comms) {
-      if (!C.Ranks.contains(R))
+      const plan::CommSide *S = C.sideOn(R); // a joint comm's: rank R's tensors
+      if (!S)
         continue;
-      for (const std::vector<uint32_t> *Ts : {&C.Inputs, &C.Outputs})
+      for (const std::vector<uint32_t> *Ts : {&S->Inputs, &S->Outputs})
         for (uint32_t T : *Ts)
           if (SeenOn[T] != R) {
             SeenOn[T] = R;

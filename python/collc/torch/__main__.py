@@ -10,7 +10,7 @@ import importlib
 import sys
 
 from . import TraceError, trace_ddp, trace_fsdp, trace_tp_pp
-from ._costs import COST_MODES
+from ._costs import COST_MODES, OPTIMIZERS
 from ._devices import DEVICE_CLASSES
 from ._tppp import SCHEDULES
 
@@ -52,6 +52,9 @@ def parser():
     ap.add_argument("--program", default=None, help="the program's name (@NAME; default the strategy)")
     ap.add_argument("--title", default=None,
                     help="the model's name in the header comment (default: its class name)")
+    ap.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default="adam",
+                    help="the optimizer step whose bytes the @optimizer compute costs "
+                         "(ddp and fsdp)")
     fsdp = ap.add_argument_group("fsdp")
     fsdp.add_argument("--wrap", default="", help="CLASS[,CLASS]: module classes or names to wrap")
     tppp = ap.add_argument_group("tp-pp")
@@ -74,10 +77,12 @@ def trace(args, module, inputs):
     common = dict(device_class=args.device_class, program=program, cost=args.cost,
                   title=args.title)
     if args.strategy == "ddp":
-        return trace_ddp(module, inputs, world=8 if args.world is None else args.world, **common)
+        return trace_ddp(module, inputs, world=8 if args.world is None else args.world,
+                         optimizer=args.optimizer, **common)
     if args.strategy == "fsdp":
         return trace_fsdp(module, inputs, [w for w in args.wrap.split(",") if w],
-                          world=8 if args.world is None else args.world, **common)
+                          world=8 if args.world is None else args.world,
+                          optimizer=args.optimizer, **common)
     return trace_tp_pp(module, inputs, tp=args.tp, pp=args.pp, microbatches=args.microbatches,
                        schedule=args.schedule, world=args.world, layers=args.layers,
                        boundaries=args.boundaries, **common)

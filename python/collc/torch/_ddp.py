@@ -173,7 +173,7 @@ def cost_mode(params, cost):
 
 
 def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100",
-              program="ddp", group="dp", cost=None, title=None):
+              program="ddp", group="dp", cost=None, title=None, optimizer="adam"):
     """The IR text of one DDP training step of module on `world` ranks:
     a forward, the backward split at each gradient-ready point (consecutive
     firings of one owning module's parameters form one region, which produces
@@ -181,14 +181,16 @@ def trace_ddp(module, example_inputs, loss_fn=None, world=8, device_class="h100"
     optimizer step. Costs (collc.torch._costs) are this CPU's measured
     profile scaled to device_class, or the FLOP estimate over its nominal
     rate: `cost` "measured" or "flops", by default flops on meta. `title`
-    names the model in the header (default: its class name)."""
+    names the model in the header (default: its class name). The optimizer
+    step (`optimizer`: "adam" or "sgd-momentum") costs the bytes it moves
+    over every parameter, over the device class's memory bandwidth."""
     if not isinstance(world, int) or world < 1:
         raise TraceError(f"world must be a positive integer, not {world!r}")
     costs = Costs(cost_mode(ddp_parameters(module), cost), device_class)
     params, ready, fwd_ns, recorder, how_order = observe(module, example_inputs, loss_fn)
     step = DdpStep(title or type(module).__name__, params, ready, fwd_ns,
                    recorder.param_flops(params), how_order)
-    return ddp_program(step, costs, world, program, group)[0]
+    return ddp_program(step, costs, world, program, group, optimizer)[0]
 
 
 class DdpStep(NamedTuple):
@@ -201,11 +203,14 @@ class DdpStep(NamedTuple):
     how_order: str     # how the ready order was found, for the header
 
 
-def ddp_program(step, costs, world, program="ddp", group="dp"):
+def ddp_program(step, costs, world, program="ddp", group="dp", optimizer="adam"):
     """The IR text of `step` (a DdpStep) on `world` ranks, and its computes
     in program order as (compute name, the parameter names whose gradients
-    it produces) pairs: @fwd, the backward regions, @optimizer."""
+    it produces) pairs: @fwd, the backward regions, @optimizer (whose cost
+    is `optimizer`'s step, see trace_ddp)."""
     params, by_name = step.params, dict(step.params)
+    step_cost, step_words = costs.optimizer(
+        optimizer, [(p.numel(), p.element_size(), p.element_size()) for _, p in params])
 
     # Regions: runs of consecutive firings with one owner.
     regions = []
@@ -225,6 +230,7 @@ def ddp_program(step, costs, world, program="ddp", group="dp"):
         ("// A backward region's cost is the time since the previous region's last hook."
          if costs.how == "measured" else
          "// A backward region's cost is the estimate of the gradients it produces."),
+        *wrap(step_words),
         f"program @{program} world({world}) {{",
         f"  group @{group} = world",
         "",
@@ -249,9 +255,9 @@ def ddp_program(step, costs, world, program="ddp", group="dp"):
             lines.append(f"  {reduced[n]} = all_reduce avg %{_gradient_tensor(ir_name(n))} "
                          f"in @{group}")
         prev, prev_t = token, t
-    # The optimizer updates every parameter once all are averaged; its cost is
-    # not measured (the trace runs no optimizer), so it is left at 0.
-    lines.append(f"  compute @optimizer({', '.join(reduced[n] for n, _ in params)})")
+    # The optimizer updates every parameter once all are averaged.
+    lines.append(f"  compute @optimizer({', '.join(reduced[n] for n, _ in params)}) "
+                 f"cost({step_cost})")
     lines.append("}")
     computes.append(("optimizer", []))
     return "\n".join(lines) + "\n", computes

@@ -68,10 +68,12 @@ def _unit_label(u):
 
 
 def trace_fsdp(module, example_inputs, wrap_spec, world=8, device_class="h100",
-               program="fsdp", group="fsdp", cost=None, title=None):
+               program="fsdp", group="fsdp", cost=None, title=None, optimizer="adam"):
     """The IR text of one FSDP (full shard) training step of module on
     `world` ranks, its units made by `wrap_spec` (module class names or
-    qualified module names)."""
+    qualified module names). The optimizer step (`optimizer`: "adam" or
+    "sgd-momentum") updates this rank's shards and costs the bytes it moves
+    over the device class's memory bandwidth."""
     if not isinstance(world, int) or world < 1:
         raise TraceError(f"world must be a positive integer, not {world!r}")
     if not wrap_spec:
@@ -113,6 +115,9 @@ def trace_fsdp(module, example_inputs, wrap_spec, world=8, device_class="h100",
         n = sum(p.numel() for _, p in owned[u])
         sizes[u] = -(-n // world) * world  # FSDP pads the flat parameter to the world
     ref = {u: owned[u][0][1] for u in used}
+    step_cost, step_words = costs.optimizer(
+        optimizer, [(sizes[u] // world, ref[u].element_size(), ref[u].element_size())
+                    for u in used])
 
     lines = wrap(
         f"{title or type(module).__name__} trained with FSDP (full shard) on {world} ranks, traced by "
@@ -123,6 +128,7 @@ def trace_fsdp(module, example_inputs, wrap_spec, world=8, device_class="h100",
         "gradient when its backward is done; backward runs the units in reverse. The scalar "
         "%f.* and %b.* values only order the computes (activations are not modelled). "
         f"Costs: {costs.words}.")
+    lines += wrap(step_words)
     lines += [f"program @{program} world({world}) {{", f"  group @{group} = world", "",
               "  // this rank's shards, as the previous optimizer step left them"]
     shard = {u: f"%s.{_unit_label(u)}" for u in used}
@@ -166,6 +172,6 @@ def trace_fsdp(module, example_inputs, wrap_spec, world=8, device_class="h100",
         if done:
             grads.append(f"%gs.{_unit_label(u)}")
             lines.append(f"  {grads[-1]} = reduce_scatter avg %g.{_unit_label(u)} in @{group}")
-    lines.append(f"  compute @optimizer({', '.join(grads)})")
+    lines.append(f"  compute @optimizer({', '.join(grads)}) cost({step_cost})")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -12,6 +12,8 @@ experts, all_to_all_v back, combine. Backward runs the same exchanges the
 reverse way with the same counts, and each dense gradient is averaged as it
 is ready; an expert's gradient stays on its rank."""
 
+import math
+
 import torch
 
 from ._costs import Costs
@@ -26,9 +28,16 @@ MIXTRAL_8X7B = dict(layers=32, hidden=4096, ffn=14336, heads=32, kv_heads=8, voc
                     dtype=torch.bfloat16, grad_dtype=torch.float32)
 
 
-def trace_moe(cfg, world=8, device_class="h100", program="moe"):
+def _itemsize(dtype):
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def trace_moe(cfg, world=8, device_class="h100", program="moe", optimizer="adam"):
     """The IR text of one training step of the MoE that `cfg` describes
-    (keys as MIXTRAL_8X7B's) on `world` ranks, costs the FLOP estimate."""
+    (keys as MIXTRAL_8X7B's) on `world` ranks, costs the FLOP estimate; the
+    optimizer step (`optimizer`: "adam" or "sgd-momentum") updates the dense
+    parameters and this rank's experts, its cost the bytes it moves over
+    the device class's memory bandwidth."""
     missing = sorted(set(MIXTRAL_8X7B) - set(cfg))
     if missing:
         raise TraceError(f"the MoE description lacks {missing}")
@@ -54,6 +63,11 @@ def trace_moe(cfg, world=8, device_class="h100", program="moe"):
     f_combine = sent * h
     f_head = 2 * tokens * h * c["vocab"] + tokens * h
     f_embed = tokens * h
+    numel = lambda shape: math.prod(shape)  # noqa: E731
+    updated = ([numel(s) for _, s in dense + experts] * c["layers"]
+               + [c["vocab"] * h, h, c["vocab"] * h])  # lm_head, norm, embed
+    pb, gb = _itemsize(dt), _itemsize(gt)
+    step_cost, step_words = costs.optimizer(optimizer, [(n, pb, gb) for n in updated])
 
     lines = wrap(
         f"A mixture-of-experts stack on {world} ranks, written by collc.torch from its "
@@ -66,6 +80,7 @@ def trace_moe(cfg, world=8, device_class="h100", program="moe"):
         f"to {cap} (capacity factor {c['capacity_factor']:g}). The split sizes are known only "
         "at run time: the router says how many rows go to each rank, the experts how many "
         f"go back. Costs: {costs.words}.")
+    lines += wrap(step_words)
     lines += [f"program @{program} world({world}) {{", "  group @ep = world", "  group @dp = world",
               "", f"  %x.embed = compute @fwd.embed cost({costs.of(flops=f_embed)}) : {act}"]
     x = "%x.embed"
@@ -113,6 +128,6 @@ def trace_moe(cfg, world=8, device_class="h100", program="moe"):
     lines.append(f"  %g.embed = compute @bwd.embed({dx}) cost({costs.of(flops=2 * f_embed)}) : "
                  f"{type_of(gt, [c['vocab'], h])}")
     lines.append("  %r.embed = all_reduce avg %g.embed in @dp")
-    lines.append(f"  compute @optimizer({', '.join(done + ['%r.embed'])})")
+    lines.append(f"  compute @optimizer({', '.join(done + ['%r.embed'])}) cost({step_cost})")
     lines.append("}")
     return "\n".join(lines) + "\n"
