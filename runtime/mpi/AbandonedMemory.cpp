@@ -1,13 +1,19 @@
-//===- runtime/mpi/AbandonedMemory.cpp - Memory a given-up request may write -===//
+//===- runtime/mpi/AbandonedMemory.cpp - What giving up on MPI leaves behind -===//
 
 #include "runtime/mpi/AbandonedMemory.h"
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
 namespace collc::rt::mpi {
 
+namespace {
+std::atomic<bool> GaveUp{false};
+} // namespace
+
 void keepForAbandonedRequest(std::shared_ptr<void> Memory) {
+  noteGaveUpOnMpi();
   static std::mutex M;
   // Never destroyed: static destructors run after MPI_Finalize, or while
   // another thread still waits.
@@ -15,5 +21,9 @@ void keepForAbandonedRequest(std::shared_ptr<void> Memory) {
   std::lock_guard<std::mutex> L(M);
   Kept->push_back(std::move(Memory));
 }
+
+void noteGaveUpOnMpi() { GaveUp.store(true, std::memory_order_release); }
+
+bool gaveUpOnMpi() { return GaveUp.load(std::memory_order_acquire); }
 
 } // namespace collc::rt::mpi

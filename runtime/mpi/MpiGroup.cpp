@@ -265,6 +265,9 @@ Error MpiGroup::breakWith(Error E) {
       },
       [&](const ErrorInfoBase &B) { FailText = B.message(); });
   Broken.store(true, std::memory_order_release);
+  // This rank's calls no longer pair with its peers': MPI's teardown is
+  // not to be waited for (AbandonedMemory.h).
+  noteGaveUpOnMpi();
   return makeError(FailKind, FailText, FailPeer);
 }
 

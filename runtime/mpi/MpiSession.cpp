@@ -3,6 +3,7 @@
 #include "runtime/mpi/MpiSession.h"
 
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/mpi/AbandonedMemory.h"
 #include "runtime/mpi/ArrivalBoard.h"
 #include "runtime/mpi/EagerLimit.h"
 
@@ -74,14 +75,20 @@ Expected<std::unique_ptr<MpiSession>> MpiSession::start() {
 MpiSession::~MpiSession() {
   int Finalized = 0;
   MPI_Finalized(&Finalized);
+  // Freeing the board and finalizing wait for every process of the world:
+  // after this one gave up on a peer (AbandonedMemory.h), for as long as
+  // that peer stays away, and Open MPI was seen to crash in that wait when
+  // the peer came back. So MPI is left as it is, and mpirun, seeing a
+  // process end without MPI_Finalize, ends the job.
+  bool Leave = Finalized || gaveUpOnMpi();
   if (Board) {
     setArrivalBoard(nullptr);
-    if (!Finalized)
+    if (!Leave)
       Board.reset();
     else
-      (void)Board.release(); // MPI already freed it
+      (void)Board.release(); // freed by MPI, or left to the process's end
   }
-  if (Owns && !Finalized)
+  if (Owns && !Leave)
     MPI_Finalize();
 }
 

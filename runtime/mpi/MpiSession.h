@@ -7,7 +7,9 @@
 // finalizes what it initialized when destroyed. It also holds the
 // process's ArrivalBoard (created at start, freed before finalizing: both
 // collective over MPI_COMM_WORLD). The driver refuses to work
-// without one (an error value, not MPI's abort).
+// without one (an error value, not MPI's abort). After the process gave up
+// on an MPI operation (AbandonedMemory.h) neither is freed nor finalized:
+// both would wait for the peer that did not come.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_MPI_MPISESSION_H
@@ -26,7 +28,8 @@ public:
   /// Initializes MPI (or adopts it); an error when the thread level is
   /// below MPI_THREAD_MULTIPLE or MPI was already finalized.
   static llvm::Expected<std::unique_ptr<MpiSession>> start();
-  /// Finalizes MPI if start() initialized it.
+  /// Frees the board and finalizes MPI if start() initialized it, unless
+  /// the process gave up on MPI (gaveUpOnMpi): then leaves both.
   ~MpiSession();
   MpiSession(const MpiSession &) = delete;
   MpiSession &operator=(const MpiSession &) = delete;
