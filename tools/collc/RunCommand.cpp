@@ -39,6 +39,8 @@
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -94,10 +96,34 @@ uint64_t physicalMemory() {
   return Pages > 0 && PageSize > 0 ? uint64_t(Pages) * uint64_t(PageSize) : 0;
 }
 
+/// The address space this process may take (ulimit -v), 0 when unlimited.
+/// The threads of a run's ranks take theirs from it too (a stack each).
+uint64_t addressSpaceLimit() {
+  rlimit Limit;
+  if (getrlimit(RLIMIT_AS, &Limit) != 0 || Limit.rlim_cur == RLIM_INFINITY)
+    return 0;
+  return uint64_t(Limit.rlim_cur);
+}
+
 uint64_t defaultBudget() {
-  uint64_t Third = physicalMemory() / 3;
+  uint64_t Usable = physicalMemory();
+  if (uint64_t Limit = addressSpaceLimit(); Limit && (!Usable || Limit < Usable))
+    Usable = Limit;
+  uint64_t Third = Usable / 3;
   uint64_t Cap = 8ull << 30;
   return Third ? std::min(Third, Cap) : Cap;
+}
+
+/// The address space a new thread's stack takes (glibc sizes it from
+/// ulimit -s when the process starts).
+uint64_t threadStackBytes() {
+  pthread_attr_t Attr;
+  size_t Bytes = 8u << 20;
+  if (pthread_attr_init(&Attr) == 0) {
+    pthread_attr_getstacksize(&Attr, &Bytes);
+    pthread_attr_destroy(&Attr);
+  }
+  return Bytes;
 }
 
 /// "3 MiB", or "512 bytes" below a MiB, for messages about memory.
@@ -107,7 +133,7 @@ std::string sizeText(uint64_t Bytes) {
 }
 
 /// The memory a run may use on this host: --memory-budget, else 8 GiB or a
-/// third of RAM.
+/// third of RAM (or of the address-space limit, where that is less).
 Expected<uint64_t> hostBudget() {
   if (Budget.empty())
     return defaultBudget();
@@ -120,6 +146,11 @@ Expected<uint64_t> hostBudget() {
     return createStringError(inconvertibleErrorCode(),
                              "--memory-budget %s is more than this machine's memory (%s)",
                              Budget.c_str(), sizeText(Memory).c_str());
+  if (uint64_t Limit = addressSpaceLimit(); Limit && *Given > Limit)
+    return createStringError(inconvertibleErrorCode(),
+                             "--memory-budget %s is more than this process's address-space limit "
+                             "(ulimit -v: %s)",
+                             Budget.c_str(), sizeText(Limit).c_str());
   return *Given;
 }
 
@@ -417,6 +448,21 @@ int run_runCommand() {
         << "@" << P.Program << " has " << P.World << " ranks; the local backend runs at most "
         << rt::local::LocalDriver::MaxRanks << " (one thread each): compile it for fewer "
         << "ranks with --ranks\n";
+    return ExitUserError;
+  }
+  // A rank is a thread with its comm stream's beside it, each with a
+  // stack: under an address-space limit (ulimit -v) they would take the
+  // room the run's memory needs, and an allocation would fail (an abort).
+  // A limit on threads (a container's pids limit) ends the run with an
+  // error naming the rank that could not start (LocalRun.h).
+  uint64_t Threads = 2 * uint64_t(P.World), Stacks = Threads * threadStackBytes();
+  if (uint64_t Space = addressSpaceLimit(); !Processes && Space && Stacks + Limit->Bytes > Space) {
+    WithColor::error(errs(), "collc run")
+        << formatv("@{0} on {1} local ranks runs {2} threads (a rank's and its comm stream's), "
+                   "whose stacks take {3} of address space beside the run's memory budget of "
+                   "{4}, and this process may take {5} (ulimit -v): run fewer ranks (--ranks), "
+                   "or raise the limit\n",
+                   P.Program, P.World, Threads, sizeText(Stacks), Limit->Text, sizeText(Space));
     return ExitUserError;
   }
   // A plan for another world first: its memory is not this launch's.
