@@ -2,6 +2,8 @@
 
 #include "tools/collc/ProcessMeeting.h"
 
+#include "tools/collc/ExitDeadline.h"
+
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/process/CpuWorld.h"
@@ -21,8 +23,20 @@ Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(StringRef Backend
                                                                const rt::RendezvousAddress &Where,
                                                                std::chrono::milliseconds Timeout) {
   auto Met = std::make_unique<ProcessMeeting>();
+  Met->Said = formatv("collc run: rank {0} of {1} ({2}): ", Place.Rank, Place.World, Backend);
+  Met->Timeout = Timeout;
+  Met->LocalRank = Place.LocalRank;
   // MPI lives as long as the run, executors and worlds included.
-  Expected<std::shared_ptr<void>> Mpi = rt::startSessionFor(Backend, Where);
+  Expected<std::shared_ptr<void>> Mpi = [&] {
+    std::optional<ExitDeadline> Bound;
+    if (!rt::sessionBackendFor(Backend, Where).empty())
+      Bound.emplace(Met->mpiLimit(),
+                    Met->Said + formatv("MPI_Init_thread did not return within {0} ms: a "
+                                        "process of the job has not started it (stopped, stuck, "
+                                        "or gone); this one ends, so that mpirun ends the job",
+                                        Met->mpiLimit().count()));
+    return rt::startSessionFor(Backend, Where);
+  }();
   if (!Mpi)
     return Mpi.takeError();
   Met->Mpi = std::move(*Mpi);
@@ -38,7 +52,28 @@ ProcessMeeting::~ProcessMeeting() {
   // A step not taken yet is taken, saying this rank cannot run; the errors
   // that come of it were this rank's own, said already.
   if (World && Next != Step::Done)
-    consumeError(gather(Next, {0, 0, 0}).takeError());
+    consumeError(gather(Next, {}).takeError());
+  World.reset();
+  endMpi();
+}
+
+void ProcessMeeting::endMpi() {
+  if (!Mpi)
+    return; // MPI was not started
+  ExitDeadline Bound(mpiLimit(), Said + formatv("MPI_Finalize did not return within {0} ms: a "
+                                                "process of the job has not reached it "
+                                                "(stopped, stuck, or gone); this one ends "
+                                                "without it, so that mpirun ends the job",
+                                                mpiLimit().count()));
+  Mpi.reset();
+}
+
+std::chrono::milliseconds ProcessMeeting::mpiLimit() const {
+  // The processes of a host give up a second apart, in local rank order,
+  // so that mpirun sees one end and ends the others itself: several that
+  // ended at once inside MPI_Init crashed Open MPI 4.1's mpirun (SIGSEGV in
+  // PMIx_server_finalize, 3 of 10 runs at 4 processes; none in 12 so).
+  return Timeout + std::chrono::seconds(LocalRank);
 }
 
 Error ProcessMeeting::endWith(rt::ErrorKind Kind, const Twine &Why, size_t Blamed) {
@@ -46,19 +81,20 @@ Error ProcessMeeting::endWith(rt::ErrorKind Kind, const Twine &Why, size_t Blame
   return rt::makeError(Kind, Why, int64_t(Blamed));
 }
 
-Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32_t, 3> Words) {
+Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32_t, Words> Mine) {
   // Whatever comes of it, this step is taken; a failure is every rank's,
   // and ends the meeting.
   Next = S == Step::Factor ? Step::Plan : Step::Done;
-  Expected<std::vector<uint32_t>> All =
-      World->allGatherWords({uint32_t(S), Words[0], Words[1], Words[2]});
+  std::vector<uint32_t> Sent{uint32_t(S)};
+  Sent.insert(Sent.end(), Mine.begin(), Mine.end());
+  Expected<std::vector<uint32_t>> All = World->allGatherWords(Sent);
   if (!All) {
     Next = Step::Done;
     return All.takeError();
   }
   std::vector<uint32_t> Out;
-  for (size_t R = 0; R != All->size() / 4; ++R) {
-    const uint32_t *Sent = All->data() + 4 * R;
+  for (size_t R = 0; R != All->size() / (Words + 1); ++R) {
+    const uint32_t *Sent = All->data() + (Words + 1) * R;
     if (Sent[0] != uint32_t(S))
       return endWith(rt::ErrorKind::Mismatch,
                      formatv("rank {0} is at step {1} of the run's meeting, this rank at step {2}",
@@ -67,18 +103,18 @@ Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32
     if (Sent[1] == 0)
       return endWith(rt::ErrorKind::InvalidArgument,
                      formatv("rank {0} cannot run (its own error says why)", R), R);
-    Out.insert(Out.end(), Sent + 1, Sent + 4);
+    Out.insert(Out.end(), Sent + 1, Sent + 1 + Words);
   }
   return Out;
 }
 
 Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, bool Given) {
-  Expected<std::vector<uint32_t>> All = gather(Step::Factor, {uint32_t(Mine), uint32_t(Given), 0});
+  Expected<std::vector<uint32_t>> All = gather(Step::Factor, {uint32_t(Mine), uint32_t(Given)});
   if (!All)
     return All.takeError();
-  size_t Ranks = All->size() / 3;
-  auto FactorOf = [&](size_t R) { return (*All)[3 * R]; };
-  auto GivenOn = [&](size_t R) { return (*All)[3 * R + 1] != 0; };
+  size_t Ranks = All->size() / Words;
+  auto FactorOf = [&](size_t R) { return (*All)[Words * R]; };
+  auto GivenOn = [&](size_t R) { return (*All)[Words * R + 1] != 0; };
   uint32_t Most = 0;
   std::optional<size_t> First; // the first rank given a factor by hand
   for (size_t R = 0; R != Ranks; ++R) {
@@ -109,20 +145,32 @@ Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, boo
   return Factor{int64_t(Kept), int64_t(*First)};
 }
 
-Error ProcessMeeting::agreeOnPlan(const plan::Plan &P) {
+Error ProcessMeeting::agreeOnPlan(const plan::Plan &P, unsigned Steps) {
   std::array<uint32_t, 2> Mine = rt::digestWords(P);
   // First word 1: this rank can run.
-  Expected<std::vector<uint32_t>> All = gather(Step::Plan, {1, Mine[0], Mine[1]});
+  Expected<std::vector<uint32_t>> All = gather(Step::Plan, {1, Mine[0], Mine[1], Steps});
   // Its connections are not needed again, whatever came of it.
   auto Leave = make_scope_exit([&] { World.reset(); });
   if (!All)
     return All.takeError();
+  size_t Ranks = All->size() / Words;
   std::vector<uint32_t> Digests;
-  for (size_t R = 0; R != All->size() / 3; ++R) {
-    Digests.push_back((*All)[3 * R + 1]);
-    Digests.push_back((*All)[3 * R + 2]);
+  for (size_t R = 0; R != Ranks; ++R) {
+    Digests.push_back((*All)[Words * R + 1]);
+    Digests.push_back((*All)[Words * R + 2]);
   }
-  return rt::compareDigests(P, World->rank(), Digests); // before Leave
+  if (Error E = rt::compareDigests(P, World->rank(), Digests)) // before Leave
+    return E;
+  // The same plan, so the same number of steps; every rank judges alike.
+  auto StepsOf = [&](size_t R) { return (*All)[Words * R + 3]; };
+  for (size_t R = 1; R != Ranks; ++R)
+    if (StepsOf(R) != StepsOf(0))
+      return endWith(rt::ErrorKind::Mismatch,
+                     formatv("rank 0 was given --steps {0} and rank {1} --steps {2}: give "
+                             "every process the same",
+                             StepsOf(0), R, StepsOf(R)),
+                     R);
+  return Error::success();
 }
 
 } // namespace collc::tool

@@ -33,7 +33,7 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessM
   // process whose plan differs is named at once. (Over gloo the groups are
   // named by the plan's digest, so processes with different plans would
   // never meet there, each waiting out its timeout instead.)
-  if (Error E = Met.agreeOnPlan(P))
+  if (Error E = Met.agreeOnPlan(P, O.Steps))
     return Fail(toString(std::move(E)));
   // The plans agree: the executor's own handshake would gather them again.
   rt::ExecutorOptions Exec = O.Exec;
