@@ -49,7 +49,7 @@ uint64_t bytesMovedByRank(const plan::Plan &P, int64_t R) {
 }
 
 void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
-             LocalRun::Rank &Res) {
+             LocalRun::Rank &Res, const InjectedFault *Fault) {
   int64_t R = X.rank();
   auto Fail = [&](Error E) { Res.Error = toString(std::move(E)); };
   // Memory of the executor's own for tensors that are not views.
@@ -65,7 +65,15 @@ void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
   // and copied in.
   bool InPlace = X.memory() == rt::MemoryKind::Host;
   std::vector<char> Staged;
+  // An injected fault's step (the second, or the only one), and the
+  // computes a step calls, counted in the first.
+  unsigned FaultStep = std::min(1u, Steps - 1), Step = 0;
+  size_t Computes = 0, Called = 0;
   auto Compute = [&](const plan::Compute &C, uint32_t) -> Error {
+    if (Step == 0)
+      ++Computes;
+    if (Fault && Step == FaultStep && Called++ == Computes / 2)
+      Fault->at(FaultPoint::MidStep, R);
     for (uint32_t T : C.Outputs) {
       if (!Touched[T])
         continue;
@@ -84,6 +92,9 @@ void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
     return Error::success();
   };
   for (unsigned S = 0; S != Steps; ++S) {
+    Step = S;
+    if (Fault && S == FaultStep && S != 0)
+      Fault->at(FaultPoint::BetweenSteps, R);
     if (Trace)
       X.clearTrace();
     auto Start = std::chrono::steady_clock::now();

@@ -16,10 +16,12 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
+#include "tools/collc/InjectedFault.h"
 #include "tools/collc/ProcessMeeting.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 
 namespace collc::tool {
@@ -30,6 +32,8 @@ struct ProcessRunOptions {
   rt::RendezvousAddress Where;
   rt::ExecutorOptions Exec;
   unsigned Steps = 3;
+  /// A fault a test injects (--inject-fault), if any.
+  std::optional<InjectedFault> Fault;
 };
 
 /// Says \p Why on \p Err as every failure of a rank's run is said, naming

@@ -85,6 +85,11 @@ static cl::opt<std::string>
                      "each)"),
             cl::init("local"), cl::sub(Cmd));
 static ProcessLaunchFlags Launch(Cmd, /*WithLocalWorld=*/true);
+static cl::opt<std::string>
+    InjectFault("inject-fault",
+                cl::desc("For fault tests: rank RANK of a process backend stops or kills itself "
+                         "at POINT (tools/collc/InjectedFault.h)"),
+                cl::value_desc("RANK:POINT:stop|kill"), cl::Hidden, cl::sub(Cmd));
 
 cl::SubCommand &runCommand() { return Cmd; }
 
@@ -365,6 +370,18 @@ int run_runCommand() {
     WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
     return ExitUsage;
   }
+  std::optional<InjectedFault> Fault;
+  if (!InjectFault.empty()) {
+    Expected<InjectedFault> F = InjectedFault::parse(InjectFault);
+    if (!F || !Processes) {
+      WithColor::error(errs(), "collc run")
+          << (F ? "--inject-fault stops or kills a rank of a process backend: give --backend"
+                : toString(F.takeError()))
+          << '\n';
+      return ExitUsage;
+    }
+    Fault = *F;
+  }
   std::optional<ProcessRunOptions> O;
   if (Processes) {
     O.emplace();
@@ -373,6 +390,7 @@ int run_runCommand() {
     O->Where = Launched->Where;
     O->Steps = Steps;
     O->Exec.Timeout = *Timeout;
+    O->Fault = Fault;
   }
   auto RankFailed = [&](Error E) { return rankFailed(*O, toString(std::move(E)), errs()); };
   // This rank's own checks first, said at once (the exit code, once said).
@@ -415,6 +433,8 @@ int run_runCommand() {
   // Then the processes meet, even one refused above: the others are told at
   // once and name it (ProcessMeeting.h), and all shrink a program alike.
   std::unique_ptr<ProcessMeeting> Met;
+  if (Fault)
+    Fault->at(FaultPoint::Start, O->Place.Rank);
   if (Processes) {
     Expected<std::unique_ptr<ProcessMeeting>> M =
         ProcessMeeting::meet(Backend, O->Place, O->Where, *Timeout);
