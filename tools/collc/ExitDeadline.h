@@ -3,9 +3,10 @@
 // MPI_Init_thread and MPI_Finalize wait for every process of the job and
 // take no timeout: a process stopped (or stuck) before or inside them holds
 // the others there for as long as it stays so. The collc tool bounds them
-// by the run's --timeout-ms: an ExitDeadline armed around such a call ends
-// the process with status 1, saying what it waited for, when the call has
-// not returned in time. Under mpirun a process that ends without
+// by the run's --timeout-ms (the run's meeting arms one over each:
+// runtime/process/ProcessMeeting.h): an ExitDeadline armed around such a
+// call ends the process with status 1, saying what it waited for, when the
+// call has not returned in time. Under mpirun a process that ends without
 // MPI_Finalize ends the job, the stopped one included.
 //
 // Only a program's main may end its process: the libraries (the C API,

@@ -1,8 +1,6 @@
-//===- tools/collc/ProcessMeeting.cpp - The processes of a run agree first ---===//
+//===- runtime/process/ProcessMeeting.cpp - The processes of a run agree first ---===//
 
-#include "tools/collc/ProcessMeeting.h"
-
-#include "tools/collc/ExitDeadline.h"
+#include "runtime/process/ProcessMeeting.h"
 
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/RuntimeError.h"
@@ -16,32 +14,29 @@
 
 using namespace llvm;
 
-namespace collc::tool {
+namespace collc::rt {
 
 Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(StringRef Backend,
-                                                               const rt::ProcessPlace &Place,
-                                                               const rt::RendezvousAddress &Where,
-                                                               std::chrono::milliseconds Timeout) {
+                                                               const ProcessPlace &Place,
+                                                               const RendezvousAddress &Where,
+                                                               std::chrono::milliseconds Timeout,
+                                                               CallDeadline Bound) {
   auto Met = std::make_unique<ProcessMeeting>();
-  Met->Said = formatv("collc run: rank {0} of {1} ({2}): ", Place.Rank, Place.World, Backend);
   Met->Timeout = Timeout;
   Met->LocalRank = Place.LocalRank;
+  Met->Bound = std::move(Bound);
   // MPI lives as long as the run, executors and worlds included.
   Expected<std::shared_ptr<void>> Mpi = [&] {
-    std::optional<ExitDeadline> Bound;
-    if (!rt::sessionBackendFor(Backend, Where).empty())
-      Bound.emplace(Met->mpiLimit(),
-                    Met->Said + formatv("MPI_Init_thread did not return within {0} ms: a "
-                                        "process of the job has not started it (stopped, stuck, "
-                                        "or gone); this one ends, so that mpirun ends the job",
-                                        Met->mpiLimit().count()));
-    return rt::startSessionFor(Backend, Where);
+    std::shared_ptr<void> Deadline;
+    if (Met->Bound && !sessionBackendFor(Backend, Where).empty())
+      Deadline = Met->Bound("MPI_Init_thread", Met->mpiLimit());
+    return startSessionFor(Backend, Where);
   }();
   if (!Mpi)
     return Mpi.takeError();
   Met->Mpi = std::move(*Mpi);
-  Expected<std::unique_ptr<rt::WorldGather>> World =
-      rt::joinCpuWorld(Place, Where, "collc.run/#digests", Timeout);
+  Expected<std::unique_ptr<WorldGather>> World =
+      joinCpuWorld(Place, Where, "collc.run/#digests", Timeout);
   if (!World)
     return World.takeError();
   Met->World = std::move(*World);
@@ -60,11 +55,7 @@ ProcessMeeting::~ProcessMeeting() {
 void ProcessMeeting::endMpi() {
   if (!Mpi)
     return; // MPI was not started
-  ExitDeadline Bound(mpiLimit(), Said + formatv("MPI_Finalize did not return within {0} ms: a "
-                                                "process of the job has not reached it "
-                                                "(stopped, stuck, or gone); this one ends "
-                                                "without it, so that mpirun ends the job",
-                                                mpiLimit().count()));
+  std::shared_ptr<void> Deadline = Bound ? Bound("MPI_Finalize", mpiLimit()) : nullptr;
   Mpi.reset();
 }
 
@@ -76,9 +67,9 @@ std::chrono::milliseconds ProcessMeeting::mpiLimit() const {
   return Timeout + std::chrono::seconds(LocalRank);
 }
 
-Error ProcessMeeting::endWith(rt::ErrorKind Kind, const Twine &Why, size_t Blamed) {
+Error ProcessMeeting::endWith(ErrorKind Kind, const Twine &Why, size_t Blamed) {
   Next = Step::Done;
-  return rt::makeError(Kind, Why, int64_t(Blamed));
+  return makeError(Kind, Why, int64_t(Blamed));
 }
 
 Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32_t, Words> Mine) {
@@ -96,12 +87,12 @@ Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32
   for (size_t R = 0; R != All->size() / (Words + 1); ++R) {
     const uint32_t *Sent = All->data() + (Words + 1) * R;
     if (Sent[0] != uint32_t(S))
-      return endWith(rt::ErrorKind::Mismatch,
+      return endWith(ErrorKind::Mismatch,
                      formatv("rank {0} is at step {1} of the run's meeting, this rank at step {2}",
                              R, Sent[0], uint32_t(S)),
                      R);
     if (Sent[1] == 0)
-      return endWith(rt::ErrorKind::InvalidArgument,
+      return endWith(ErrorKind::InvalidArgument,
                      formatv("rank {0} cannot run (its own error says why)", R), R);
     Out.insert(Out.end(), Sent + 1, Sent + 1 + Words);
   }
@@ -130,13 +121,13 @@ Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, boo
   uint32_t Kept = FactorOf(*First);
   for (size_t R = 0; R != Ranks; ++R) {
     if (GivenOn(R) && FactorOf(R) != Kept)
-      return endWith(rt::ErrorKind::Mismatch,
+      return endWith(ErrorKind::Mismatch,
                      formatv("rank {0} was given --shrink {1} and rank {2} --shrink {3}: give "
                              "every process the same",
                              *First, Kept, R, FactorOf(R)),
                      R);
     if (!GivenOn(R) && FactorOf(R) > Kept)
-      return endWith(rt::ErrorKind::InvalidArgument,
+      return endWith(ErrorKind::InvalidArgument,
                      formatv("rank {0} was given --shrink {1}, but rank {2} needs {3} to fit its "
                              "share of its host's memory: give every process the same --shrink",
                              *First, Kept, R, FactorOf(R)),
@@ -146,7 +137,7 @@ Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, boo
 }
 
 Error ProcessMeeting::agreeOnPlan(const plan::Plan &P, unsigned Steps) {
-  std::array<uint32_t, 2> Mine = rt::digestWords(P);
+  std::array<uint32_t, 2> Mine = digestWords(P);
   // First word 1: this rank can run.
   Expected<std::vector<uint32_t>> All = gather(Step::Plan, {1, Mine[0], Mine[1], Steps});
   // Its connections are not needed again, whatever came of it.
@@ -159,13 +150,13 @@ Error ProcessMeeting::agreeOnPlan(const plan::Plan &P, unsigned Steps) {
     Digests.push_back((*All)[Words * R + 1]);
     Digests.push_back((*All)[Words * R + 2]);
   }
-  if (Error E = rt::compareDigests(P, World->rank(), Digests)) // before Leave
+  if (Error E = compareDigests(P, World->rank(), Digests)) // before Leave
     return E;
   // The same plan, so the same number of steps; every rank judges alike.
   auto StepsOf = [&](size_t R) { return (*All)[Words * R + 3]; };
   for (size_t R = 1; R != Ranks; ++R)
     if (StepsOf(R) != StepsOf(0))
-      return endWith(rt::ErrorKind::Mismatch,
+      return endWith(ErrorKind::Mismatch,
                      formatv("rank 0 was given --steps {0} and rank {1} --steps {2}: give "
                              "every process the same",
                              StepsOf(0), R, StepsOf(R)),
@@ -173,4 +164,4 @@ Error ProcessMeeting::agreeOnPlan(const plan::Plan &P, unsigned Steps) {
   return Error::success();
 }
 
-} // namespace collc::tool
+} // namespace collc::rt

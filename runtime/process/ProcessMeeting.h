@@ -1,4 +1,4 @@
-//===- tools/collc/ProcessMeeting.h - The processes of a run agree first -*- C++ -*-===//
+//===- runtime/process/ProcessMeeting.h - The processes of a run agree first -*- C++ -*-===//
 //
 // Under `collc run --backend mpi|gloo|nccl` the processes meet before the
 // plan is made: MPI where the run goes through it, and the CPU world (group
@@ -17,13 +17,15 @@
 //
 // MPI's start and end (MPI_Init_thread; MPI_Finalize when the meeting
 // ends, after the run) wait for every process of the job without a
-// timeout: each is bounded by the run's timeout, and a second more per
-// local rank (mpiLimit), past which this process ends with status 1,
-// saying so (ExitDeadline.h), and mpirun ends the job.
+// timeout. The caller may keep a deadline over each (CallDeadline): the
+// run's timeout and a second more per local rank (mpiLimit). Only a
+// program's main may end its process, so the meeting only arms what it is
+// given: `collc run` ends the process with status 1, saying so, and mpirun
+// ends the job (tools/collc/ExitDeadline.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_TOOLS_COLLC_PROCESSMEETING_H
-#define COLLC_TOOLS_COLLC_PROCESSMEETING_H
+#ifndef COLLC_RUNTIME_PROCESS_PROCESSMEETING_H
+#define COLLC_RUNTIME_PROCESS_PROCESSMEETING_H
 
 #include "plan/Plan.h"
 #include "runtime/exec/RuntimeError.h"
@@ -35,20 +37,26 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
-namespace collc::tool {
+namespace collc::rt {
 
 class ProcessMeeting {
 public:
-  /// Starts MPI if \p Backend or \p Where needs it and joins the world.
-  static llvm::Expected<std::unique_ptr<ProcessMeeting>> meet(llvm::StringRef Backend,
-                                                              const rt::ProcessPlace &Place,
-                                                              const rt::RendezvousAddress &Where,
-                                                              std::chrono::milliseconds Timeout);
+  /// Arms a deadline of \p Limit over \p Call, one of MPI's calls that
+  /// take no timeout ("MPI_Init_thread", "MPI_Finalize"); what it returns
+  /// keeps the deadline while it lives.
+  using CallDeadline = std::function<std::shared_ptr<void>(llvm::StringRef Call,
+                                                           std::chrono::milliseconds Limit)>;
+
+  /// Starts MPI if \p Backend or \p Where needs it and joins the world;
+  /// \p Bound, if given, keeps a deadline over MPI's start and end.
+  static llvm::Expected<std::unique_ptr<ProcessMeeting>>
+  meet(llvm::StringRef Backend, const ProcessPlace &Place, const RendezvousAddress &Where,
+       std::chrono::milliseconds Timeout, CallDeadline Bound = nullptr);
   ~ProcessMeeting();
 
   /// The factor every rank divides the program's dimensions by, and the
@@ -80,23 +88,21 @@ private:
 
   /// A failure every rank judges alike, blaming rank \p Blamed: the
   /// meeting ends.
-  llvm::Error endWith(rt::ErrorKind Kind, const llvm::Twine &Why, size_t Blamed);
+  llvm::Error endWith(ErrorKind Kind, const llvm::Twine &Why, size_t Blamed);
 
-  /// MPI's end, bounded as its start was (ExitDeadline.h).
+  /// MPI's end, under the deadline its start had.
   void endMpi();
   /// How long MPI's start or end may take here.
   std::chrono::milliseconds mpiLimit() const;
 
   std::shared_ptr<void> Mpi; // released after the world
-  std::unique_ptr<rt::WorldGather> World;
+  std::unique_ptr<WorldGather> World;
   Step Next = Step::Factor;
-  /// How this process's errors begin ("collc run: rank R of W (mpi): "),
-  /// and the run's timeout.
-  std::string Said;
   std::chrono::milliseconds Timeout{0};
   int64_t LocalRank = 0;
+  CallDeadline Bound;
 };
 
-} // namespace collc::tool
+} // namespace collc::rt
 
 #endif
