@@ -99,6 +99,7 @@ void WatchedMeshContext::connectMesh(GroupStore &Group,
     // Every pair made: from here the watcher may close them.
     std::lock_guard<std::mutex> L(M);
     Connecting = T;
+    Linked.assign(size_t(size), false);
   }
   throwIfAbandoned();
   Group.set(std::to_string(rank), AllAddresses);
@@ -111,6 +112,9 @@ void WatchedMeshContext::connectMesh(GroupStore &Group,
     std::vector<char> Address = extractAddress(Theirs, I);
     throwIfAbandoned();
     T->getPair(I)->connect(Address);
+    std::lock_guard<std::mutex> L(M);
+    if (!Abandoned)
+      Linked[size_t(I)] = true;
   }
   {
     // A pair closed while it waited returns as if connected. Once this
@@ -132,8 +136,13 @@ void WatchedMeshContext::abandon(std::exception_ptr Why) {
     Abandoned = Why;
   if (!Connecting)
     return;
+  // Only the pairs not linked yet: a pair's close resets its connection
+  // (SO_LINGER 0), and a peer that had not yet accepted it (stopped, say)
+  // aborts in Gloo's event loop when it does (getpeername fails: Gloo
+  // enforces it on its own thread). A linked pair closes as the failed
+  // join drops it, gently, and no connect waits on it.
   for (int I = 0; I != size; ++I)
-    if (I != rank)
+    if (I != rank && !Linked[size_t(I)])
       Connecting->getPair(I)->close();
 }
 
