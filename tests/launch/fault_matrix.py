@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
 """Faults in multi-process runs of `collc run`, and how every process ends.
 
-  fault_matrix.py --collc BIN --program FILE [--mpirun CMD] [--backends mpi,gloo]
+  fault_matrix.py --collc BIN --program FILE [--mpirun CMD]
+                  [--backends mpi,gloo,gloo-redis]
                   [--ranks 2,3,4] [--signals kill,stop]
                   [--points start,join,mid-step,between-steps]
                   [--repeat N | --quick] [--timeout-ms T] [--no-resume]
 
-A scenario is a backend (mpi under mpirun, gloo on a file: rendezvous), a
+A scenario is a backend (mpi under mpirun; gloo on a file: rendezvous, or
+gloo-redis on a redis:// one, a redis-server of its own per run), a
 number of processes, a signal (SIGKILL, or SIGSTOP for twice the timeout and
 then SIGCONT) and the point where one rank receives it:
 
   start          before the processes meet (on mpi before MPI_Init)
-  join           while the processes join their groups: on gloo once the
-                 faulting rank (started first) and then every other has
-                 claimed its rank in the run's first group; on mpi before
+  join           while the processes join their groups: on gloo the
+                 faulting rank is started first and stopped once it claimed
+                 its rank in the run's first group (a claim file, or a Redis
+                 key), and the fault strikes once every other has claimed
+                 too (all wait for it there); on mpi before
                  the executor's groups are made, which the others are making
   mid-step       in the second of three steps, at the rank's middle compute
   between-steps  after the first step, before the second
@@ -48,6 +52,7 @@ a promise.
 
 import argparse
 import glob
+import socket
 import os
 import re
 import shlex
@@ -59,6 +64,9 @@ import sys
 import tempfile
 import time
 
+from spawn_ranks import Redis
+
+BACKENDS = ["mpi", "gloo", "gloo-redis"]
 POINTS = ["start", "join", "mid-step", "between-steps"]
 MORE_POINTS = ["finalize"]
 DOCUMENTED = {0, 1, 2, 3}
@@ -99,11 +107,53 @@ def environ(pid):
         return {}
 
 
+def redis_claims(port):
+    """The claims in the Redis server on port: the values of the keys
+    GroupStore claims ranks under ("PREFIX/collc.claim.R")."""
+    def command(sock, *words):
+        sock.sendall(b"*%d\r\n" % len(words) + b"".join(
+            b"$%d\r\n%s\r\n" % (len(w), w) for w in words))
+    def reply(f):
+        line = f.readline().rstrip(b"\r\n")
+        kind, rest = line[:1], line[1:]
+        if kind == b"*":
+            return [reply(f) for _ in range(max(int(rest), 0))]
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else f.read(n + 2)[:-2]
+        if kind == b"-":
+            raise OSError(rest.decode(errors="replace"))
+        return rest
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+        f = sock.makefile("rb")
+        command(sock, b"KEYS", b"*/collc.claim.*")
+        keys = reply(f)
+        if not keys:
+            return []
+        command(sock, b"MGET", *keys)
+        return [v for v in reply(f) if v is not None]
+
+
 def shm_names():
     try:
         return set(os.listdir("/dev/shm"))
     except OSError:
         return set()
+
+
+def claim_files(rdv):
+    """The claims in the rendezvous directory rdv (ProbedStore's
+    "collc-claim-HASH" files)."""
+    out = []
+    for path in glob.glob(os.path.join(rdv, "collc-claim-*")):
+        if "." in os.path.basename(path):
+            continue  # written aside, not yet linked into place
+        try:
+            with open(path, "rb") as f:
+                out.append(f.read(200))
+        except OSError:
+            pass
+    return out
 
 
 class Run:
@@ -112,6 +162,8 @@ class Run:
 
     def __init__(self, args, backend, ranks, sig, point, fault_rank):
         self.args, self.backend, self.ranks = args, backend, ranks
+        self.kind = backend.split("-")[0]  # the --backend: mpi or gloo
+        self.redis = None    # gloo-redis: the run's server
         self.sig, self.point, self.fault_rank = sig, point, fault_rank
         self.timeout_s = args.timeout_ms / 1000.0
         self.work = tempfile.mkdtemp(prefix="collc-faults-")
@@ -127,7 +179,7 @@ class Run:
 
     # --- starting -----------------------------------------------------------
     def command(self, inject):
-        cmd = [self.args.collc, "run", self.args.program, "--backend", self.backend,
+        cmd = [self.args.collc, "run", self.args.program, "--backend", self.kind,
                "--steps", "3", "--shrink", "64", "--timeout-ms", str(self.args.timeout_ms)]
         if inject:
             cmd += ["--inject-fault", "%d:%s:%s" % (self.fault_rank, self.point, self.sig)]
@@ -144,14 +196,21 @@ class Run:
         return p
 
     def start_gloo(self):
-        rdv = os.path.join(self.work, "rdv")
-        os.mkdir(rdv)
+        if self.backend == "gloo-redis":
+            self.redis = Redis(time.monotonic() + 30)
+            address = "redis://127.0.0.1:%d" % self.redis.port
+            claims = lambda: redis_claims(self.redis.port)
+        else:
+            rdv = os.path.join(self.work, "rdv")
+            os.mkdir(rdv)
+            address = "file:" + rdv
+            claims = lambda: claim_files(rdv)
         external = self.point == "join"
         pids = {}
 
         def start(r):
             env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(self.ranks), LOCAL_RANK=str(r),
-                       COLLC_RENDEZVOUS="file:" + rdv)
+                       COLLC_RENDEZVOUS=address)
             pids[r] = self.spawn("rank %d" % r, self.command(not external), env).pid
 
         if not external:
@@ -159,31 +218,40 @@ class Run:
                 start(r)
             self.target = pids[self.fault_rank]
             return
-        # The faulting rank first; the others once it claimed its rank; the
-        # fault once every rank has claimed: all are then in the join.
+        # The faulting rank first, stopped once it claimed its rank (so
+        # that the join cannot end without it); then the others; the fault
+        # once every rank has claimed: all are then in the join, waiting
+        # for the faulting rank (its claim, its pairs' addresses, its
+        # connect). A kill then ends the stopped rank; a stop keeps it.
         start(self.fault_rank)
         self.target = pids[self.fault_rank]
-        if not self.wait_claims(rdv, {self.target}):
+        if not self.wait_claims(claims, {self.target}):
+            self.problems.append("rank %d did not claim its rank" % self.fault_rank)
             return
+        os.kill(self.target, signal.SIGSTOP)
         for r in range(self.ranks):
             if r != self.fault_rank:
                 start(r)
-        if self.wait_claims(rdv, set(pids.values())):
-            os.kill(self.target, signal.SIGSTOP if self.sig == "stop" else signal.SIGKILL)
+        if not self.wait_claims(claims, set(pids.values())):
+            self.problems.append("the ranks did not all claim their ranks")
+            return
+        if self.sig == "kill":
+            os.kill(self.target, signal.SIGKILL)
+        self.fault_at = time.monotonic()
 
-    def wait_claims(self, rdv, pids):
+    def wait_claims(self, claims, pids):
         """Until a claim names each of pids (GroupStore's "HOST:PID ...")."""
         deadline = time.monotonic() + 6 * self.timeout_s
         while time.monotonic() < deadline:
             claimed = set()
-            for path in glob.glob(os.path.join(rdv, "collc-claim-*")):
-                if "." in os.path.basename(path):
-                    continue  # written aside, not yet linked into place
+            try:
+                held = claims()
+            except OSError:
+                held = []
+            for text in held:
                 try:
-                    with open(path, "rb") as f:
-                        head = f.read(200).split(b" ", 1)[0]
-                    claimed.add(int(head.rsplit(b":", 1)[1]))
-                except (OSError, IndexError, ValueError):
+                    claimed.add(int(text.split(b" ", 1)[0].rsplit(b":", 1)[1]))
+                except (IndexError, ValueError):
                     pass
             if pids <= claimed:
                 return True
@@ -230,14 +298,17 @@ class Run:
         except BaseException:
             self.end_all()  # interrupted: nothing of the run may remain
             raise
+        finally:
+            if self.redis:
+                self.redis.stop()
         self.check_shm(shm_before)
 
     def start_and_watch(self):
-        self.start_mpi() if self.backend == "mpi" else self.start_gloo()
+        self.start_mpi() if self.kind == "mpi" else self.start_gloo()
         hard_stop = time.monotonic() + 12 * self.timeout_s + 30
         while time.monotonic() < hard_stop:
             now = time.monotonic()
-            if self.target is None and self.backend == "mpi":
+            if self.target is None and self.kind == "mpi":
                 self.find_mpi_target()
             self.look_for_fault(now)
             if (self.sig == "stop" and not self.args.no_resume and self.fault_at is not None
@@ -323,7 +394,7 @@ class Run:
             self.codes.append(rc)
             text = open(out, "rb").read().decode(errors="replace")
             self.output += text
-            faulting = (self.backend == "gloo" and p.pid == self.target)
+            faulting = (self.kind == "gloo" and p.pid == self.target)
             if rc < 0 and not (faulting and -rc == injected):
                 self.problems.append("%s died by signal %d" % (label, -rc))
             elif rc >= 0 and rc not in DOCUMENTED and not (
@@ -341,7 +412,7 @@ class Run:
             # (docs/runtime.md): it claimed its rank, and its pid is seen
             # ("rank F of N" is a rank's own name, not a blame).
             named = re.compile(r"\brank %d\b(?! of )" % self.fault_rank)
-            if (self.backend == "gloo" and self.point == "join" and self.sig == "kill"
+            if (self.kind == "gloo" and self.point == "join" and self.sig == "kill"
                     and not faulting and not named.search(text)):
                 self.problems.append("%s did not name rank %d" % (label, self.fault_rank))
         shutil.rmtree(self.work, ignore_errors=True)
@@ -367,7 +438,7 @@ def main():
     ap.add_argument("--program", required=True)
     ap.add_argument("--mpirun", default="mpirun --allow-run-as-root --oversubscribe",
                     help="the mpirun command line, as one shell-quoted string")
-    ap.add_argument("--backends", default="mpi,gloo")
+    ap.add_argument("--backends", default=",".join(BACKENDS))
     ap.add_argument("--ranks", default="2,3,4")
     ap.add_argument("--signals", default="kill,stop")
     ap.add_argument("--points", default=",".join(POINTS))
@@ -385,6 +456,9 @@ def main():
     for p in args.points:
         if p not in POINTS + MORE_POINTS:
             ap.error("unknown point " + p)
+    for b in args.backends:
+        if b not in BACKENDS:
+            ap.error("unknown backend %s (expected one of %s)" % (b, ", ".join(BACKENDS)))
     if args.no_resume and args.backends != ["mpi"]:
         ap.error("--no-resume is for mpi only: a stopped gloo rank stays until resumed")
 
@@ -404,7 +478,7 @@ def main():
             f[4][c] = f[4].get(c, 0) + 1
         tail = "last exit %.2f T after the %s" % (run.last_exit / run.timeout_s, run.reference()) \
             if run.last_exit is not None else "no fault"
-        print("%-4s np%d %-4s %-13s rank %d: %s; %s; statuses %s; ends/T %s" % (
+        print("%-10s np%d %-4s %-13s rank %d: %s; %s; statuses %s; ends/T %s" % (
             backend, n, sig, point, fault_rank, "ok" if ok else "FAIL", tail, run.codes,
             run.timeline()), flush=True)
         if not ok:
@@ -416,10 +490,10 @@ def main():
             sys.stdout.flush()
     # From the fault to the last process's end, in timeouts; "held": runs
     # of a stop that lasted until the resume.
-    print("\n%-4s %-4s %-4s %-13s %5s %5s %9s %9s %5s  statuses" % (
+    print("\n%-10s %-4s %-4s %-13s %5s %5s %9s %9s %5s  statuses" % (
         "", "np", "sig", "point", "runs", "fail", "median/T", "max/T", "held"))
     for (backend, n, sig, point), (runs, fails, lates, held, codes) in sorted(figures.items()):
-        print("%-4s %-4d %-4s %-13s %5d %5d %9.2f %9.2f %5d  %s" % (
+        print("%-10s %-4d %-4s %-13s %5d %5d %9.2f %9.2f %5d  %s" % (
             backend, n, sig, point, runs, fails,
             statistics.median(lates) if lates else float("nan"),
             max(lates) if lates else float("nan"), held,
