@@ -99,7 +99,6 @@ void WatchedMeshContext::connectMesh(GroupStore &Group,
     // Every pair made: from here the watcher may close them.
     std::lock_guard<std::mutex> L(M);
     Connecting = T;
-    Linked.assign(size_t(size), false);
   }
   throwIfAbandoned();
   Group.set(std::to_string(rank), AllAddresses);
@@ -110,11 +109,15 @@ void WatchedMeshContext::connectMesh(GroupStore &Group,
     Group.wait({Key}, getTimeout());
     std::vector<char> Theirs = Group.get(Key);
     std::vector<char> Address = extractAddress(Theirs, I);
-    throwIfAbandoned();
+    {
+      std::lock_guard<std::mutex> L(M);
+      if (Abandoned)
+        std::rethrow_exception(Abandoned);
+      InConnect = I;
+    }
     T->getPair(I)->connect(Address);
     std::lock_guard<std::mutex> L(M);
-    if (!Abandoned)
-      Linked[size_t(I)] = true;
+    InConnect = -1;
   }
   {
     // A pair closed while it waited returns as if connected. Once this
@@ -136,14 +139,16 @@ void WatchedMeshContext::abandon(std::exception_ptr Why) {
     Abandoned = Why;
   if (!Connecting)
     return;
-  // Only the pairs not linked yet: a pair's close resets its connection
-  // (SO_LINGER 0), and a peer that had not yet accepted it (stopped, say)
-  // aborts in Gloo's event loop when it does (getpeername fails: Gloo
-  // enforces it on its own thread). A linked pair closes as the failed
-  // join drops it, gently, and no connect waits on it.
-  for (int I = 0; I != size; ++I)
-    if (I != rank && !Linked[size_t(I)])
-      Connecting->getPair(I)->close();
+  // Only the pair whose connect waits: the store's waits end by themselves
+  // (GroupStore.h), and the joining thread looks here before each connect.
+  // Every close costs: it resets the pair's connection (SO_LINGER 0), and
+  // a peer that had not yet accepted it (stopped, say) aborts in Gloo's
+  // event loop when it does (getpeername fails, and Gloo enforces it on
+  // its own thread); and it waits a tick of Gloo's loop (closing all 511
+  // pairs of a join of 512 took 5 s). The others close as the failed join
+  // drops them, gently.
+  if (InConnect >= 0)
+    Connecting->getPair(InConnect)->close();
 }
 
 void WatchedMeshContext::throwIfAbandoned() {

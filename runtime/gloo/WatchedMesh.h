@@ -11,8 +11,8 @@
 // transport context it keeps in reach. connectWatched runs it while a
 // second thread asks the group's store, every 10 ms, whether the group can
 // still form (GroupStore::checkNow: a refusal posted, a peer gone) and
-// watches the join's deadline; on either it closes every pair not yet
-// linked, which ends the connect at once, and the connect throws what the
+// watches the join's deadline; on either it closes the pair whose connect
+// is under way, which ends it at once, and the connect throws what the
 // watcher learned.
 // Where no thread can be started, the connect runs as Gloo's would.
 //
@@ -25,7 +25,6 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 namespace collc::rt::gloo {
 
@@ -43,16 +42,16 @@ public:
 private:
   /// Gloo's full-mesh exchange.
   void connectMesh(GroupStore &Group, std::shared_ptr<::gloo::transport::Device> &Device);
-  /// Closes every pair not yet linked, for \p Why (a connect under way
-  /// then ends); nothing once the mesh is connected.
+  /// Records \p Why and closes the pair whose connect is under way, if
+  /// one is; nothing once the mesh is connected.
   void abandon(std::exception_ptr Why);
   /// Throws the reason the connect was abandoned, if it was.
   void throwIfAbandoned();
 
   std::mutex M; ///< guards what follows
   std::shared_ptr<::gloo::transport::Context> Connecting;
-  /// Per rank: whether its pair's connect returned (the pair is linked).
-  std::vector<bool> Linked;
+  /// The rank whose pair's connect is under way, -1 when none is.
+  int InConnect = -1;
   std::exception_ptr Abandoned;
   bool Connected = false;
 };
