@@ -84,6 +84,10 @@ public:
       return makeError(
           ErrorKind::InvalidArgument,
           llvm::formatv("rank {0} is not in 0..{1} of plan @{2}", Rank, P.World - 1, P.Program));
+    // A comm stream whose thread could not start (HostStream.h) says so
+    // before any group is joined.
+    if (llvm::Error E = D::synchronize(D::streamOf(Stream)))
+      return E;
     auto WorldComm = join(Opts.CommPrefix + "/#world", P.World, Rank);
     if (!WorldComm)
       return WorldComm.takeError();

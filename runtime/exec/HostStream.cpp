@@ -13,8 +13,11 @@
 
 #include "runtime/exec/HostStream.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <chrono>
 #include <sched.h>
+#include <system_error>
 #include <sys/prctl.h>
 
 using namespace llvm;
@@ -28,27 +31,38 @@ static void cpuRelax() {
 }
 
 HostStream::HostStream(std::string N) : Name(std::move(N)) {
-  Worker = std::thread([this] {
-    // The worker's sleeps between polls (pauseInBackground) are a few
-    // microseconds: Linux's default timer slack (50 us) would stretch each.
-    // The 1 us slack holds for the worker's whole life, so it also covers
-    // its naps and the blocking tasks it runs: their timed waits and sleeps
-    // end within 1 us of their deadline instead of up to 50 us after it
-    // (at the cost of wake-ups the kernel cannot coalesce). Not restored at
-    // the end: the slack is this thread's, which ends with the stream.
-    if (prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) != 0) {
-      // Refused (a seccomp filter, say): the worker keeps the slack it
-      // inherited, so its sleeps are as coarse as any thread's. That costs
-      // a started task up to the slack in latency per poll and changes no
-      // result, so the stream runs on; nor is there anyone to tell: no
-      // operation is under way to carry an error, and a library does not
-      // print.
-    }
-    run();
-  });
+  try {
+    Worker = std::thread([this] { workerMain(); });
+  } catch (const std::system_error &E) {
+    NoWorker = formatv("comm stream '{0}' cannot start its thread: {1} (a limit on threads, "
+                       "processes or memory)",
+                       Name, E.what())
+                   .str();
+  }
+}
+
+void HostStream::workerMain() {
+  // The worker's sleeps between polls (pauseInBackground) are a few
+  // microseconds: Linux's default timer slack (50 us) would stretch each.
+  // The 1 us slack holds for the worker's whole life, so it also covers
+  // its naps and the blocking tasks it runs: their timed waits and sleeps
+  // end within 1 us of their deadline instead of up to 50 us after it
+  // (at the cost of wake-ups the kernel cannot coalesce). Not restored at
+  // the end: the slack is this thread's, which ends with the stream.
+  if (prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) != 0) {
+    // Refused (a seccomp filter, say): the worker keeps the slack it
+    // inherited, so its sleeps are as coarse as any thread's. That costs
+    // a started task up to the slack in latency per poll and changes no
+    // result, so the stream runs on; nor is there anyone to tell: no
+    // operation is under way to carry an error, and a library does not
+    // print.
+  }
+  run();
 }
 
 HostStream::~HostStream() {
+  if (!NoWorker.empty())
+    return; // nothing ran, nothing is to run: the queue goes unrun
   {
     std::lock_guard<std::mutex> L(M);
     Stopping = true;
@@ -63,7 +77,7 @@ HostStream::~HostStream() {
 uint64_t HostStream::enqueue(Task T) {
   // No wake-up here (see run()): the worker naps; waiters and kick() start
   // the work.
-  bool Polled = T.polled();
+  bool Polled = T.polled() && NoWorker.empty();
   uint64_t Ticket;
   {
     std::lock_guard<SpinLock> L(QueueLock);
@@ -228,6 +242,8 @@ Error HostStream::takeError(uint64_t UpTo) {
 }
 
 Error HostStream::waitFor(uint64_t Ticket) {
+  if (!NoWorker.empty())
+    return makeError(ErrorKind::Backend, NoWorker);
   if (done(Ticket))
     return takeError(Ticket);
   Waiting.fetch_add(1, std::memory_order_acq_rel);

@@ -14,6 +14,11 @@
 // (Poll::MayBlock false: it must not block there), then progressed by the
 // worker or a waiter.
 //
+// A stream whose worker cannot start (a limit on threads, processes or
+// memory: std::thread throws) runs nothing: every wait returns why, and
+// what was queued is dropped unrun. Without the worker, work would not
+// progress while its caller computes, which a peer may be waiting for.
+//
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_EXEC_HOSTSTREAM_H
 #define COLLC_RUNTIME_EXEC_HOSTSTREAM_H
@@ -39,6 +44,7 @@ namespace collc::rt {
 
 class HostStream {
 public:
+  /// Starts the worker; never throws (see above).
   explicit HostStream(std::string Name);
   /// Runs what is queued, then stops.
   ~HostStream();
@@ -180,6 +186,8 @@ private:
     Ran,      ///< ran or finished at least one task
     Pending,  ///< the task in front is started and not finished
   };
+  /// The worker thread: its timer slack, then run().
+  void workerMain();
   void run();
   /// Runs what is queued, in order, if nobody else is; stops at a polled
   /// task that is not finished (it stays in front).
@@ -232,6 +240,8 @@ private:
   std::atomic<int> Waiting{0}; ///< threads in waitFor (they run the queue; the worker keeps out)
   std::atomic<uint64_t> Flushed{0}; ///< the last ticket kick() asked to progress (callers' thread)
   bool Stopping = false;
+  /// Why the worker did not start ("" when it runs).
+  std::string NoWorker;
   // Errors by ticket, reported once.
   struct Failure {
     uint64_t Ticket;

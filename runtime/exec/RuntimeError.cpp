@@ -2,6 +2,8 @@
 
 #include "runtime/exec/RuntimeError.h"
 
+#include "ir/Quoting.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -33,7 +35,7 @@ StringRef errorKindName(ErrorKind K) {
 void RuntimeError::log(raw_ostream &OS) const { OS << Message; }
 
 Error makeError(ErrorKind Kind, const Twine &Message, int64_t Peer) {
-  return make_error<RuntimeError>(Kind, Message.str(), Peer);
+  return make_error<RuntimeError>(Kind, escapeForMessage(Message.str()), Peer);
 }
 
 } // namespace collc::rt

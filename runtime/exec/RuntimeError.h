@@ -4,7 +4,9 @@
 // something went wrong while communicating. It says what kind, and names the
 // peer or device when one is to blame, so a hang or a crash on one rank
 // reads as "rank 3 did not arrive at all_reduce #57 within 2000 ms" on the
-// others.
+// others. Its text quotes what peers, stores and libraries said, so
+// makeError escapes it as the IR's diagnostics are escaped (control bytes,
+// a NUL, broken UTF-8 become \xHH: ir/Quoting.h), and it prints safely.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_EXEC_RUNTIMEERROR_H
@@ -46,6 +48,7 @@ private:
   int64_t Peer;
 };
 
+/// A RuntimeError of \p Message, escaped (see above).
 llvm::Error makeError(ErrorKind Kind, const llvm::Twine &Message, int64_t Peer = -1);
 
 } // namespace collc::rt

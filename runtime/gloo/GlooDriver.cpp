@@ -9,6 +9,7 @@
 #include "runtime/gloo/GlooStore.h"
 #include "runtime/gloo/GroupStore.h"
 #include "runtime/gloo/ProbedStore.h"
+#include "runtime/gloo/WatchedMesh.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -117,12 +118,30 @@ public:
                              Broken->Message),
                      Broken->Peer);
   }
+  /// Never blocks. Also finds a peer on this machine whose process ended
+  /// since the last operation (PeersHere): the group breaks then, as the
+  /// next operation would break it.
   Error health() {
     std::unique_lock<std::mutex> L(M, std::try_to_lock);
     if (!L.owns_lock())
       return Error::success(); // busy running an operation, so not (yet) broken
-    return brokenError();
+    if (Error E = brokenError())
+      return E;
+    for (const auto &[R, Process] : PeersHere)
+      if (Process.gone()) {
+        std::string Msg = formatv("group '{0}' on rank {1}: lost rank {2} (process {3} is no "
+                                  "longer running)",
+                                  Name, Rank, R, Process.name());
+        Broken = Failure{ErrorKind::PeerLost, Msg, int64_t(R)};
+        return makeError(ErrorKind::PeerLost, Msg, int64_t(R));
+      }
+    return Error::success();
   }
+
+  /// The peers on this machine, by rank, as their claims name them: a
+  /// peer's end is seen in no message (nothing is sent while no operation
+  /// runs), but its process can be looked up (ClaimHolder.h).
+  std::vector<std::pair<size_t, ClaimHolder>> PeersHere;
 
 private:
   /// After a failure that names nobody (a timeout): a pair whose peer is
@@ -303,14 +322,27 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   Expected<std::shared_ptr<ProbedStore>> Store = processStore();
   if (!Store)
     return Store.takeError();
-  Expected<std::shared_ptr<::gloo::transport::Device>> Device = processDevice();
-  if (!Device)
-    return Device.takeError();
   auto M = std::make_shared<Membership>(Id, int(Rank), int(Ranks));
   std::lock_guard<std::mutex> L(JoinMutex);
   std::string Text;
   GroupStore Group(**Store, storePrefix(Id), M->timeout());
   auto Began = std::chrono::steady_clock::now();
+  Expected<std::shared_ptr<::gloo::transport::Device>> Device = processDevice();
+  if (!Device) {
+    // Only this rank knows (its COLLC_GLOO_HOSTNAME, say): the others,
+    // waiting for it in the join, are told through the store at once.
+    std::string Why;
+    Error E = handleErrors(Device.takeError(), [&](std::unique_ptr<RuntimeError> R) -> Error {
+      Why = R->text();
+      return Error(std::move(R));
+    });
+    try {
+      Group.postFailure(Rank, formatv("rank {0} cannot take part: {1}", Rank, Why));
+    } catch (const std::exception &) {
+      // The store failed too: the others wait out their timeout.
+    }
+    return std::move(E);
+  }
   // Every failure of the join, in one form: "rank R of N could not join
   // gloo group 'G'" and then \p Rest.
   auto JoinError = [&](ErrorKind Kind, const Twine &Rest, int64_t Peer = -1) {
@@ -320,9 +352,10 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   };
   try {
     Group.claimRank(Rank, Ranks);
-    M->Ctx = std::make_shared<::gloo::rendezvous::Context>(int(Rank), int(Ranks));
-    M->Ctx->setTimeout(M->timeout());
-    M->Ctx->connectFullMesh(Group, *Device);
+    auto Mesh = std::make_shared<WatchedMeshContext>(int(Rank), int(Ranks));
+    Mesh->setTimeout(M->timeout());
+    Mesh->connectWatched(Group, *Device);
+    M->Ctx = std::move(Mesh);
     // The address each peer's pair to this rank listens on (one per pair),
     // which Gloo's errors about that pair quote: to name peers in errors.
     M->Addresses.assign(Ranks, "");
@@ -341,11 +374,13 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
       std::vector<char> A = Group.get(Key(R, Rank));
       M->Addresses[R].assign(A.begin(), A.end());
     }
+    M->PeersHere = Group.peersSeenFromHere();
     return M;
   } catch (const PeerGone &X) {
     return JoinError(ErrorKind::PeerLost, ": " + Twine(X.what()), int64_t(X.Rank));
   } catch (const JoinRefused &X) {
-    return JoinError(ErrorKind::InvalidArgument, ": " + Twine(X.what()));
+    return JoinError(ErrorKind::InvalidArgument, ": " + Twine(X.what()),
+                     X.Blamed ? int64_t(*X.Blamed) : -1);
   } catch (const StoreWriteFailed &X) {
     return JoinError(ErrorKind::Backend, formatv(": the rendezvous {0} cannot be written ({1})",
                                                  (*Store)->kind(), X.what()));
@@ -372,17 +407,22 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
       !StringRef(Text).contains("Wait timeout"))
     return JoinError(ErrorKind::Backend, formatv(": the rendezvous {0} failed (gloo: {1})",
                                                  (*Store)->kind(), (*Store)->explain(Text)));
-  // A peer that ended after it posted its address (Gloo could not
-  // connect to it) is named, as a wait names one that ended before.
-  std::optional<PeerGone> Gone;
+  // What the ranks know of the cause: the refusal a rank posted (the first
+  // failure, which it saw), else a peer that ended after it posted its
+  // address (Gloo could not connect to it), named as a wait names one that
+  // ended before. Not the peer this rank's connect waited for, which may
+  // have failed and ended for that same cause.
   try {
-    Gone = Group.goneRank();
+    Group.throwKnownCause();
+  } catch (const PeerGone &X) {
+    return JoinError(ErrorKind::PeerLost, formatv(": {0} (gloo: {1})", X.what(), Text),
+                     int64_t(X.Rank));
+  } catch (const JoinRefused &X) {
+    return JoinError(ErrorKind::InvalidArgument, formatv(": {0} (gloo: {1})", X.what(), Text),
+                     X.Blamed ? int64_t(*X.Blamed) : -1);
   } catch (const std::exception &) {
     // The store failed too: the error says what Gloo said.
   }
-  if (Gone)
-    return JoinError(ErrorKind::PeerLost, formatv(": {0} (gloo: {1})", Gone->what(), Text),
-                     int64_t(Gone->Rank));
   int64_t Spent = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - Began)
                       .count(),

@@ -265,6 +265,9 @@ Error MpiGroup::breakWith(Error E) {
       },
       [&](const ErrorInfoBase &B) { FailText = B.message(); });
   Broken.store(true, std::memory_order_release);
+  // This rank's calls no longer pair with its peers': MPI's teardown waits
+  // for them only as long as this group did (AbandonedMemory.h).
+  noteGaveUpOnMpi(timeout());
   return makeError(FailKind, FailText, FailPeer);
 }
 

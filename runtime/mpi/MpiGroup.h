@@ -14,8 +14,9 @@
 // A timed-out request cannot be cancelled (MPI has no cancel for
 // collectives), so the group is broken from then on: later operations are
 // refused at once with the first error, scratch memory the request may
-// still write is kept until the process ends (AbandonedMemory.h), and the destructor leaves the communicator to
-// MPI_Finalize.
+// still write is kept until the process ends (AbandonedMemory.h), and the
+// destructor leaves the communicator as it is (so does the MpiSession with
+// MPI itself: the process ends without MPI_Finalize).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_MPI_MPIGROUP_H

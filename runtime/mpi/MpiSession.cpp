@@ -3,12 +3,16 @@
 #include "runtime/mpi/MpiSession.h"
 
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/mpi/AbandonedMemory.h"
 #include "runtime/mpi/ArrivalBoard.h"
 #include "runtime/mpi/EagerLimit.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 #include <mpi.h>
+
+#include <chrono>
+#include <thread>
 
 using namespace llvm;
 
@@ -45,6 +49,8 @@ MpiSession::withBoard(std::unique_ptr<MpiSession> Session) {
     return B.takeError();
   Session->Board = std::move(*B);
   setArrivalBoard(Session->Board.get());
+  if (MPI_Comm_dup(MPI_COMM_WORLD, &Session->Farewell) != MPI_SUCCESS)
+    return makeError(ErrorKind::Backend, "MPI_Comm_dup of MPI_COMM_WORLD failed");
   return Session;
 }
 
@@ -71,17 +77,41 @@ Expected<std::unique_ptr<MpiSession>> MpiSession::start() {
   return withBoard(std::move(Session));
 }
 
+bool MpiSession::farewell(std::chrono::milliseconds Within) {
+  MPI_Request Req;
+  if (Farewell == MPI_COMM_NULL || MPI_Ibarrier(Farewell, &Req) != MPI_SUCCESS)
+    return false;
+  auto Until = std::chrono::steady_clock::now() + Within;
+  int Done = 0;
+  while (MPI_Test(&Req, &Done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !Done &&
+         std::chrono::steady_clock::now() < Until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return Done; // a barrier not done stays pending: MPI is left as it is
+}
+
 MpiSession::~MpiSession() {
   int Finalized = 0;
   MPI_Finalized(&Finalized);
+  // Freeing the board and finalizing wait for every process of the world:
+  // after this one gave up on a peer (AbandonedMemory.h), for as long as
+  // that peer stays away, and Open MPI was seen to crash in that wait when
+  // the peer came back. So the processes first meet at a barrier of their
+  // own, for a bounded time (every process: one that gave up cannot tell
+  // which of its peers did); one that did not come there in time leaves
+  // MPI as it is, and mpirun, seeing a process end without MPI_Finalize,
+  // ends the job.
+  bool Met = !Finalized && farewell(farewellWithin());
+  bool Leave = Finalized || (gaveUpOnMpi() && !Met);
+  if (!Leave && Farewell != MPI_COMM_NULL)
+    MPI_Comm_free(&Farewell);
   if (Board) {
     setArrivalBoard(nullptr);
-    if (!Finalized)
+    if (!Leave)
       Board.reset();
     else
-      (void)Board.release(); // MPI already freed it
+      (void)Board.release(); // freed by MPI, or left to the process's end
   }
-  if (Owns && !Finalized)
+  if (Owns && !Leave)
     MPI_Finalize();
 }
 

@@ -19,10 +19,19 @@ namespace collc::rt {
 Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(StringRef Backend,
                                                                const ProcessPlace &Place,
                                                                const RendezvousAddress &Where,
-                                                               std::chrono::milliseconds Timeout) {
+                                                               std::chrono::milliseconds Timeout,
+                                                               CallDeadline Bound) {
   auto Met = std::make_unique<ProcessMeeting>();
+  Met->Timeout = Timeout;
+  Met->LocalRank = Place.LocalRank;
+  Met->Bound = std::move(Bound);
   // MPI lives as long as the run, executors and worlds included.
-  Expected<std::shared_ptr<void>> Mpi = startSessionFor(Backend, Where);
+  Expected<std::shared_ptr<void>> Mpi = [&] {
+    std::shared_ptr<void> Deadline;
+    if (Met->Bound && !sessionBackendFor(Backend, Where).empty())
+      Deadline = Met->Bound("MPI_Init_thread", Met->mpiLimit());
+    return startSessionFor(Backend, Where);
+  }();
   if (!Mpi)
     return Mpi.takeError();
   Met->Mpi = std::move(*Mpi);
@@ -38,7 +47,24 @@ ProcessMeeting::~ProcessMeeting() {
   // A step not taken yet is taken, saying this rank cannot run; the errors
   // that come of it were this rank's own, said already.
   if (World && Next != Step::Done)
-    consumeError(gather(Next, {0, 0, 0}).takeError());
+    consumeError(gather(Next, {}).takeError());
+  World.reset();
+  endMpi();
+}
+
+void ProcessMeeting::endMpi() {
+  if (!Mpi)
+    return; // MPI was not started
+  std::shared_ptr<void> Deadline = Bound ? Bound("MPI_Finalize", mpiLimit()) : nullptr;
+  Mpi.reset();
+}
+
+std::chrono::milliseconds ProcessMeeting::mpiLimit() const {
+  // The processes of a host give up a second apart, in local rank order,
+  // so that mpirun sees one end and ends the others itself: several that
+  // ended at once inside MPI_Init crashed Open MPI 4.1's mpirun (SIGSEGV in
+  // PMIx_server_finalize, 3 of 10 runs at 4 processes; none in 12 so).
+  return Timeout + std::chrono::seconds(LocalRank);
 }
 
 Error ProcessMeeting::endWith(ErrorKind Kind, const Twine &Why, size_t Blamed) {
@@ -46,19 +72,20 @@ Error ProcessMeeting::endWith(ErrorKind Kind, const Twine &Why, size_t Blamed) {
   return makeError(Kind, Why, int64_t(Blamed));
 }
 
-Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32_t, 3> Words) {
+Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32_t, Words> Mine) {
   // Whatever comes of it, this step is taken; a failure is every rank's,
   // and ends the meeting.
   Next = S == Step::Factor ? Step::Plan : Step::Done;
-  Expected<std::vector<uint32_t>> All =
-      World->allGatherWords({uint32_t(S), Words[0], Words[1], Words[2]});
+  std::vector<uint32_t> Sent{uint32_t(S)};
+  Sent.insert(Sent.end(), Mine.begin(), Mine.end());
+  Expected<std::vector<uint32_t>> All = World->allGatherWords(Sent);
   if (!All) {
     Next = Step::Done;
     return All.takeError();
   }
   std::vector<uint32_t> Out;
-  for (size_t R = 0; R != All->size() / 4; ++R) {
-    const uint32_t *Sent = All->data() + 4 * R;
+  for (size_t R = 0; R != All->size() / (Words + 1); ++R) {
+    const uint32_t *Sent = All->data() + (Words + 1) * R;
     if (Sent[0] != uint32_t(S))
       return endWith(ErrorKind::Mismatch,
                      formatv("rank {0} is at step {1} of the run's meeting, this rank at step {2}",
@@ -67,18 +94,18 @@ Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32
     if (Sent[1] == 0)
       return endWith(ErrorKind::InvalidArgument,
                      formatv("rank {0} cannot run (its own error says why)", R), R);
-    Out.insert(Out.end(), Sent + 1, Sent + 4);
+    Out.insert(Out.end(), Sent + 1, Sent + 1 + Words);
   }
   return Out;
 }
 
 Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, bool Given) {
-  Expected<std::vector<uint32_t>> All = gather(Step::Factor, {uint32_t(Mine), uint32_t(Given), 0});
+  Expected<std::vector<uint32_t>> All = gather(Step::Factor, {uint32_t(Mine), uint32_t(Given)});
   if (!All)
     return All.takeError();
-  size_t Ranks = All->size() / 3;
-  auto FactorOf = [&](size_t R) { return (*All)[3 * R]; };
-  auto GivenOn = [&](size_t R) { return (*All)[3 * R + 1] != 0; };
+  size_t Ranks = All->size() / Words;
+  auto FactorOf = [&](size_t R) { return (*All)[Words * R]; };
+  auto GivenOn = [&](size_t R) { return (*All)[Words * R + 1] != 0; };
   uint32_t Most = 0;
   std::optional<size_t> First; // the first rank given a factor by hand
   for (size_t R = 0; R != Ranks; ++R) {
@@ -109,20 +136,32 @@ Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, boo
   return Factor{int64_t(Kept), int64_t(*First)};
 }
 
-Error ProcessMeeting::agreeOnPlan(const plan::Plan &P) {
+Error ProcessMeeting::agreeOnPlan(const plan::Plan &P, unsigned Steps) {
   std::array<uint32_t, 2> Mine = digestWords(P);
   // First word 1: this rank can run.
-  Expected<std::vector<uint32_t>> All = gather(Step::Plan, {1, Mine[0], Mine[1]});
+  Expected<std::vector<uint32_t>> All = gather(Step::Plan, {1, Mine[0], Mine[1], Steps});
   // Its connections are not needed again, whatever came of it.
   auto Leave = make_scope_exit([&] { World.reset(); });
   if (!All)
     return All.takeError();
+  size_t Ranks = All->size() / Words;
   std::vector<uint32_t> Digests;
-  for (size_t R = 0; R != All->size() / 3; ++R) {
-    Digests.push_back((*All)[3 * R + 1]);
-    Digests.push_back((*All)[3 * R + 2]);
+  for (size_t R = 0; R != Ranks; ++R) {
+    Digests.push_back((*All)[Words * R + 1]);
+    Digests.push_back((*All)[Words * R + 2]);
   }
-  return compareDigests(P, World->rank(), Digests); // before Leave
+  if (Error E = compareDigests(P, World->rank(), Digests)) // before Leave
+    return E;
+  // The same plan, so the same number of steps; every rank judges alike.
+  auto StepsOf = [&](size_t R) { return (*All)[Words * R + 3]; };
+  for (size_t R = 1; R != Ranks; ++R)
+    if (StepsOf(R) != StepsOf(0))
+      return endWith(ErrorKind::Mismatch,
+                     formatv("rank 0 was given --steps {0} and rank {1} --steps {2}: give "
+                             "every process the same",
+                             StepsOf(0), R, StepsOf(R)),
+                     R);
+  return Error::success();
 }
 
 } // namespace collc::rt

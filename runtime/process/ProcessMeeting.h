@@ -3,15 +3,25 @@
 // Under `collc run --backend mpi|gloo|nccl` the processes meet before the
 // plan is made: MPI where the run goes through it, and the CPU world (group
 // `collc.run/#digests`) they agree through in two steps, each an all-gather
-// of the same four words per rank (a step number first, so that ranks out
+// of the same five words per rank (a step number first, so that ranks out
 // of step are named, never misread):
 //  1. on how to make the plan: each rank's shrink factor (1 for a plan),
 //     the largest taken, or the one given by hand;
-//  2. on the plan: every rank's digest.
+//  2. on what to run: every rank's plan digest and number of steps (a rank
+//     that ran fewer steps would leave the others waiting in a collective
+//     it never calls).
 // A rank that stops before a step still takes part as the meeting ends,
 // saying it cannot run, so that the others name it at once instead of
 // waiting out their timeout; once a step fails on every rank, none takes
 // another.
+//
+// MPI's start and end (MPI_Init_thread; MPI_Finalize when the meeting
+// ends, after the run) wait for every process of the job without a
+// timeout. The caller may keep a deadline over each (CallDeadline): the
+// run's timeout and a second more per local rank (mpiLimit). Only a
+// program's main may end its process, so the meeting only arms what it is
+// given: `collc run` ends the process with status 1, saying so, and mpirun
+// ends the job (tools/collc/ExitDeadline.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_PROCESS_PROCESSMEETING_H
@@ -27,6 +37,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -35,11 +46,17 @@ namespace collc::rt {
 
 class ProcessMeeting {
 public:
-  /// Starts MPI if \p Backend or \p Where needs it and joins the world.
-  static llvm::Expected<std::unique_ptr<ProcessMeeting>> meet(llvm::StringRef Backend,
-                                                              const ProcessPlace &Place,
-                                                              const RendezvousAddress &Where,
-                                                              std::chrono::milliseconds Timeout);
+  /// Arms a deadline of \p Limit over \p Call, one of MPI's calls that
+  /// take no timeout ("MPI_Init_thread", "MPI_Finalize"); what it returns
+  /// keeps the deadline while it lives.
+  using CallDeadline = std::function<std::shared_ptr<void>(llvm::StringRef Call,
+                                                           std::chrono::milliseconds Limit)>;
+
+  /// Starts MPI if \p Backend or \p Where needs it and joins the world;
+  /// \p Bound, if given, keeps a deadline over MPI's start and end.
+  static llvm::Expected<std::unique_ptr<ProcessMeeting>>
+  meet(llvm::StringRef Backend, const ProcessPlace &Place, const RendezvousAddress &Where,
+       std::chrono::milliseconds Timeout, CallDeadline Bound = nullptr);
   ~ProcessMeeting();
 
   /// The factor every rank divides the program's dimensions by, and the
@@ -55,25 +72,35 @@ public:
   /// two given different factors, or one that needs more than was given.
   llvm::Expected<Factor> agreeOnFactor(int64_t Mine, bool Given);
 
-  /// Step 2: every rank runs \p P, or an error naming who runs what (or a
-  /// rank that cannot run). Then the world is left: the executor joins its
-  /// own groups.
-  llvm::Error agreeOnPlan(const plan::Plan &P);
+  /// Step 2: every rank runs \p Steps steps of \p P, or an error naming
+  /// who runs what (or a rank that cannot run). Then the world is left: the
+  /// executor joins its own groups.
+  llvm::Error agreeOnPlan(const plan::Plan &P, unsigned Steps);
 
 private:
   enum class Step { Factor, Plan, Done };
-  /// Every rank's \p Words at \p S (rank-major, 3 words each; the first 0
+  /// Words a rank gives at a step (after the step's number).
+  static constexpr size_t Words = 4;
+  /// Every rank's \p Mine at \p S (rank-major, Words each; the first 0
   /// where that rank cannot run), or an error naming a rank at another step
   /// or one that cannot run.
-  llvm::Expected<std::vector<uint32_t>> gather(Step S, std::array<uint32_t, 3> Words);
+  llvm::Expected<std::vector<uint32_t>> gather(Step S, std::array<uint32_t, Words> Mine);
 
   /// A failure every rank judges alike, blaming rank \p Blamed: the
   /// meeting ends.
   llvm::Error endWith(ErrorKind Kind, const llvm::Twine &Why, size_t Blamed);
 
+  /// MPI's end, under the deadline its start had.
+  void endMpi();
+  /// How long MPI's start or end may take here.
+  std::chrono::milliseconds mpiLimit() const;
+
   std::shared_ptr<void> Mpi; // released after the world
   std::unique_ptr<WorldGather> World;
   Step Next = Step::Factor;
+  std::chrono::milliseconds Timeout{0};
+  int64_t LocalRank = 0;
+  CallDeadline Bound;
 };
 
 } // namespace collc::rt

@@ -14,6 +14,10 @@
 //     rank VICTIM: it then prints "survivor: named rank VICTIM" and exits 3
 //     (the test expects exactly that status from every survivor) once twice
 //     the timeout has passed since the step began; any other outcome exits 1.
+//   collc_gloo_rank lost VICTIM
+//     every rank replays the plan once; then rank VICTIM exits (0), and
+//     every other polls synchronize(0) (which only checks) until it reports
+//     rank VICTIM lost, within twice the timeout: exit 0 then, else 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,7 +69,7 @@ int fail(const llvm::Twine &Msg) {
 
 int main(int Argc, char **Argv) {
   if (Argc != 3)
-    return fail("usage: collc_gloo_rank executor STEPS | kill VICTIM");
+    return fail("usage: collc_gloo_rank executor STEPS | kill VICTIM | lost VICTIM");
   std::string Mode = Argv[1];
   int Arg = atoi(Argv[2]);
   Expected<collc::test::LaunchedRank> Me = collc::test::launchedRank();
@@ -101,8 +105,8 @@ int main(int Argc, char **Argv) {
   if (Error Err = E.capture())
     return fail(llvm::toString(std::move(Err)));
 
-  bool Kill = Mode == "kill";
-  int Steps = Kill ? 1000 : Arg;
+  bool Kill = Mode == "kill", Lost = Mode == "lost";
+  int Steps = Kill ? 1000 : Lost ? 1 : Arg;
   for (int Step = 0; Step != Steps; ++Step) {
     auto Start = std::chrono::steady_clock::now();
     bool First = true;
@@ -171,5 +175,32 @@ int main(int Argc, char **Argv) {
   }
   if (Kill)
     return fail("no rank was lost in 1000 steps");
+  if (Lost && Rank == Arg)
+    return 0;
+  if (Lost) {
+    // Nothing runs now: only a look at the peers can tell that one ended.
+    auto Deadline = std::chrono::steady_clock::now() + 2 * *Timeout;
+    while (std::chrono::steady_clock::now() < Deadline) {
+      int64_t Peer = -1;
+      std::string Msg;
+      llvm::handleAllErrors(
+          E.synchronize(std::chrono::milliseconds(0)),
+          [&](const RuntimeError &R) {
+            Peer = R.peer();
+            Msg = R.text();
+          },
+          [&](const llvm::ErrorInfoBase &B) { Msg = B.message(); });
+      if (Peer == Arg) {
+        llvm::outs() << "survivor: synchronize(0) named rank " << Arg << ": " << Msg << "\n";
+        return 0;
+      }
+      if (!Msg.empty())
+        return fail("synchronize(0) failed without naming rank " + std::to_string(Arg) + ": " +
+                    Msg);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return fail(llvm::formatv("synchronize(0) did not report rank {0} lost within {1} ms", Arg,
+                              2 * Timeout->count()));
+  }
   return 0;
 }

@@ -51,7 +51,9 @@ LAYERS = [
     # The ways to look at a plan (text, JSON, DOT, the simulated trace):
     # printed by the tool and by the C API alike.
     ("compiler/dump", ["ir", "passes/analysis", "compiler", "plan", "plan/analysis"]),
-    ("runtime/exec", [*IR_VOCABULARY, "plan"]),
+    # ir/Quoting.h: a runtime error escapes the bytes that peers, stores and
+    # libraries put in it as the IR's diagnostics do (RuntimeError.h).
+    ("runtime/exec", [*IR_VOCABULARY, "ir/Quoting.h", "plan"]),
     ("runtime/verify", [*IR_VOCABULARY, "plan", "runtime/exec"]),
     ("runtime/seeds", [*IR_VOCABULARY, "runtime/exec"]),
     # Where a process learns its rank and world and how to meet its peers
@@ -61,7 +63,9 @@ LAYERS = [
     ("runtime/local", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds"]),
     ("runtime/mpi", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds",
                      "runtime/launch"]),
-    ("runtime/gloo", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds",
+    # ir/Quoting.h: bytes read from the rendezvous store are quoted in
+    # messages as the IR quotes a string (GroupStore.h).
+    ("runtime/gloo", [*IR_VOCABULARY, "ir/Quoting.h", "plan", "runtime/exec", "runtime/seeds",
                       "runtime/launch"]),
     # runtime/launch: the unique ids travel over the run's CPU world, seen
     # only through its neutral WorldGather (never runtime/mpi or runtime/gloo).

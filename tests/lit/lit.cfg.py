@@ -2,6 +2,9 @@
 # COLLC_VERIFY_ROUNDTRIP=1, so each `collc` invocation also checks that its
 # input round-trips: print(parse(print(x))) == print(x).
 import os
+import shutil
+import subprocess
+
 import lit.formats
 
 config.name = "collc"
@@ -28,3 +31,16 @@ for backend in ("mpi", "gloo"):
 # Process-backend tests start their processes with mpirun, as the ctest
 # tests do (tests/CMakeLists.txt: COLLC_MPIRUN).
 config.substitutions.append(("%mpirun", config.mpirun))
+# Root, able to run collc as an unprivileged user (setpriv): a limit on a
+# user's threads (ulimit -u) binds only such a user, as a container's pids
+# limit binds every process in it.
+if os.geteuid() == 0 and shutil.which("setpriv"):
+    try:
+        probe = subprocess.run(
+            ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+             os.path.join(config.collc_bin_dir, "collc"), "--version"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+        if probe.returncode == 0:
+            config.available_features.add("unprivileged-user")
+    except (OSError, subprocess.TimeoutExpired):
+        pass

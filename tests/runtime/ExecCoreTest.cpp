@@ -178,3 +178,19 @@ TEST(ExecCore, SplitMatrixRowsAndRefusals) {
 }
 
 } // namespace
+
+TEST(ExecCore, RuntimeErrorsEscapeWhatPeersAndStoresSaid) {
+  // A message quotes peers, stores and libraries: terminal escapes reached
+  // stderr as they were, and a NUL cut the message. Lines and tabs stay.
+  using namespace std::string_literals;
+  llvm::Error E = rt::makeError(rt::ErrorKind::Backend,
+                                "store said \x1b]0;owned\x07\x1b[2J\0after\x80\n\tnext"s, 2);
+  std::string Text, Expected = "store said \\x1b]0;owned\\x07\\x1b[2J\\x00after\\x80\n\tnext";
+  int64_t Peer = -1;
+  llvm::handleAllErrors(std::move(E), [&](const rt::RuntimeError &R) {
+    Text = R.message();
+    Peer = R.peer();
+  });
+  EXPECT_EQ(Text, Expected);
+  EXPECT_EQ(Peer, 2);
+}

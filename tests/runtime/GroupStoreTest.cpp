@@ -156,6 +156,79 @@ TEST(GroupStore, AWaitTakesTheGroupsTimeout) {
   EXPECT_LT(Took, seconds(20));
 }
 
+TEST(GroupStore, AJoinsWaitsShareOneDeadline) {
+  // A join waits many times (a key per peer, then the pairs): each wait
+  // took the whole timeout, and a join of 4 ranks lasted 5 timeouts.
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  GroupStore G(*D.Store, "g", milliseconds(300));
+  EXPECT_EQ(thrown([&] { G.wait({"first"}); }), "IoException: Wait timeout for key(s): first");
+  EXPECT_TRUE(G.pastDeadline());
+  auto Start = steady_clock::now();
+  EXPECT_EQ(thrown([&] { G.wait({"second"}); }), "IoException: Wait timeout for key(s): second");
+  EXPECT_LT(steady_clock::now() - Start, milliseconds(250));
+}
+
+TEST(GroupStore, WhatTheStoreHoldsIsEscapedInMessages) {
+  // Bytes that another process wrote into the store: a terminal's escape
+  // sequences reached stderr as they were, and a NUL cut the message.
+  using namespace std::string_literals;
+  std::string Hostile = "\x1b]0;owned\x07\x1b[2J\0after"s;
+  {
+    DirectoryStore D;
+    ASSERT_TRUE(D.Store);
+    ASSERT_TRUE(D.Store->claim("g/collc.claim.1", Hostile).Set);
+    GroupStore G(*D.Store, "g", minutes(10));
+    std::string Refused = thrown([&] { G.claimRank(1, 2); });
+    EXPECT_NE(Refused.find("(\"\\x1b]0;owned\\x07\\x1b[2J\\x00after\" at " +
+                           D.Store->where("g/collc.claim.1") + ")"),
+              std::string::npos)
+        << Refused;
+  }
+  {
+    DirectoryStore D;
+    ASSERT_TRUE(D.Store);
+    GroupStore G(*D.Store, "g", minutes(10));
+    ASSERT_EQ(thrown([&] { G.claimRank(0, 2); }), "none");
+    ASSERT_TRUE(D.Store->claim("g/collc.refused", Hostile).Set);
+    EXPECT_EQ(thrown([&] { G.wait({"never"}); }),
+              "JoinRefused: \\x1b]0;owned\\x07\\x1b[2J\\x00after");
+  }
+  {
+    DirectoryStore D;
+    ASSERT_TRUE(D.Store);
+    ASSERT_TRUE(D.Store->claim("g/collc.size", "2" + Hostile).Set);
+    GroupStore G(*D.Store, "g", minutes(10));
+    std::string Refused = thrown([&] { G.claimRank(1, 2); });
+    EXPECT_EQ(Refused.rfind("JoinRefused: the rendezvous directory holds a group size that "
+                            "collc did not write (\"2\\x1b]0;owned\\x07\\x1b[2J\\x00after\" "
+                            "at ",
+                            0),
+              0u)
+        << Refused;
+  }
+}
+
+TEST(GroupStore, ARankThatCannotTakePartIsBlamedAtOnce) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  GroupStore Waiting(*D.Store, "g", seconds(60));
+  ASSERT_EQ(thrown([&] { Waiting.claimRank(0, 2); }), "none");
+  GroupStore Failed(*D.Store, "g", seconds(60));
+  Failed.postFailure(1, "rank 1 cannot take part: its reason");
+  auto Start = steady_clock::now();
+  try {
+    Waiting.wait({"never"});
+    ADD_FAILURE() << "the wait ended without the refusal";
+  } catch (const PeerGone &X) {
+    ADD_FAILURE() << "rank 1 said to be gone: " << X.what();
+  } catch (const JoinRefused &X) {
+    EXPECT_EQ(std::string(X.what()), "rank 1 cannot take part: its reason");
+    EXPECT_EQ(X.Blamed, std::optional<size_t>(1));
+  }
+  EXPECT_LT(steady_clock::now() - Start, seconds(50));
+}
+
 TEST(GroupStore, AClaimByAProcessThatIsGoneIsAnEarlierRun) {
   DirectoryStore D;
   ASSERT_TRUE(D.Store);
@@ -304,7 +377,7 @@ TEST(GroupStore, AClaimCollcDidNotWriteIsSaidToBeOne) {
   GroupStore G(*D.Store, "g", minutes(10));
   std::string Refused = thrown([&] { G.claimRank(1, 2); });
   EXPECT_EQ(Refused.rfind("JoinRefused: the rendezvous directory holds a claim of rank 1 that "
-                          "collc did not write ('garbage' at " +
+                          "collc did not write (\"garbage\" at " +
                               D.Store->where("g/collc.claim.1") + ")",
                           0),
             0u)

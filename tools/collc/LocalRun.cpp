@@ -7,7 +7,10 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <system_error>
 #include <thread>
 
@@ -46,7 +49,7 @@ uint64_t bytesMovedByRank(const plan::Plan &P, int64_t R) {
 }
 
 void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
-             LocalRun::Rank &Res) {
+             LocalRun::Rank &Res, const InjectedFault *Fault) {
   int64_t R = X.rank();
   auto Fail = [&](Error E) { Res.Error = toString(std::move(E)); };
   // Memory of the executor's own for tensors that are not views.
@@ -62,7 +65,15 @@ void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
   // and copied in.
   bool InPlace = X.memory() == rt::MemoryKind::Host;
   std::vector<char> Staged;
+  // An injected fault's step (the second, or the only one), and the
+  // computes a step calls, counted in the first.
+  unsigned FaultStep = std::min(1u, Steps - 1), Step = 0;
+  size_t Computes = 0, Called = 0;
   auto Compute = [&](const plan::Compute &C, uint32_t) -> Error {
+    if (Step == 0)
+      ++Computes;
+    if (Fault && Step == FaultStep && Called++ == Computes / 2)
+      Fault->at(FaultPoint::MidStep, R);
     for (uint32_t T : C.Outputs) {
       if (!Touched[T])
         continue;
@@ -81,6 +92,9 @@ void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
     return Error::success();
   };
   for (unsigned S = 0; S != Steps; ++S) {
+    Step = S;
+    if (Fault && S == FaultStep && S != 0)
+      Fault->at(FaultPoint::BetweenSteps, R);
     if (Trace)
       X.clearTrace();
     auto Start = std::chrono::steady_clock::now();
@@ -99,26 +113,50 @@ LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, u
   LocalRun Run;
   Run.Ranks.resize(World);
   Run.Execs.resize(World);
+  // Every rank makes its executor (its threads: a limit on threads,
+  // processes or memory fails it there; joining a local group waits for no
+  // one), then waits at the gate until every rank has: the steps run only
+  // when all could start, so that no rank waits out its timeout for one
+  // that never came.
+  std::mutex M;
+  std::condition_variable CV;
+  int64_t Ready = 0, Started = 0;
+  bool Open = false, Go = true;
   auto RankMain = [&](int64_t R) {
     Expected<std::unique_ptr<rt::Executor>> E = rt::createLocalExecutor(P, R, Opts);
-    if (!E) {
-      Run.Ranks[R].Error = toString(E.takeError());
-      return;
+    {
+      std::unique_lock<std::mutex> L(M);
+      if (E)
+        Run.Execs[R] = std::move(*E);
+      else
+        Run.Ranks[R].Error = toString(E.takeError());
+      Go &= bool(Run.Execs[R]);
+      ++Ready;
+      CV.notify_all();
+      CV.wait(L, [&] { return Open; });
+      if (!Go)
+        return;
     }
-    Run.Execs[R] = std::move(*E);
     runRank(P, *Run.Execs[R], Steps, Opts.Trace, Run.Ranks[R]);
   };
   std::vector<std::thread> Threads;
-  std::string NoThread;
-  for (int64_t R = 0; R != World && NoThread.empty(); ++R) {
+  for (int64_t R = 0; R != World; ++R) {
     try {
       Threads.emplace_back(RankMain, R);
     } catch (const std::system_error &E) {
-      // The ranks already started wait for this one until their timeout,
-      // then fail naming it; the run reports why it is missing.
-      NoThread = formatv("cannot start the thread of rank {0} of {1}: {2}", R, World, E.what());
-      Run.Ranks[R].Error = NoThread;
+      Run.Ranks[R].Error = formatv("cannot start the thread of rank {0} of {1}: {2} (a limit on "
+                                   "threads, processes or memory)",
+                                   R, World, E.what());
+      break;
     }
+  }
+  {
+    std::unique_lock<std::mutex> L(M);
+    Started = int64_t(Threads.size());
+    CV.wait(L, [&] { return Ready == Started; });
+    Go &= Started == World;
+    Open = true;
+    CV.notify_all();
   }
   for (std::thread &T : Threads)
     T.join();

@@ -16,6 +16,7 @@
 
 #include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
+#include "tools/collc/InjectedFault.h"
 #include "runtime/verify/PlanChecker.h"
 
 #include <map>
@@ -57,13 +58,16 @@ uint64_t bytesMovedByRank(const plan::Plan &P, int64_t R);
 /// executor's own (bindOwnMemory), captures, and replays \p Steps steps
 /// whose computes write the synthetic data of their outputs, each timed
 /// until the step is done (synchronize); records in \p Res its step times
-/// and bytes moved, or why it stopped.
+/// and bytes moved, or why it stopped. \p Fault: one a test injects at a
+/// point of the steps (InjectedFault.h).
 void runRank(const plan::Plan &P, rt::Executor &X, unsigned Steps, bool Trace,
-             LocalRun::Rank &Res);
+             LocalRun::Rank &Res, const InjectedFault *Fault = nullptr);
 
 /// Runs \p P for \p Steps steps, a thread per rank (the plan's world must
 /// not exceed the local backend's), and returns what each rank measured or
 /// why it stopped. Never throws: a thread that cannot start is a rank error.
+/// Where a rank's thread or executor cannot start, no rank runs a step (and
+/// those that could start say nothing).
 LocalRun runOnLocalRanks(const plan::Plan &P, const rt::ExecutorOptions &Opts, unsigned Steps);
 
 /// Compares every result of every rank of a run that succeeded with the

@@ -33,18 +33,21 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, rt::Proc
   // process whose plan differs is named at once. (Over gloo the groups are
   // named by the plan's digest, so processes with different plans would
   // never meet there, each waiting out its timeout instead.)
-  if (Error E = Met.agreeOnPlan(P))
+  if (Error E = Met.agreeOnPlan(P, O.Steps))
     return Fail(toString(std::move(E)));
   // The plans agree: the executor's own handshake would gather them again.
   rt::ExecutorOptions Exec = O.Exec;
   Exec.DigestHandshake = false;
+  const InjectedFault *Fault = O.Fault ? &*O.Fault : nullptr;
+  if (Fault)
+    Fault->at(FaultPoint::Join, Me);
   Expected<std::unique_ptr<rt::Executor>> Made =
       rt::createProcessExecutor(O.Backend, P, O.Place, O.Where, Exec);
   if (!Made)
     return Fail(toString(Made.takeError()));
   rt::Executor &X = **Made;
   LocalRun::Rank Res;
-  runRank(P, X, O.Steps, /*Trace=*/false, Res);
+  runRank(P, X, O.Steps, /*Trace=*/false, Res, Fault);
   // A rank whose steps failed cannot count on its peers for the gather
   // below: it says why and stops; its peers fail too, naming it.
   if (!Res.Error.empty())
@@ -69,8 +72,11 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, rt::Proc
     Err << formatv("collc run: rank {0}: ", Me) << toString(Check.takeError()) << '\n';
     Err.flush();
   }
-  return reportAcrossRanks(
+  int Exit = reportAcrossRanks(
       Mine, O.Backend, [&](ArrayRef<uint32_t> W) { return X.allGatherWords(W); }, Out, Err);
+  if (Fault)
+    Fault->at(FaultPoint::Finalize, Me);
+  return Exit;
 }
 
 } // namespace collc::tool

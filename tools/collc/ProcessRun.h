@@ -17,9 +17,11 @@
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
 #include "runtime/process/ProcessMeeting.h"
+#include "tools/collc/InjectedFault.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 
 namespace collc::tool {
@@ -30,6 +32,8 @@ struct ProcessRunOptions {
   rt::RendezvousAddress Where;
   rt::ExecutorOptions Exec;
   unsigned Steps = 3;
+  /// A fault a test injects (--inject-fault), if any.
+  std::optional<InjectedFault> Fault;
 };
 
 /// Says \p Why on \p Err as every failure of a rank's run is said, naming

@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "ExitDeadline.h"
+#include "InjectedFault.h"
 #include "LocalRun.h"
 #include "runtime/process/ProcessBackends.h"
 #include "ProcessLaunchFlags.h"
@@ -38,6 +40,8 @@
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -82,6 +86,11 @@ static cl::opt<std::string>
                      "each)"),
             cl::init("local"), cl::sub(Cmd));
 static ProcessLaunchFlags Launch(Cmd, /*WithLocalWorld=*/true);
+static cl::opt<std::string>
+    InjectFault("inject-fault",
+                cl::desc("For fault tests: rank RANK of a process backend stops or kills itself "
+                         "at POINT (tools/collc/InjectedFault.h)"),
+                cl::value_desc("RANK:POINT:stop|kill"), cl::Hidden, cl::sub(Cmd));
 
 cl::SubCommand &runCommand() { return Cmd; }
 
@@ -93,10 +102,34 @@ uint64_t physicalMemory() {
   return Pages > 0 && PageSize > 0 ? uint64_t(Pages) * uint64_t(PageSize) : 0;
 }
 
+/// The address space this process may take (ulimit -v), 0 when unlimited.
+/// The threads of a run's ranks take theirs from it too (a stack each).
+uint64_t addressSpaceLimit() {
+  rlimit Limit;
+  if (getrlimit(RLIMIT_AS, &Limit) != 0 || Limit.rlim_cur == RLIM_INFINITY)
+    return 0;
+  return uint64_t(Limit.rlim_cur);
+}
+
 uint64_t defaultBudget() {
-  uint64_t Third = physicalMemory() / 3;
+  uint64_t Usable = physicalMemory();
+  if (uint64_t Limit = addressSpaceLimit(); Limit && (!Usable || Limit < Usable))
+    Usable = Limit;
+  uint64_t Third = Usable / 3;
   uint64_t Cap = 8ull << 30;
   return Third ? std::min(Third, Cap) : Cap;
+}
+
+/// The address space a new thread's stack takes (glibc sizes it from
+/// ulimit -s when the process starts).
+uint64_t threadStackBytes() {
+  pthread_attr_t Attr;
+  size_t Bytes = 8u << 20;
+  if (pthread_attr_init(&Attr) == 0) {
+    pthread_attr_getstacksize(&Attr, &Bytes);
+    pthread_attr_destroy(&Attr);
+  }
+  return Bytes;
 }
 
 /// "3 MiB", or "512 bytes" below a MiB, for messages about memory.
@@ -106,7 +139,7 @@ std::string sizeText(uint64_t Bytes) {
 }
 
 /// The memory a run may use on this host: --memory-budget, else 8 GiB or a
-/// third of RAM.
+/// third of RAM (or of the address-space limit, where that is less).
 Expected<uint64_t> hostBudget() {
   if (Budget.empty())
     return defaultBudget();
@@ -119,6 +152,11 @@ Expected<uint64_t> hostBudget() {
     return createStringError(inconvertibleErrorCode(),
                              "--memory-budget %s is more than this machine's memory (%s)",
                              Budget.c_str(), sizeText(Memory).c_str());
+  if (uint64_t Limit = addressSpaceLimit(); Limit && *Given > Limit)
+    return createStringError(inconvertibleErrorCode(),
+                             "--memory-budget %s is more than this process's address-space limit "
+                             "(ulimit -v: %s)",
+                             Budget.c_str(), sizeText(Limit).c_str());
   return *Given;
 }
 
@@ -314,6 +352,9 @@ private:
     return Exit;
   }
   int rankFailedWith(Error E) { return rankFailed(*O, toString(std::move(E)), errs()); }
+  /// MPI's start and end bounded: past the deadline this process says what
+  /// it waited for and ends (ExitDeadline.h), and mpirun ends the job.
+  rt::ProcessMeeting::CallDeadline mpiCallDeadline() const;
   int runLocalRanks(const plan::Plan &P);
 
   bool Processes = false;
@@ -326,7 +367,20 @@ private:
   std::optional<RunBudget> Limit;
   std::unique_ptr<rt::ProcessMeeting> Met;
   std::optional<plan::Plan> Loaded;
+  std::optional<InjectedFault> Fault;
 };
+
+rt::ProcessMeeting::CallDeadline RunSession::mpiCallDeadline() const {
+  std::string Said = formatv("collc run: rank {0} of {1} ({2}): ", O->Place.Rank, O->Place.World,
+                             O->Backend);
+  return [Said](StringRef Call, std::chrono::milliseconds Limit) -> std::shared_ptr<void> {
+    return std::make_shared<ExitDeadline>(
+        Limit, Said + formatv("{0} did not return within {1} ms: a process of the job has not "
+                              "reached it (stopped, stuck, or gone); this one ends without it, "
+                              "so that mpirun ends the job",
+                              Call, Limit.count()));
+  };
+}
 
 std::optional<int> RunSession::checkFlags() {
   if (Steps == 0)
@@ -345,6 +399,15 @@ std::optional<int> RunSession::checkFlags() {
   Timeout = *T;
   // A process backend: this process is one rank, placed by its launcher.
   Processes = Backend != "local";
+  if (InjectFault.getNumOccurrences()) {
+    Expected<InjectedFault> F = InjectedFault::parse(InjectFault);
+    if (!F)
+      return fail(toString(F.takeError()), ExitUsage);
+    if (!Processes)
+      return fail("--inject-fault stops or kills a rank of a process backend: give --backend",
+                  ExitUsage);
+    Fault = *F;
+  }
   if (!Processes) {
     if (Error E = Launch.refuseOnLocal())
       return fail(toString(std::move(E)), ExitUsage);
@@ -367,6 +430,7 @@ std::optional<int> RunSession::checkFlags() {
   O->Where = Launched->Where;
   O->Steps = Steps;
   O->Exec.Timeout = Timeout;
+  O->Fault = Fault;
   return std::nullopt;
 }
 
@@ -401,9 +465,11 @@ std::optional<int> RunSession::checkThisRankAndMeet() {
     else
       Refused = reportError("run", L.takeError());
   }
+  if (Fault)
+    Fault->at(FaultPoint::Start, O->Place.Rank);
   if (Processes) {
     Expected<std::unique_ptr<rt::ProcessMeeting>> M =
-        rt::ProcessMeeting::meet(Backend, O->Place, O->Where, Timeout);
+        rt::ProcessMeeting::meet(Backend, O->Place, O->Where, Timeout, mpiCallDeadline());
     if (M)
       Met = std::move(*M);
     else if (!Refused)
@@ -438,6 +504,20 @@ std::optional<int> RunSession::refuseWhatCannotRun() {
     return fail(formatv("@{0} has {1} ranks; the local backend runs at most {2} (one thread "
                         "each): compile it for fewer ranks with --ranks",
                         P.Program, P.World, rt::local::LocalDriver::MaxRanks),
+                ExitUserError);
+  // A rank is a thread with its comm stream's beside it, each with a
+  // stack: under an address-space limit (ulimit -v) they would take the
+  // room the run's memory needs, and an allocation would fail (an abort).
+  // A limit on threads (a container's pids limit) ends the run with an
+  // error naming the rank that could not start (LocalRun.h).
+  uint64_t Threads = 2 * uint64_t(P.World), Stacks = Threads * threadStackBytes();
+  if (uint64_t Space = addressSpaceLimit(); !Processes && Space && Stacks + Limit->Bytes > Space)
+    return fail(formatv("@{0} on {1} local ranks runs {2} threads (a rank's and its comm "
+                        "stream's), whose stacks take {3} of address space beside the run's "
+                        "memory budget of {4}, and this process may take {5} (ulimit -v): run "
+                        "fewer ranks (--ranks), or raise the limit",
+                        P.Program, P.World, Threads, sizeText(Stacks), Limit->Text,
+                        sizeText(Space)),
                 ExitUserError);
   // A plan for another world first: its memory is not this launch's.
   if (Processes && P.World != Place->World)

@@ -14,6 +14,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
+
 using namespace llvm;
 using namespace collc::tool;
 
@@ -36,7 +38,13 @@ static int withStandardOutputChecked(int Rc) {
 }
 
 int main(int argc, char **argv) {
-  InitLLVM Init(argc, argv);
+  // Without LLVM's SIGPIPE handler, which ends the process with status 74
+  // on a write to a closed pipe or socket, saying nothing: a Gloo peer that
+  // died would end a rank that way. Ignored, SIGPIPE makes such a write
+  // fail with EPIPE, which the failed operation reports, naming its peer
+  // (standard output: withStandardOutputChecked).
+  InitLLVM Init(argc, argv, /*InstallPipeSignalExitHandler=*/false);
+  signal(SIGPIPE, SIG_IGN);
   CollcArgv0 = argv[0];
   collc::tuneMallocForBatchWork();
   cl::SetVersionPrinter([](raw_ostream &OS) { OS << "collc version " COLLC_TOOL_VERSION "\n"; });
