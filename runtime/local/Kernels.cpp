@@ -97,12 +97,15 @@ using U32T = Plain<uint32_t, uint32_t>;
 using I64T = Plain<int64_t, int64_t>;
 using U64T = Plain<uint64_t, uint64_t>;
 
-template <typename T>
+/// \p KeepAcc: the results stay in the accumulator type (f32 for the
+/// narrow floats), unrounded, and DstOffset counts accumulators.
+template <typename T, bool KeepAcc = false>
 void reduceTyped(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t SrcOffset,
                  char *const *Dsts, unsigned NDsts, uint64_t DstOffset, uint64_t Count,
                  bool Streaming) {
   using S = typename T::Storage;
   using A = typename T::Acc;
+  using O = std::conditional_t<KeepAcc, A, S>;
   constexpr size_t Block = 512; // small frame: this path also serves tiny tails
   A Acc[Block];
   S Out[Block];
@@ -149,7 +152,7 @@ void reduceTyped(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
       for (size_t I = 0; I != Len; ++I)
         Acc[I] = averageOf(Acc[I], N);
     const char *Result;
-    if constexpr (std::is_same_v<S, A>) {
+    if constexpr (std::is_same_v<O, A>) {
       Result = reinterpret_cast<const char *>(Acc);
     } else {
       for (size_t I = 0; I != Len; ++I)
@@ -157,7 +160,38 @@ void reduceTyped(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
       Result = reinterpret_cast<const char *>(Out);
     }
     for (unsigned D = 0; D != NDsts; ++D)
-      copyBytes(Dsts[D] + (DstOffset + Base) * sizeof(S), Result, Len * sizeof(S), Streaming);
+      copyBytes(Dsts[D] + (DstOffset + Base) * sizeof(O), Result, Len * sizeof(O), Streaming);
+  }
+}
+
+/// Calls \p Fn with a value of the traits of \p T (the one map from an
+/// element type to its storage and accumulator).
+template <typename F> void withTraits(ElemType T, F Fn) {
+  switch (T) {
+  case ElemType::F32:
+    return Fn(F32T());
+  case ElemType::F64:
+    return Fn(F64T());
+  case ElemType::F16:
+    return Fn(Half());
+  case ElemType::BF16:
+    return Fn(BF16());
+  case ElemType::F8E4M3:
+    return Fn(E4M3());
+  case ElemType::F8E5M2:
+    return Fn(E5M2());
+  case ElemType::I8:
+    return Fn(I8T());
+  case ElemType::U8:
+    return Fn(U8T());
+  case ElemType::I32:
+    return Fn(I32T());
+  case ElemType::U32:
+    return Fn(U32T());
+  case ElemType::I64:
+    return Fn(I64T());
+  case ElemType::U64:
+    return Fn(U64T());
   }
 }
 
@@ -175,36 +209,55 @@ void reduceInto(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, 
   Count -= Done;
   if (Count == 0)
     return;
-#define COLLC_REDUCE(TRAITS)                                                                       \
-  return reduceTyped<TRAITS>(Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,         \
-                             Streaming)
-  switch (T) {
-  case ElemType::F32:
-    COLLC_REDUCE(F32T);
-  case ElemType::F64:
-    COLLC_REDUCE(F64T);
-  case ElemType::F16:
-    COLLC_REDUCE(Half);
-  case ElemType::BF16:
-    COLLC_REDUCE(BF16);
-  case ElemType::F8E4M3:
-    COLLC_REDUCE(E4M3);
-  case ElemType::F8E5M2:
-    COLLC_REDUCE(E5M2);
-  case ElemType::I8:
-    COLLC_REDUCE(I8T);
-  case ElemType::U8:
-    COLLC_REDUCE(U8T);
-  case ElemType::I32:
-    COLLC_REDUCE(I32T);
-  case ElemType::U32:
-    COLLC_REDUCE(U32T);
-  case ElemType::I64:
-    COLLC_REDUCE(I64T);
-  case ElemType::U64:
-    COLLC_REDUCE(U64T);
-  }
-#undef COLLC_REDUCE
+  withTraits(T, [&](auto Traits) {
+    reduceTyped<decltype(Traits)>(Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,
+                                  Streaming);
+  });
+}
+
+bool accumulatesWider(ElemType T) {
+  bool Wider = false;
+  withTraits(T, [&](auto Traits) {
+    using Tr = decltype(Traits);
+    Wider = !std::is_same_v<typename Tr::Storage, typename Tr::Acc>;
+  });
+  return Wider;
+}
+
+void reduceWidened(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+                   uint64_t SrcOffset, float *Out, uint64_t Count) {
+  char *Dst = reinterpret_cast<char *>(Out);
+  withTraits(T, [&](auto Traits) {
+    using Tr = decltype(Traits);
+    if constexpr (std::is_same_v<typename Tr::Acc, float> &&
+                  !std::is_same_v<typename Tr::Storage, float>)
+      reduceTyped<Tr, /*KeepAcc=*/true>(Op, Scale, Srcs, N, SrcOffset, &Dst, 1, 0, Count, false);
+  });
+}
+
+void narrowFrom(ElemType T, const float *In, char *Out, uint64_t Count) {
+  withTraits(T, [&](auto Traits) {
+    using Tr = decltype(Traits);
+    using S = typename Tr::Storage;
+    if constexpr (std::is_same_v<typename Tr::Acc, float> && !std::is_same_v<S, float>)
+      for (uint64_t I = 0; I != Count; ++I) {
+        S V = Tr::store(In[I]);
+        std::memcpy(Out + I * sizeof(S), &V, sizeof(S));
+      }
+  });
+}
+
+void divideInPlace(ElemType T, char *Data, uint64_t Count, unsigned N) {
+  withTraits(T, [&](auto Traits) {
+    using Tr = decltype(Traits);
+    using S = typename Tr::Storage;
+    for (uint64_t I = 0; I != Count; ++I) {
+      S V;
+      std::memcpy(&V, Data + I * sizeof(S), sizeof(S));
+      V = Tr::store(averageOf(Tr::load(V), N));
+      std::memcpy(Data + I * sizeof(S), &V, sizeof(S));
+    }
+  });
 }
 
 } // namespace collc::rt::local

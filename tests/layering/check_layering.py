@@ -51,10 +51,13 @@ LAYERS = [
     # backends and the tool.
     ("runtime/launch", [*IR_VOCABULARY, "runtime/exec"]),
     ("runtime/local", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds"]),
+    # The shared-memory transport: the local backend's algorithms and kernels
+    # across the processes of a host, under the process backends.
+    ("runtime/shm", [*IR_VOCABULARY, "runtime/exec", "runtime/local"]),
     ("runtime/mpi", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds",
-                     "runtime/launch"]),
+                     "runtime/launch", "runtime/local", "runtime/shm"]),
     ("runtime/gloo", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds",
-                      "runtime/launch"]),
+                      "runtime/launch", "runtime/local", "runtime/shm"]),
     # runtime/launch: the unique ids travel over the run's CPU world, seen
     # only through its neutral WorldGather (never runtime/mpi or runtime/gloo).
     # ir/RankSimulation.h: the one cross-rank simulation (it sees no program),
@@ -64,7 +67,7 @@ LAYERS = [
     # The table of process backends (mpi, gloo, nccl) that the tool and the C
     # API create executors from, and the CPU world a run's processes meet in.
     ("runtime/process", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/launch",
-                         "runtime/mpi", "runtime/gloo", "runtime/nccl"]),
+                         "runtime/mpi", "runtime/gloo", "runtime/nccl", "runtime/shm"]),
     # The C API (collc.h) over the compiler and the runtime: a library, so it
     # sits below the tool and sees none of it.
     ("api", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
@@ -73,7 +76,7 @@ LAYERS = [
     ("tools", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
                "runtime/exec", "runtime/verify", "runtime/seeds", "runtime/launch",
                "runtime/local", "runtime/mpi", "runtime/gloo", "runtime/nccl",
-               "runtime/process"]),
+               "runtime/process", "runtime/shm"]),
 ]
 LIBRARY_ROOTS = ["ir", "passes", "plan", "compiler", "runtime", "api", "tools"]
 SOURCE = re.compile(r"\.(h|cpp|cu|def)$")
