@@ -7,6 +7,15 @@
 //   collc_gloo_rank executor STEPS
 //     replays the plan STEPS times and checks this rank's results against
 //     runtime/verify's reference after every step; exit 0 when they match.
+//   collc_gloo_rank until-lost 0
+//     replays the plan until a step fails (or the executor cannot be made),
+//     then prints "lost: rank P: WHY" (P the error's peer), stays for the
+//     timeout (COLLC_TIMEOUT_MS) and exits 3: for a fault script that
+//     SIGKILLs a rank from outside (tests/launch/shm_kill_runs.py). As in
+//     kill mode, a survivor that left at once would be the next lost peer
+//     of those still finding out; each finds out within the timeout of the
+//     kill, so leaving a timeout after finding out keeps every exit within
+//     twice the timeout of the kill.
 //   collc_gloo_rank kill VICTIM
 //     every rank replays the plan; at step 3 rank VICTIM SIGKILLs itself in
 //     the middle of the step (after its first compute). A survivor must fail
@@ -30,6 +39,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <thread>
 #include <cstdlib>
@@ -61,11 +71,28 @@ int fail(const llvm::Twine &Msg) {
   return 1;
 }
 
+/// until-lost's end: the error, the rank it blames, exit 3 a timeout later.
+[[noreturn]] void lost(Error E, std::chrono::milliseconds Timeout) {
+  int64_t Peer = -1;
+  std::string Msg;
+  llvm::handleAllErrors(
+      std::move(E),
+      [&](const RuntimeError &R) {
+        Peer = R.peer();
+        Msg = R.text();
+      },
+      [&](const llvm::ErrorInfoBase &B) { Msg = B.message(); });
+  llvm::outs() << llvm::formatv("lost: rank {0}: {1}\n", Peer, Msg);
+  llvm::outs().flush();
+  std::this_thread::sleep_for(Timeout);
+  _exit(3); // Gloo's threads may still hold the dead pairs: leave at once
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
   if (Argc != 3)
-    return fail("usage: collc_gloo_rank executor STEPS | kill VICTIM");
+    return fail("usage: collc_gloo_rank executor STEPS | kill VICTIM | until-lost 0");
   std::string Mode = Argv[1];
   int Arg = atoi(Argv[2]);
   Expected<collc::test::LaunchedRank> Me = collc::test::launchedRank();
@@ -84,6 +111,8 @@ int main(int Argc, char **Argv) {
   ExecutorOptions Opts;
   Opts.Timeout = *Timeout;
   Expected<std::unique_ptr<Executor>> X = createGlooExecutor(*P, Place, Me->Where, Opts);
+  if (!X && Mode == "until-lost")
+    lost(X.takeError(), *Timeout);
   if (!X)
     return fail(llvm::toString(X.takeError()));
   Executor &E = **X;
@@ -98,11 +127,18 @@ int main(int Argc, char **Argv) {
     if (Error Err = E.bind(Name, Storage.back().data(), Storage.back().size()))
       return fail(llvm::toString(std::move(Err)));
   }
-  if (Error Err = E.capture())
+  if (Error Err = E.capture()) {
+    if (Mode == "until-lost")
+      lost(std::move(Err), *Timeout);
     return fail(llvm::toString(std::move(Err)));
+  }
 
-  bool Kill = Mode == "kill";
-  int Steps = Kill ? 1000 : Arg;
+  bool Kill = Mode == "kill", UntilLost = Mode == "until-lost";
+  if (UntilLost) {
+    llvm::outs() << "ready\n";
+    llvm::outs().flush();
+  }
+  int Steps = Kill ? 1000 : UntilLost ? INT_MAX : Arg;
   for (int Step = 0; Step != Steps; ++Step) {
     auto Start = std::chrono::steady_clock::now();
     bool First = true;
@@ -132,6 +168,8 @@ int main(int Argc, char **Argv) {
           [&](const llvm::ErrorInfoBase &B) { Msg = B.message(); });
       llvm::outs() << llvm::formatv("step {0} failed after {1} ms: {2}\n", Step, Took.count(),
                                     Msg);
+      if (UntilLost)
+        lost(makeError(ErrorKind::Backend, Msg, Peer), *Timeout);
       bool Named = Peer == Arg && Msg.find(llvm::formatv("rank {0}", Arg).str()) != std::string::npos;
       if (Kill && Named && Took <= 2 * *Timeout) {
         llvm::outs() << "survivor: named rank " << Arg << "\n";
@@ -146,7 +184,7 @@ int main(int Argc, char **Argv) {
                              .str()
                        : Msg);
     }
-    if (Kill)
+    if (Kill || UntilLost)
       continue;
     // This rank only (the others check theirs); Gloo's float sums within
     // the summation bound, narrow floats accumulated in f32.
