@@ -230,14 +230,14 @@ bool Parser::parseGroupRef(GroupId &Out) {
 
 bool Parser::parseReduceOp(Op &O) {
   if (!Tok.is(Token::Identifier))
-    return errorExpected("a reduce op (sum, prod, min, max, avg, premul_sum)");
+    return errorExpected("a reduce op (" + allReduceOpNames() + ")");
   Optional<ReduceOp> R = collc::parseReduceOp(Tok.Text);
   if (!R)
-    return error(Tok.loc(), "unknown reduce op '" + Tok.Text +
-                                "'; expected one of sum, prod, min, max, avg, premul_sum");
+    return error(Tok.loc(),
+                 "unknown reduce op '" + Tok.Text + "'; expected one of " + allReduceOpNames());
   consume();
   O.Reduce = *R;
-  if (*R != ReduceOp::PremulSum)
+  if (!takesScale(*R))
     return true;
   if (!expect(Token::LParen, "'(' and the scale of premul_sum"))
     return false;

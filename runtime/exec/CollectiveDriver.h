@@ -4,7 +4,8 @@
 // backend. Like the seed it comes from, it is a static interface (a concept
 // with associated types), not a virtual class: the executor and the adapters
 // are written once over any driver. Implementations: runtime/local
-// (threads of one process over host memory), runtime/nccl (CUDA + NCCL).
+// (threads of one process over host memory), runtime/mpi (Open MPI),
+// runtime/gloo (Gloo over TCP), runtime/nccl (CUDA + NCCL).
 //
 // Every call validates its arguments and enqueues the work on a comm stream
 // kept apart from the caller's thread, so a collective never blocks compute;

@@ -11,7 +11,7 @@
 
 #include "runtime/local/Kernels.h"
 
-#include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/ElementTraits.h"
 #include "runtime/exec/WrapArithmetic.h"
 
 #include <algorithm>
@@ -56,47 +56,7 @@ void copyBytes(char *Dst, const char *Src, uint64_t Bytes, bool Streaming) {
 
 namespace {
 
-/// Storage type S, accumulator type A, and the conversions between them.
-template <typename S, typename A> struct Plain {
-  using Storage = S;
-  using Acc = A;
-  static A load(S V) { return A(V); }
-  static S store(A V) { return S(V); }
-};
-struct Half {
-  using Storage = uint16_t;
-  using Acc = float;
-  static float load(uint16_t V) { return halfToFloat(V); }
-  static uint16_t store(float V) { return floatToHalf(V); }
-};
-struct BF16 {
-  using Storage = uint16_t;
-  using Acc = float;
-  static float load(uint16_t V) { return bf16ToFloat(V); }
-  static uint16_t store(float V) { return floatToBf16(V); }
-};
-struct E4M3 {
-  using Storage = uint8_t;
-  using Acc = float;
-  static float load(uint8_t V) { return e4m3ToFloat(V); }
-  static uint8_t store(float V) { return floatToE4m3(V); }
-};
-struct E5M2 {
-  using Storage = uint8_t;
-  using Acc = float;
-  static float load(uint8_t V) { return e5m2ToFloat(V); }
-  static uint8_t store(float V) { return floatToE5m2(V); }
-};
-
-using F32T = Plain<float, float>;
-using F64T = Plain<double, double>;
-using I8T = Plain<int8_t, int8_t>;
-using U8T = Plain<uint8_t, uint8_t>;
-using I32T = Plain<int32_t, int32_t>;
-using U32T = Plain<uint32_t, uint32_t>;
-using I64T = Plain<int64_t, int64_t>;
-using U64T = Plain<uint64_t, uint64_t>;
-
+/// \p T: the ElementTraits of the element type (runtime/exec/ElementTraits.h).
 /// \p KeepAcc: the results stay in the accumulator type (f32 for the
 /// narrow floats), unrounded, and DstOffset counts accumulators.
 template <typename T, bool KeepAcc = false>
@@ -164,37 +124,6 @@ void reduceTyped(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
   }
 }
 
-/// Calls \p Fn with a value of the traits of \p T (the one map from an
-/// element type to its storage and accumulator).
-template <typename F> void withTraits(ElemType T, F Fn) {
-  switch (T) {
-  case ElemType::F32:
-    return Fn(F32T());
-  case ElemType::F64:
-    return Fn(F64T());
-  case ElemType::F16:
-    return Fn(Half());
-  case ElemType::BF16:
-    return Fn(BF16());
-  case ElemType::F8E4M3:
-    return Fn(E4M3());
-  case ElemType::F8E5M2:
-    return Fn(E5M2());
-  case ElemType::I8:
-    return Fn(I8T());
-  case ElemType::U8:
-    return Fn(U8T());
-  case ElemType::I32:
-    return Fn(I32T());
-  case ElemType::U32:
-    return Fn(U32T());
-  case ElemType::I64:
-    return Fn(I64T());
-  case ElemType::U64:
-    return Fn(U64T());
-  }
-}
-
 } // namespace
 
 void reduceInto(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
@@ -209,37 +138,31 @@ void reduceInto(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, 
   Count -= Done;
   if (Count == 0)
     return;
-  withTraits(T, [&](auto Traits) {
-    reduceTyped<decltype(Traits)>(Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,
-                                  Streaming);
+  visitElemType(T, [&](auto E) {
+    reduceTyped<decltype(E)>(Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,
+                             Streaming);
   });
 }
 
 bool accumulatesWider(ElemType T) {
-  bool Wider = false;
-  withTraits(T, [&](auto Traits) {
-    using Tr = decltype(Traits);
-    Wider = !std::is_same_v<typename Tr::Storage, typename Tr::Acc>;
-  });
-  return Wider;
+  return visitElemType(T, [](auto E) { return decltype(E)::IsNarrowFloat; });
 }
 
 void reduceWidened(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
                    uint64_t SrcOffset, float *Out, uint64_t Count) {
   char *Dst = reinterpret_cast<char *>(Out);
-  withTraits(T, [&](auto Traits) {
-    using Tr = decltype(Traits);
-    if constexpr (std::is_same_v<typename Tr::Acc, float> &&
-                  !std::is_same_v<typename Tr::Storage, float>)
+  visitElemType(T, [&](auto E) {
+    using Tr = decltype(E);
+    if constexpr (Tr::IsNarrowFloat)
       reduceTyped<Tr, /*KeepAcc=*/true>(Op, Scale, Srcs, N, SrcOffset, &Dst, 1, 0, Count, false);
   });
 }
 
 void narrowFrom(ElemType T, const float *In, char *Out, uint64_t Count) {
-  withTraits(T, [&](auto Traits) {
-    using Tr = decltype(Traits);
+  visitElemType(T, [&](auto E) {
+    using Tr = decltype(E);
     using S = typename Tr::Storage;
-    if constexpr (std::is_same_v<typename Tr::Acc, float> && !std::is_same_v<S, float>)
+    if constexpr (Tr::IsNarrowFloat)
       for (uint64_t I = 0; I != Count; ++I) {
         S V = Tr::store(In[I]);
         std::memcpy(Out + I * sizeof(S), &V, sizeof(S));
@@ -248,8 +171,8 @@ void narrowFrom(ElemType T, const float *In, char *Out, uint64_t Count) {
 }
 
 void divideInPlace(ElemType T, char *Data, uint64_t Count, unsigned N) {
-  withTraits(T, [&](auto Traits) {
-    using Tr = decltype(Traits);
+  visitElemType(T, [&](auto E) {
+    using Tr = decltype(E);
     using S = typename Tr::Storage;
     for (uint64_t I = 0; I != Count; ++I) {
       S V;

@@ -2,7 +2,7 @@
 
 #include "runtime/process/CpuWorld.h"
 
-#include "runtime/launch/DriverWorld.h"
+#include "runtime/launch/DriverWorldGather.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -34,7 +34,7 @@ Expected<std::unique_ptr<WorldGather>> joinCpuWorld(const ProcessPlace &Place,
                                                     std::chrono::milliseconds Timeout) {
   if (Where.How == RendezvousAddress::Kind::Mpi) {
 #if COLLC_HAVE_MPI
-    return joinDriverWorld<mpi::MpiDriver>(Name, Place, Timeout);
+    return joinDriverWorldGather<mpi::MpiDriver>(Name, Place, Timeout);
 #else
     return notBuilt("mpi", "libopenmpi-dev openmpi-bin", "--rendezvous mpi");
 #endif
@@ -42,7 +42,7 @@ Expected<std::unique_ptr<WorldGather>> joinCpuWorld(const ProcessPlace &Place,
 #if COLLC_HAVE_GLOO
   if (Error E = gloo::configureRendezvous(Where))
     return E;
-  return joinDriverWorld<gloo::GlooDriver>(Name, Place, Timeout);
+  return joinDriverWorldGather<gloo::GlooDriver>(Name, Place, Timeout);
 #else
   return notBuilt("gloo", "libgloo-dev", "--rendezvous " + Where.text());
 #endif

@@ -154,6 +154,14 @@ Error checkProcessWorld(StringRef Backend, const ProcessPlace &Place) {
   return Error::success();
 }
 
+ReductionOrder reductionOrderOf(StringRef Backend) {
+  // Neither MPI, Gloo nor NCCL (rings, trees) promises an order: the bound
+  // of the loosest case.
+  ReductionOrder Order;
+  Order.RankOrdered = Order.NarrowInF32 = !isProcessBackend(Backend);
+  return Order;
+}
+
 MemoryKind backendMemory(StringRef Backend) {
   for (const ProcessBackend &B : Backends)
     if (Backend == B.Name)

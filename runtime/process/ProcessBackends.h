@@ -16,6 +16,7 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
+#include "runtime/verify/ReductionBound.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -32,6 +33,12 @@ bool isProcessBackend(llvm::StringRef Backend);
 /// Where the executors of \p Backend keep their memory (nccl: the
 /// device's; the local backend and the others: the host's), built or not.
 MemoryKind backendMemory(llvm::StringRef Backend);
+
+/// How \p Backend's reductions may differ from the rank-ordered reference:
+/// MPI's, Gloo's and NCCL's algorithms combine ranks in their own order
+/// and may accumulate narrow floats in their own type; the local
+/// backend's are the reference's.
+ReductionOrder reductionOrderOf(llvm::StringRef Backend);
 
 /// Whether this build has \p Backend, or why not ("collc was built without
 /// the mpi backend (apt-get install ...)"), or that no backend has the name.

@@ -113,10 +113,19 @@ struct PreparedTraitOf<E> {
 } // namespace detail
 
 template <ExecutorDriver E>
-struct ShmDriver : HostDriverBase, detail::SplitTraitOf<E>, detail::PreparedTraitOf<E> {
+struct ShmDriver : HostDriverBase<ShmDriver<E>>,
+                   detail::SplitTraitOf<E>,
+                   detail::PreparedTraitOf<E> {
   static_assert(std::same_as<typename E::Resource, HostResource> &&
                     std::same_as<typename E::CommStream, HostStream *>,
                 "the engine is a host driver");
+  // The base's types (a dependent base: named here so the body sees them).
+  using Base = HostDriverBase<ShmDriver<E>>;
+  using typename Base::CommStream;
+  using typename Base::DataType;
+  using typename Base::Elems;
+  using typename Base::Resource;
+  using typename Base::StreamOwner;
   using Engine = E;
   using Group = ShmGroup<E>;
   using Communicator = std::shared_ptr<Group>;
@@ -162,10 +171,8 @@ struct ShmDriver : HostDriverBase, detail::SplitTraitOf<E>, detail::PreparedTrai
       return enqueue(C, S, TO);
     return enqueueAround(C, S, TO);
   }
-  static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems El, ReduceOp Op, CommStream S) {
-    return allReduceScaled(C, Src, Dst, El, Op, El.Type, 1.0, S);
-  }
+  /// The interface's all_reduce (HostDriverBase's), beside the prepared one.
+  using Base::allReduce;
   /// An all_reduce the engine set up at capture (engine path only).
   template <class P>
     requires requires { typename E::PreparedAllReduce; } &&
@@ -186,10 +193,6 @@ struct ShmDriver : HostDriverBase, detail::SplitTraitOf<E>, detail::PreparedTrai
     TO.Head.Op = Op;
     TO.Head.Scale = Scale;
     return enqueue(C, S, TO);
-  }
-  static llvm::Error reduceScatter(const Communicator &C, const Resource &Src,
-                                   const Resource &Dst, Elems El, ReduceOp Op, CommStream S) {
-    return reduceScatterScaled(C, Src, Dst, El, Op, El.Type, 1.0, S);
   }
   static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
                                Elems El, CommStream S) {

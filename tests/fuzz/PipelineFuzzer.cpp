@@ -20,7 +20,7 @@
 #include "compiler/Compile.h"
 #include "ir/Parser.h"
 #include "tools/collc/LocalRun.h"
-#include "tools/collc/Shrink.h"
+#include "compiler/Shrink.h"
 
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"

@@ -21,8 +21,15 @@ import sys
 import tempfile
 
 # The part of the IR that the plan and the runtime see: element types and
-# reduce ops, and the table of op kinds their enums are generated from.
-IR_VOCABULARY = ["ir/Types.h", "ir/Collectives.def"]
+# reduce ops, and the tables their enums are generated from (op kinds,
+# element types, reduce ops).
+IR_VOCABULARY = ["ir/Types.h", "ir/Collectives.def", "ir/ElemTypes.def", "ir/ReduceOps.def"]
+
+# What the tool's layers see of the libraries: everything but the C API.
+BELOW_TOOLS = ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis",
+               "compiler/dump", "runtime/exec", "runtime/verify", "runtime/seeds",
+               "runtime/launch", "runtime/local", "runtime/shm", "runtime/mpi", "runtime/gloo",
+               "runtime/nccl", "runtime/process"]
 
 # Bottom to top. Order matters only for reading.
 LAYERS = [
@@ -66,17 +73,19 @@ LAYERS = [
                       "runtime/exec", "runtime/seeds", "runtime/launch"]),
     # The table of process backends (mpi, gloo, nccl) that the tool and the C
     # API create executors from, and the CPU world a run's processes meet in.
-    ("runtime/process", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/launch",
-                         "runtime/mpi", "runtime/gloo", "runtime/nccl", "runtime/shm"]),
+    ("runtime/process", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/verify",
+                         "runtime/launch", "runtime/mpi", "runtime/gloo", "runtime/nccl",
+                         "runtime/shm"]),
     # The C API (collc.h) over the compiler and the runtime: a library, so it
     # sits below the tool and sees none of it.
     ("api", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
              "runtime/exec", "runtime/launch", "runtime/local", "runtime/nccl",
              "runtime/process"]),
-    ("tools", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
-               "runtime/exec", "runtime/verify", "runtime/seeds", "runtime/launch",
-               "runtime/local", "runtime/mpi", "runtime/gloo", "runtime/nccl",
-               "runtime/process", "runtime/shm"]),
+    # The bench harness is a library below the commands: it sees the run
+    # harness (LocalRun.h) and the input helpers (ToolSupport.h) of the
+    # tool, never a command, so no include runs back up inside the tool.
+    ("tools/collc/bench", [*BELOW_TOOLS, "tools/collc/LocalRun.h", "tools/collc/ToolSupport.h"]),
+    ("tools", [*BELOW_TOOLS, "tools/collc/bench"]),
 ]
 LIBRARY_ROOTS = ["ir", "passes", "plan", "compiler", "runtime", "api", "tools"]
 SOURCE = re.compile(r"\.(h|cpp|cu|def)$")
@@ -217,6 +226,10 @@ def self_test(root):
              "runtime/exec/Planted.h:1: layer runtime/exec includes plan/analysis/PlanStepModel.h"),
             ([("runtime/local/Planted.h", ["compiler/Lowering.h"])],
              "runtime/local/Planted.h:1: layer runtime/local includes compiler/Lowering.h"),
+            # The bench harness sees no command of the tool.
+            ([("tools/collc/bench/Planted.h", ["tools/collc/ProcessRun.h"])],
+             "tools/collc/bench/Planted.h:1: layer tools/collc/bench includes "
+             "tools/collc/ProcessRun.h"),
             # Inside the tool, includes run one way.
             ([("tools/collc/PlantedA.h", ["tools/collc/PlantedB.h"]),
               ("tools/collc/PlantedB.cpp", ["tools/collc/PlantedA.h"])],

@@ -24,7 +24,7 @@
 #include "passes/analysis/CostModel.h"
 #include "passes/analysis/LinkFile.h"
 #include "runtime/local/LocalDriver.h"
-#include "tools/collc/ProcessBackends.h"
+#include "runtime/process/ProcessBackends.h"
 #include "tools/collc/ProcessLaunchFlags.h"
 #include "tools/collc/bench/Calibrate.h"
 #include "tools/collc/bench/LocalBench.h"
@@ -37,7 +37,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/WithColor.h"
 
 #include <map>
 #include <thread>
@@ -157,12 +156,12 @@ extern const char *CollcArgv0;
 /// prints and writes).
 static int runLinkCheck(uint64_t Max) {
   auto Usage = [](const Twine &Msg) {
-    WithColor::error(errs(), "collc bench") << Msg << '\n';
+    ErrorLine("collc bench") << Msg << '\n';
     return ExitUsage;
   };
   bool Local = Backend == "local";
-  if (!Local && !isProcessBackend(Backend))
-    return Usage("--backend " + Backend + ": expected local, " + processBackendNames());
+  if (!Local && !rt::isProcessBackend(Backend))
+    return Usage("--backend " + Backend + ": expected local, " + rt::processBackendNames());
   // Exactly one of the two modes.
   if (Calibrate == (Validate.getNumOccurrences() > 0) || (Calibrate && LinkOut.empty()))
     return Usage("expected --calibrate -o LINK.json or --validate LINK");
@@ -249,13 +248,19 @@ static int runLinkCheck(uint64_t Max) {
   return ExitOk;
 }
 
-int run_benchCommand() {
-  Expected<uint64_t> Max = parseByteSize(MaxBytes);
-  if (!Max) {
-    WithColor::error(errs(), "collc bench")
-        << "--max-bytes '" << MaxBytes << "': " << toString(Max.takeError()) << '\n';
+namespace {
+
+/// The flags, checked before anything is measured; the exit code where
+/// they are wrong.
+std::optional<int> checkBenchFlags(uint64_t &Max) {
+  auto Usage = [](const Twine &Why) {
+    ErrorLine("collc bench") << Why << '\n';
     return ExitUsage;
-  }
+  };
+  Expected<uint64_t> Given = parseByteSize(MaxBytes);
+  if (!Given)
+    return Usage("--max-bytes '" + MaxBytes + "': " + toString(Given.takeError()));
+  Max = *Given;
   // Ranks are threads: no more than the local backend holds (as collc run).
   constexpr size_t MaxRanks = rt::local::LocalDriver::MaxRanks;
   constexpr int MaxTimePerSize = 3600;
@@ -265,190 +270,206 @@ int run_benchCommand() {
   // a rank in a calibration); the fused comparison fuses at most
   // MaxReplayOps all_reduces into one (ReplayPlans.h).
   constexpr uint64_t MaxBenchBytes = 1ull << 30;
-  if (*Max < 8 || *Max > MaxBenchBytes || Ranks < 1 || size_t(Ranks) > MaxRanks || !BudgetOk ||
-      ReplayOps < 1 || ReplayOps > MaxReplayOps) {
-    WithColor::error(errs(), "collc bench")
-        << formatv("expected --max-bytes in 8..1GiB (got {0}), --ranks in 1..{4} (got {1}), "
-                   "--time-per-size in (0, {5}] s (got {2:e2}) and --replay-ops in 1..{6} (got "
-                   "{3})\n",
-                   *Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks, MaxTimePerSize,
-                   MaxReplayOps);
-    return ExitUsage;
-  }
+  if (Max < 8 || Max > MaxBenchBytes || Ranks < 1 || size_t(Ranks) > MaxRanks || !BudgetOk ||
+      ReplayOps < 1 || ReplayOps > MaxReplayOps)
+    return Usage(formatv("expected --max-bytes in 8..1GiB (got {0}), --ranks in 1..{4} (got "
+                         "{1}), --time-per-size in (0, {5}] s (got {2:e2}) and --replay-ops in "
+                         "1..{6} (got {3})",
+                         Max, int(Ranks), double(Budget), unsigned(ReplayOps), MaxRanks,
+                         MaxTimePerSize, MaxReplayOps));
   // The link check's flags, given to a plain bench, would be ignored.
   bool LinkCheck = Calibrate || Validate.getNumOccurrences();
   for (const cl::Option *O : {(const cl::Option *)&LinkOut, (const cl::Option *)&LinkName})
-    if (O->getNumOccurrences() && !Calibrate) {
-      WithColor::error(errs(), "collc bench")
-          << (O->ArgStr.size() > 1 ? "--" : "-") << O->ArgStr << " applies to --calibrate\n";
-      return ExitUsage;
-    }
-  if (CheckPrograms.getNumOccurrences() && !LinkCheck) {
-    WithColor::error(errs(), "collc bench") << "--program applies to --calibrate and --validate\n";
+    if (O->getNumOccurrences() && !Calibrate)
+      return Usage((O->ArgStr.size() > 1 ? "--" : "-") + O->ArgStr + " applies to --calibrate");
+  if (CheckPrograms.getNumOccurrences() && !LinkCheck)
+    return Usage("--program applies to --calibrate and --validate");
+  if (Backend == "local") {
+    if (Error E = Launch.refuseOnLocal())
+      return Usage(toString(std::move(E)));
+    return std::nullopt;
+  }
+  if (LinkCheck)
+    return std::nullopt;
+  if (!rt::isProcessBackend(Backend))
+    return Usage("--backend " + Backend + ": expected local, " + rt::processBackendNames());
+  // Ranks are the launcher's processes; the MPI comparison is the raw row.
+  for (cl::Option *O : {(cl::Option *)&Json, (cl::Option *)&Ranks, (cl::Option *)&SkipMpi})
+    if (O->getNumOccurrences())
+      return Usage("--" + O->ArgStr + " applies to --backend local");
+  return std::nullopt;
+}
+
+/// This process's rank of a bench on a process backend.
+int benchThisProcess(uint64_t Max) {
+  Expected<ProcessLaunch> Launched = Launch.resolve(Backend);
+  Expected<std::chrono::milliseconds> Timeout =
+      Launched ? rt::timeoutFromEnvironment() : Launched.takeError();
+  if (!Timeout) {
+    ErrorLine("collc bench") << toString(Timeout.takeError()) << '\n';
     return ExitUsage;
   }
-  if (Backend == "local")
-    if (Error E = Launch.refuseOnLocal()) {
-      WithColor::error(errs(), "collc bench") << toString(std::move(E)) << '\n';
-      return ExitUsage;
-    }
-  if (Calibrate || Validate.getNumOccurrences())
-    return runLinkCheck(*Max);
-  if (Backend != "local") {
-    if (!isProcessBackend(Backend)) {
-      WithColor::error(errs(), "collc bench") << "--backend " << Backend << ": expected local, "
-                                              << processBackendNames() << '\n';
-      return ExitUsage;
-    }
-    // Ranks are the launcher's processes; the MPI comparison is the raw row.
-    for (cl::Option *O : {(cl::Option *)&Json, (cl::Option *)&Ranks, (cl::Option *)&SkipMpi})
-      if (O->getNumOccurrences()) {
-        WithColor::error(errs(), "collc bench")
-            << "--" << O->ArgStr << " applies to --backend local\n";
-        return ExitUsage;
-      }
-    Expected<ProcessLaunch> Launched = Launch.resolve(Backend);
-    if (!Launched) {
-      WithColor::error(errs(), "collc bench") << toString(Launched.takeError()) << '\n';
-      return ExitUsage;
-    }
-    Expected<std::chrono::milliseconds> Timeout = rt::timeoutFromEnvironment();
-    if (!Timeout) {
-      WithColor::error(errs(), "collc bench") << toString(Timeout.takeError()) << '\n';
-      return ExitUsage;
-    }
-    ProcessBenchOptions O;
-    O.Backend = Backend;
-    O.Place = Launched->Place;
-    O.Where = Launched->Where;
-    O.Timeout = *Timeout;
-    O.MaxBytes = *Max;
-    O.BudgetSec = Budget;
-    O.ReplayOps = ReplayOps;
-    return benchThisProcessRank(O, outs(), errs());
-  }
+  ProcessBenchOptions O;
+  O.Backend = Backend;
+  O.Place = Launched->Place;
+  O.Where = Launched->Where;
+  O.Timeout = *Timeout;
+  O.MaxBytes = Max;
+  O.BudgetSec = Budget;
+  O.ReplayOps = ReplayOps;
+  return benchThisProcessRank(O, outs(), errs());
+}
+
+/// What the local bench measured, by size.
+struct LocalFigures {
   std::vector<Row> Rows;
   std::map<uint64_t, double> Local, Mpi, Limit;
-  for (uint64_t B = 8; B <= *Max; B *= 2) {
-    Expected<double> T = rt::timeLocalAllReduce(Ranks, B, Budget);
-    if (!T)
-      return reportError("bench", T.takeError());
-    Rows.push_back({"all_reduce", "local", Ranks, B, *T});
-    Local[B] = *T;
-  }
   std::string MpiNote;
-  if (SkipMpi) {
-    MpiNote = "skipped: --skip-mpi";
-  } else if (Expected<std::vector<Row>> M = runMpi(CollcArgv0, *Max)) {
-    for (const Row &R : *M) {
-      Rows.push_back(R);
-      Mpi[R.Bytes] = R.TimeUs;
-    }
-    MpiNote = "Open MPI MPI_Allreduce, one process per rank";
-  } else {
-    MpiNote = "skipped: " + toString(M.takeError());
-  }
-  for (uint64_t B = 8; B <= *Max; B *= 2) {
-    double T = rt::timeParallelMemcpy(Ranks, B, Budget);
-    Rows.push_back({"memcpy", "limit", Ranks, B, T});
-    Limit[B] = T;
-  }
-
-  // Replays: fused by the compiler, and one by one (each blocking).
   double FusedUs = 0, EagerUs = 0;
-  uint64_t ReplayBytes = uint64_t(ReplayOps) * 4096;
-  {
-    Expected<FusedComparison> Plans = fusedComparisonPlans(ReplayOps, Ranks);
-    if (!Plans)
-      return reportError("bench", Plans.takeError());
-    const plan::Plan *Fused = &Plans->Fused, *Eager = &Plans->OneByOne;
-    Expected<double> F = rt::timePlanReplay(*Fused, 100);
-    if (!F)
-      return reportError("bench", F.takeError());
-    Expected<double> E = rt::timePlanReplay(*Eager, 15);
-    if (!E)
-      return reportError("bench", E.takeError());
-    FusedUs = *F;
-    EagerUs = *E;
-    Rows.push_back({"replay-fused", "local", Ranks, ReplayBytes, FusedUs});
-    Rows.push_back({"replay-one-by-one", "local", Ranks, ReplayBytes, EagerUs});
-  }
 
-  auto At = [](const std::map<uint64_t, double> &M, uint64_t B) {
+  double at(const std::map<uint64_t, double> &M, uint64_t B) const {
     auto It = M.find(B);
     return It == M.end() ? 0.0 : It->second;
-  };
-  auto Bus = [&](double Us, uint64_t B) {
-    return Us > 0 ? Row{"", "", Ranks, B, Us}.busbw() : 0.0;
-  };
-  uint64_t MiB16 = 16ull << 20, MiB64 = 64ull << 20;
-
-  if (Json) {
-    JSONWriter J(outs(), 2);
-    J.objectBegin();
-    J.attribute("ranks", Ranks.getValue());
-    J.attribute("mpi", MpiNote);
-    J.attributeArray("rows", [&] {
-      for (const Row &R : Rows)
-        J.object([&] {
-          J.attribute("op", R.Op);
-          J.attribute("backend", R.Backend);
-          J.attribute("ranks", R.Ranks);
-          J.attribute("bytes", int64_t(R.Bytes));
-          J.attribute("time_us", R.TimeUs);
-          J.attribute("algbw", R.algbw());
-          J.attribute("busbw", R.busbw());
-        });
-    });
-    J.attributeObject("summary", [&] {
-      J.attribute("latency_8B_local_us", At(Local, 8));
-      J.attribute("latency_8B_mpi_us", At(Mpi, 8));
-      J.attribute("busbw_16MiB_local_over_mpi",
-                  At(Mpi, MiB16) > 0 ? At(Mpi, MiB16) / At(Local, MiB16) : 0.0);
-      J.attribute("busbw_64MiB_local_over_mpi",
-                  At(Mpi, MiB64) > 0 ? At(Mpi, MiB64) / At(Local, MiB64) : 0.0);
-      J.attribute("fraction_of_memcpy_limit_64MiB",
-                  At(Local, MiB64) > 0 ? At(Limit, MiB64) / At(Local, MiB64) : 0.0);
-      J.attribute("replay_fused_us", FusedUs);
-      J.attribute("replay_one_by_one_us", EagerUs);
-      J.attribute("replay_speedup", FusedUs > 0 ? EagerUs / FusedUs : 0.0);
-    });
-    J.objectEnd();
-    outs() << '\n';
-    return ExitOk;
   }
+  double busbw(double Us, uint64_t B) const {
+    return Us > 0 ? Row{"", "", Ranks, B, Us}.busbw() : 0.0;
+  }
+};
 
+/// The local backend, Open MPI and the memory-copy limit at every size up
+/// to \p Max, and the fused replay against one by one.
+Expected<LocalFigures> measureLocal(uint64_t Max) {
+  LocalFigures F;
+  for (uint64_t B = 8; B <= Max; B *= 2) {
+    Expected<double> T = rt::timeLocalAllReduce(Ranks, B, Budget);
+    if (!T)
+      return T.takeError();
+    F.Rows.push_back({"all_reduce", "local", Ranks, B, *T});
+    F.Local[B] = *T;
+  }
+  if (SkipMpi) {
+    F.MpiNote = "skipped: --skip-mpi";
+  } else if (Expected<std::vector<Row>> M = runMpi(CollcArgv0, Max)) {
+    for (const Row &R : *M) {
+      F.Rows.push_back(R);
+      F.Mpi[R.Bytes] = R.TimeUs;
+    }
+    F.MpiNote = "Open MPI MPI_Allreduce, one process per rank";
+  } else {
+    F.MpiNote = "skipped: " + toString(M.takeError());
+  }
+  for (uint64_t B = 8; B <= Max; B *= 2) {
+    double T = rt::timeParallelMemcpy(Ranks, B, Budget);
+    F.Rows.push_back({"memcpy", "limit", Ranks, B, T});
+    F.Limit[B] = T;
+  }
+  // Replays: fused by the compiler, and one by one (each blocking).
+  uint64_t ReplayBytes = uint64_t(ReplayOps) * 4096;
+  Expected<FusedComparison> Plans = fusedComparisonPlans(ReplayOps, Ranks);
+  if (!Plans)
+    return Plans.takeError();
+  Expected<double> Fused = rt::timePlanReplay(Plans->Fused, 100);
+  if (!Fused)
+    return Fused.takeError();
+  Expected<double> Eager = rt::timePlanReplay(Plans->OneByOne, 15);
+  if (!Eager)
+    return Eager.takeError();
+  F.FusedUs = *Fused;
+  F.EagerUs = *Eager;
+  F.Rows.push_back({"replay-fused", "local", Ranks, ReplayBytes, F.FusedUs});
+  F.Rows.push_back({"replay-one-by-one", "local", Ranks, ReplayBytes, F.EagerUs});
+  return F;
+}
+
+constexpr uint64_t MiB16 = 16ull << 20, MiB64 = 64ull << 20;
+
+void printJson(const LocalFigures &F) {
+  JSONWriter J(outs(), 2);
+  J.objectBegin();
+  J.attribute("ranks", Ranks.getValue());
+  J.attribute("mpi", F.MpiNote);
+  J.attributeArray("rows", [&] {
+    for (const Row &R : F.Rows)
+      J.object([&] {
+        J.attribute("op", R.Op);
+        J.attribute("backend", R.Backend);
+        J.attribute("ranks", R.Ranks);
+        J.attribute("bytes", int64_t(R.Bytes));
+        J.attribute("time_us", R.TimeUs);
+        J.attribute("algbw", R.algbw());
+        J.attribute("busbw", R.busbw());
+      });
+  });
+  J.attributeObject("summary", [&] {
+    J.attribute("latency_8B_local_us", F.at(F.Local, 8));
+    J.attribute("latency_8B_mpi_us", F.at(F.Mpi, 8));
+    J.attribute("busbw_16MiB_local_over_mpi",
+                F.at(F.Mpi, MiB16) > 0 ? F.at(F.Mpi, MiB16) / F.at(F.Local, MiB16) : 0.0);
+    J.attribute("busbw_64MiB_local_over_mpi",
+                F.at(F.Mpi, MiB64) > 0 ? F.at(F.Mpi, MiB64) / F.at(F.Local, MiB64) : 0.0);
+    J.attribute("fraction_of_memcpy_limit_64MiB",
+                F.at(F.Local, MiB64) > 0 ? F.at(F.Limit, MiB64) / F.at(F.Local, MiB64) : 0.0);
+    J.attribute("replay_fused_us", F.FusedUs);
+    J.attribute("replay_one_by_one_us", F.EagerUs);
+    J.attribute("replay_speedup", F.FusedUs > 0 ? F.EagerUs / F.FusedUs : 0.0);
+  });
+  J.objectEnd();
+  outs() << '\n';
+}
+
+void printTable(const LocalFigures &F) {
   outs() << formatv("# collc bench: all_reduce f32 sum, out of place, {0} ranks; each call "
                     "issued and waited for\n",
                     Ranks.getValue());
-  outs() << "# local: collc's local backend (ranks are threads); mpi: " << MpiNote << "\n";
+  outs() << "# local: collc's local backend (ranks are threads); mpi: " << F.MpiNote << "\n";
   outs() << "# memcpy/limit: every rank copying its message at once, the least time an "
             "all_reduce can take\n";
   outs() << formatv("{0,18} {1,7} {2,5} {3,12} {4,12} {5,11} {6,11}\n", "op", "backend", "ranks",
                     "bytes", "time_us", "algbw_GB/s", "busbw_GB/s");
-  for (const Row &R : Rows)
-    outs() << formatv("{0,18} {1,7} {2,5} {3,12} {4,12:f2} {5,11:f3} {6,11:f3}\n", R.Op, R.Backend,
-                      R.Ranks, R.Bytes, R.TimeUs, R.algbw(), R.busbw());
+  for (const Row &R : F.Rows)
+    outs() << formatv("{0,18} {1,7} {2,5} {3,12} {4,12:f2} {5,11:f3} {6,11:f3}\n", R.Op,
+                      R.Backend, R.Ranks, R.Bytes, R.TimeUs, R.algbw(), R.busbw());
   outs() << "# summary\n";
-  if (!Mpi.empty()) {
+  if (!F.Mpi.empty()) {
     outs() << formatv("#   8 B latency: local {0:f3} us, mpi {1:f3} us (local/mpi {2:f2})\n",
-                      At(Local, 8), At(Mpi, 8), At(Mpi, 8) > 0 ? At(Local, 8) / At(Mpi, 8) : 0);
+                      F.at(F.Local, 8), F.at(F.Mpi, 8),
+                      F.at(F.Mpi, 8) > 0 ? F.at(F.Local, 8) / F.at(F.Mpi, 8) : 0);
     for (uint64_t B : {MiB16, MiB64})
-      if (At(Local, B) > 0 && At(Mpi, B) > 0)
+      if (F.at(F.Local, B) > 0 && F.at(F.Mpi, B) > 0)
         outs() << formatv("#   {0} MiB busbw: local {1:f2} GB/s, mpi {2:f2} GB/s ({3:f2}x)\n",
-                          B >> 20, Bus(At(Local, B), B), Bus(At(Mpi, B), B),
-                          At(Mpi, B) / At(Local, B));
+                          B >> 20, F.busbw(F.at(F.Local, B), B), F.busbw(F.at(F.Mpi, B), B),
+                          F.at(F.Mpi, B) / F.at(F.Local, B));
   } else {
-    outs() << "#   mpi " << MpiNote << "\n";
+    outs() << "#   mpi " << F.MpiNote << "\n";
   }
-  if (At(Local, MiB64) > 0)
+  if (F.at(F.Local, MiB64) > 0)
     outs() << formatv("#   64 MiB: local takes {0:f2} ms; {1} threads copying 64 MiB each take "
                       "{2:f2} ms: {3:f0}% of the memory-copy limit\n",
-                      At(Local, MiB64) / 1e3, Ranks.getValue(), At(Limit, MiB64) / 1e3,
-                      100.0 * At(Limit, MiB64) / At(Local, MiB64));
+                      F.at(F.Local, MiB64) / 1e3, Ranks.getValue(), F.at(F.Limit, MiB64) / 1e3,
+                      100.0 * F.at(F.Limit, MiB64) / F.at(F.Local, MiB64));
   outs() << formatv("#   replay of {0} all_reduces of 4 KiB: fused by the compiler {1:f1} "
                     "us/step, issued one by one {2:f1} us/step ({3:f1}x faster fused)\n",
-                    ReplayOps.getValue(), FusedUs, EagerUs, FusedUs > 0 ? EagerUs / FusedUs : 0);
+                    ReplayOps.getValue(), F.FusedUs, F.EagerUs,
+                    F.FusedUs > 0 ? F.EagerUs / F.FusedUs : 0);
+}
+
+} // namespace
+
+int run_benchCommand() {
+  uint64_t Max = 0;
+  if (std::optional<int> Exit = checkBenchFlags(Max))
+    return *Exit;
+  if (Calibrate || Validate.getNumOccurrences())
+    return runLinkCheck(Max);
+  if (Backend != "local")
+    return benchThisProcess(Max);
+  Expected<LocalFigures> F = measureLocal(Max);
+  if (!F)
+    return reportError("bench", F.takeError());
+  if (Json)
+    printJson(*F);
+  else
+    printTable(*F);
   return ExitOk;
 }
 

@@ -3,7 +3,7 @@
 #include "tools/collc/ProcessRun.h"
 
 #include "tools/collc/LocalRun.h"
-#include "tools/collc/ProcessBackends.h"
+#include "runtime/process/ProcessBackends.h"
 #include "tools/collc/RankReport.h"
 #include "tools/collc/ToolSupport.h"
 
@@ -20,7 +20,7 @@ int rankFailed(const ProcessRunOptions &O, const Twine &Why, raw_ostream &Err) {
   return ExitUserError;
 }
 
-int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting &Met,
+int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, rt::ProcessMeeting &Met,
                        raw_ostream &Out, raw_ostream &Err) {
   int64_t Me = O.Place.Rank;
   auto Fail = [&](const Twine &Why) { return rankFailed(O, Why, Err); };
@@ -39,7 +39,7 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessM
   rt::ExecutorOptions Exec = O.Exec;
   Exec.DigestHandshake = false;
   Expected<std::unique_ptr<rt::Executor>> Made =
-      createProcessExecutor(O.Backend, P, O.Place, O.Where, Exec);
+      rt::createProcessExecutor(O.Backend, P, O.Place, O.Where, Exec);
   if (!Made)
     return Fail(toString(Made.takeError()));
   rt::Executor &X = **Made;

@@ -6,7 +6,7 @@
 // reference, and then every rank's figures are gathered over the plan's
 // world: rank 0 prints each step's time on every rank and whether every
 // rank verified; each rank prints its own error. The digest handshake of the
-// run's meeting (ProcessMeeting.h) refuses ranks whose plans differ.
+// run's meeting (runtime/process/ProcessMeeting.h) refuses ranks whose plans differ.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_TOOLS_COLLC_PROCESSRUN_H
@@ -16,7 +16,7 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
-#include "tools/collc/ProcessMeeting.h"
+#include "runtime/process/ProcessMeeting.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -39,7 +39,7 @@ int rankFailed(const ProcessRunOptions &O, const llvm::Twine &Why, llvm::raw_ost
 /// Runs this process's rank of \p P, whose processes met in \p Met;
 /// returns the exit code (non-zero on every rank when any rank failed and
 /// the others could learn of it).
-int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, ProcessMeeting &Met,
+int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, rt::ProcessMeeting &Met,
                        llvm::raw_ostream &Out, llvm::raw_ostream &Err);
 
 } // namespace collc::tool

@@ -2,7 +2,7 @@
 
 #include "tools/collc/RankReport.h"
 
-#include "tools/collc/ProcessBackends.h"
+#include "runtime/process/ProcessBackends.h"
 #include "tools/collc/ToolSupport.h"
 
 #include "llvm/ADT/bit.h"
@@ -37,7 +37,7 @@ Expected<rt::CheckSummary> checkThisRank(const plan::Plan &P, StringRef Backend,
                                          rt::ActualTensor Actual) {
   rt::CheckOptions Only;
   Only.OnlyRank = Me;
-  Only.Reductions = reductionOrderOf(Backend);
+  Only.Reductions = rt::reductionOrderOf(Backend);
   return rt::checkPlanResults(P, Actual, Only);
 }
 

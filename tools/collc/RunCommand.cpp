@@ -16,14 +16,14 @@
 
 #include "Commands.h"
 #include "LocalRun.h"
-#include "ProcessBackends.h"
+#include "runtime/process/ProcessBackends.h"
 #include "ProcessLaunchFlags.h"
 #include "ProcessRun.h"
 #include "ToolSupport.h"
 #include "plan/OutputFile.h"
 
 #include "compiler/Compile.h"
-#include "tools/collc/Shrink.h"
+#include "compiler/Shrink.h"
 #include "compiler/dump/ChromeTrace.h"
 #include "runtime/local/LocalDriver.h"
 #include "runtime/local/LocalExecutor.h"
@@ -33,7 +33,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/WithColor.h"
 
 #include <atomic>
 #include <chrono>
@@ -215,7 +214,7 @@ Expected<int64_t> shrinkFactor(const Program &Prog, bool OneRankHere, const RunB
 /// (--shrink auto), so that all compile one plan even where their hosts'
 /// shares differ, or the one they were all given.
 Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool OneRankHere,
-                                   const RunBudget &Limit, ProcessMeeting *Met, raw_ostream &Log) {
+                                   const RunBudget &Limit, rt::ProcessMeeting *Met, raw_ostream &Log) {
   ParseOptions PO;
   PO.WorldSize = World;
   Expected<ParsedProgram> P = parseProgramText(In.text(), In.Name, PO);
@@ -223,9 +222,9 @@ Expected<plan::Plan> compileForRun(const CommandInput &In, int64_t World, bool O
       P ? shrinkFactor(*P->Prog, OneRankHere, Limit) : Expected<int64_t>(P.takeError());
   if (!Own)
     return Own.takeError(); // the meeting, if any, hears 0 when it ends
-  ProcessMeeting::Factor Factor{*Own, std::nullopt};
+  rt::ProcessMeeting::Factor Factor{*Own, std::nullopt};
   if (Met) {
-    Expected<ProcessMeeting::Factor> Agreed = Met->agreeOnFactor(*Own, /*Given=*/Shrink != "auto");
+    Expected<rt::ProcessMeeting::Factor> Agreed = Met->agreeOnFactor(*Own, /*Given=*/Shrink != "auto");
     if (!Agreed)
       return Agreed.takeError();
     Factor = *Agreed;
@@ -289,187 +288,211 @@ Error writeTrace(OutputFile &Out, const plan::Plan &P,
   return Out.commit();
 }
 
-} // namespace
+/// One `collc run`, step by step; each step returns an exit code where the
+/// run ends there.
+class RunSession {
+public:
+  /// The flags alone: --steps, --ranks, --timeout-ms, the backend and the
+  /// launcher's place.
+  std::optional<int> checkFlags();
+  /// This rank's own checks, said at once: its input, a plan's refusal by
+  /// the backend, what the backend needs on this host, the memory budget.
+  /// On a process backend the processes then meet, even one refused here:
+  /// the others are told at once and name it.
+  std::optional<int> checkThisRankAndMeet();
+  /// The plan: read, or compiled (every process alike; rank 0 speaks).
+  std::optional<int> load();
+  /// Refuses a plan this launch cannot run (its world, its memory).
+  std::optional<int> refuseWhatCannotRun();
+  /// Runs this process's rank, or every local rank, and reports.
+  int run();
 
-int run_runCommand() {
-  if (Steps == 0) {
-    WithColor::error(errs(), "collc run") << "--steps must be at least 1\n";
-    return ExitUsage;
+private:
+  int fail(const Twine &Why, int Exit) {
+    ErrorLine("collc run") << Why << '\n';
+    return Exit;
   }
+  int rankFailedWith(Error E) { return rankFailed(*O, toString(std::move(E)), errs()); }
+  int runLocalRanks(const plan::Plan &P);
+
+  bool Processes = false;
+  std::chrono::milliseconds Timeout{};
+  std::optional<ProcessLaunch> Launched;
+  std::optional<ProcessRunOptions> O;
+  const rt::ProcessPlace *Place = nullptr;
+  std::optional<CommandInput> In;
+  std::optional<plan::Plan> GivenPlan;
+  std::optional<RunBudget> Limit;
+  std::unique_ptr<rt::ProcessMeeting> Met;
+  std::optional<plan::Plan> Loaded;
+};
+
+std::optional<int> RunSession::checkFlags() {
+  if (Steps == 0)
+    return fail("--steps must be at least 1", ExitUsage);
   // 0 is the default's value: given, it is a mistake, not "the world".
-  if (Ranks.getNumOccurrences() && Ranks < 1) {
-    WithColor::error(errs(), "collc run")
-        << "--ranks " << Ranks << ": must be at least 1 (leave it out for the program's world)\n";
-    return ExitUsage;
-  }
+  if (Ranks.getNumOccurrences() && Ranks < 1)
+    return fail(formatv("--ranks {0}: must be at least 1 (leave it out for the program's world)",
+                        int64_t(Ranks)),
+                ExitUsage);
   // One default for every wait of the runtime (runtime/exec/Timeout.h).
-  Expected<std::chrono::milliseconds> Timeout =
+  Expected<std::chrono::milliseconds> T =
       TimeoutMs.getNumOccurrences() ? rt::parseTimeoutMs(TimeoutMs, "--timeout-ms")
                                     : rt::timeoutFromEnvironment();
-  if (!Timeout) {
-    WithColor::error(errs(), "collc run") << toString(Timeout.takeError()) << '\n';
-    return ExitUsage;
-  }
+  if (!T)
+    return fail(toString(T.takeError()), ExitUsage);
+  Timeout = *T;
   // A process backend: this process is one rank, placed by its launcher.
-  bool Processes = Backend != "local";
-  std::optional<ProcessLaunch> Launched;
-  if (Processes) {
-    if (!isProcessBackend(Backend)) {
-      WithColor::error(errs(), "collc run") << "--backend " << Backend << ": expected local, "
-                                            << processBackendNames() << '\n';
-      return ExitUsage;
-    }
-    if (!TraceOut.empty()) {
-      WithColor::error(errs(), "collc run")
-          << "--trace records the ranks of one process: use it with --backend local\n";
-      return ExitUsage;
-    }
-    Expected<ProcessLaunch> Resolved = Launch.resolve(Backend);
-    if (!Resolved) {
-      WithColor::error(errs(), "collc run") << toString(Resolved.takeError()) << '\n';
-      return ExitUsage;
-    }
-    Launched = std::move(*Resolved);
-  } else if (Error E = Launch.refuseOnLocal()) {
-    WithColor::error(errs(), "collc run") << toString(std::move(E)) << '\n';
-    return ExitUsage;
+  Processes = Backend != "local";
+  if (!Processes) {
+    if (Error E = Launch.refuseOnLocal())
+      return fail(toString(std::move(E)), ExitUsage);
+    return std::nullopt;
   }
-  std::optional<ProcessRunOptions> O;
-  if (Processes) {
-    O.emplace();
-    O->Backend = Backend;
-    O->Place = Launched->Place;
-    O->Where = Launched->Where;
-    O->Steps = Steps;
-    O->Exec.Timeout = *Timeout;
-  }
-  auto RankFailed = [&](Error E) { return rankFailed(*O, toString(std::move(E)), errs()); };
-  // This rank's own checks first, said at once (the exit code, once said).
+  if (!rt::isProcessBackend(Backend))
+    return fail("--backend " + Backend + ": expected local, " + rt::processBackendNames(),
+                ExitUsage);
+  if (!TraceOut.empty())
+    return fail("--trace records the ranks of one process: use it with --backend local",
+                ExitUsage);
+  Expected<ProcessLaunch> Resolved = Launch.resolve(Backend);
+  if (!Resolved)
+    return fail(toString(Resolved.takeError()), ExitUsage);
+  Launched = std::move(*Resolved);
+  Place = &Launched->Place;
+  O.emplace();
+  O->Backend = Backend;
+  O->Place = Launched->Place;
+  O->Where = Launched->Where;
+  O->Steps = Steps;
+  O->Exec.Timeout = Timeout;
+  return std::nullopt;
+}
+
+std::optional<int> RunSession::checkThisRankAndMeet() {
   std::optional<int> Refused;
-  if (Processes && Ranks && Ranks != Launched->Place.World) {
-    WithColor::error(errs(), "collc run")
-        << formatv("--ranks {0}, but the launcher started {1} processes (from {2}): leave "
-                   "--ranks out under a launcher\n",
-                   int64_t(Ranks), Launched->Place.World, Launched->Place.Source);
-    Refused = ExitUsage;
-  }
+  if (Processes && Ranks && Ranks != Place->World)
+    Refused = fail(formatv("--ranks {0}, but the launcher started {1} processes (from {2}): leave "
+                           "--ranks out under a launcher",
+                           int64_t(Ranks), Place->World, Place->Source),
+                   ExitUsage);
   int Exit = ExitOk;
-  std::optional<CommandInput> In;
   if (!Refused && !(In = readBucketedInput("run", Input, Bucket, Exit)))
     Refused = Exit;
-  const rt::ProcessPlace *Place = Launched ? &Launched->Place : nullptr;
   // A plan is read now, with what the backend refuses of a plan alone:
   // every rank judges that alike, so a rank refused there tells no one.
-  std::optional<plan::Plan> GivenPlan;
   if (!Refused && In->isPlan()) {
     Expected<plan::Plan> Read = plan::readPlan(In->text(), In->Name);
     if (!Read)
-      Refused = Processes ? RankFailed(Read.takeError()) : reportError("run", Read.takeError());
+      Refused = Processes ? rankFailedWith(Read.takeError()) : reportError("run", Read.takeError());
     else if (Error E = Processes ? rt::checkProcessPlan(Backend, *Read) : Error::success())
-      return RankFailed(std::move(E));
+      return rankFailedWith(std::move(E));
     else
       GivenPlan = std::move(*Read);
   }
   // What the backend needs on this host (nccl: a GPU).
   if (!Refused && Processes)
     if (Error E = rt::checkProcessHost(Backend))
-      Refused = RankFailed(std::move(E));
-  std::optional<RunBudget> Limit;
+      Refused = rankFailedWith(std::move(E));
   if (!Refused) {
     if (Expected<RunBudget> L = runBudget(Place))
       Limit = std::move(*L);
     else
       Refused = reportError("run", L.takeError());
   }
-  // Then the processes meet, even one refused above: the others are told at
-  // once and name it (ProcessMeeting.h), and all shrink a program alike.
-  std::unique_ptr<ProcessMeeting> Met;
   if (Processes) {
-    Expected<std::unique_ptr<ProcessMeeting>> M =
-        ProcessMeeting::meet(Backend, O->Place, O->Where, *Timeout);
-    if (!M) {
-      if (!Refused)
-        return RankFailed(M.takeError());
-      consumeError(M.takeError()); // this rank's own error was said
-    } else {
+    Expected<std::unique_ptr<rt::ProcessMeeting>> M =
+        rt::ProcessMeeting::meet(Backend, O->Place, O->Where, Timeout);
+    if (M)
       Met = std::move(*M);
-    }
+    else if (!Refused)
+      return rankFailedWith(M.takeError());
+    else
+      consumeError(M.takeError()); // this rank's own error was said
   }
-  if (Refused)
-    return *Refused;
-  // Every process compiles the same program alike; only rank 0 speaks.
+  return Refused;
+}
+
+std::optional<int> RunSession::load() {
   int64_t CompileWorld = Ranks ? int64_t(Ranks) : Place ? Place->World : 0;
   raw_ostream &CompileLog = Place && Place->Rank != 0 ? nulls() : outs();
-  Expected<plan::Plan> Loaded =
+  Expected<plan::Plan> P =
       GivenPlan ? std::move(*GivenPlan)
                 : compileForRun(*In, CompileWorld, Processes, *Limit, Met.get(), CompileLog);
+  if (!P)
+    return Met ? rankFailedWith(P.takeError()) : reportError("run", P.takeError());
   // Every rank compiled the same plan and judges it alike.
-  if (Loaded && Processes && !In->isPlan())
-    if (Error E = rt::checkProcessPlan(Backend, *Loaded))
-      return RankFailed(std::move(E));
-  if (!Loaded)
-    return Met ? RankFailed(Loaded.takeError()) : reportError("run", Loaded.takeError());
+  if (Processes && !In->isPlan())
+    if (Error E = rt::checkProcessPlan(Backend, *P))
+      return rankFailedWith(std::move(E));
+  Loaded = std::move(*P);
+  return std::nullopt;
+}
+
+std::optional<int> RunSession::refuseWhatCannotRun() {
   const plan::Plan &P = *Loaded;
   // Ranks are threads: refuse a world the local backend cannot hold before
   // starting any.
-  if (!Processes && uint64_t(P.World) > rt::local::LocalDriver::MaxRanks) {
-    WithColor::error(errs(), "collc run")
-        << "@" << P.Program << " has " << P.World << " ranks; the local backend runs at most "
-        << rt::local::LocalDriver::MaxRanks << " (one thread each): compile it for fewer "
-        << "ranks with --ranks\n";
-    return ExitUserError;
-  }
+  if (!Processes && uint64_t(P.World) > rt::local::LocalDriver::MaxRanks)
+    return fail(formatv("@{0} has {1} ranks; the local backend runs at most {2} (one thread "
+                        "each): compile it for fewer ranks with --ranks",
+                        P.Program, P.World, rt::local::LocalDriver::MaxRanks),
+                ExitUserError);
   // A plan for another world first: its memory is not this launch's.
-  if (Processes && P.World != Place->World) {
-    WithColor::error(errs(), "collc run")
-        << formatv("plan @{0} is for {1} ranks, but the launcher started {2} processes (from "
-                   "{3}): launch {1}, or run the program (it is compiled for the launch)\n",
-                   P.Program, P.World, Place->World, Place->Source);
-    return ExitUsage;
-  }
+  if (Processes && P.World != Place->World)
+    return fail(formatv("plan @{0} is for {1} ranks, but the launcher started {2} processes "
+                        "(from {3}): launch {1}, or run the program (it is compiled for the "
+                        "launch)",
+                        P.Program, P.World, Place->World, Place->Source),
+                ExitUsage);
   if (In->isPlan()) {
     // A plan's sizes are fixed: refuse before allocating what does not fit.
     std::optional<int64_t> Here;
     if (Place)
       Here = Place->Rank;
     uint64_t Need = runBytes(communicatedBytes(P, Here));
-    if (Shrink.getNumOccurrences() && Shrink != "1") {
-      WithColor::error(errs(), "collc run")
-          << "--shrink applies to programs; a plan's sizes are fixed: run the program, or "
-          << "compile it from a smaller one\n";
-      return ExitUsage;
-    }
-    if (Need > Limit->Bytes) {
-      WithColor::error(errs(), "collc run")
-          << formatv("plan @{0} needs about {1} {2}, more than the memory budget "
-                     "of {3}: run the program instead (it shrinks to fit), or raise "
-                     "--memory-budget\n",
-                     P.Program, sizeText(Need),
-                     Here ? formatv("for rank {0} in this process", *Here).str()
-                          : formatv("on {0} ranks", P.World).str(),
-                     Limit->Text);
-      return ExitUserError;
-    }
+    if (Shrink.getNumOccurrences() && Shrink != "1")
+      return fail("--shrink applies to programs; a plan's sizes are fixed: run the program, or "
+                  "compile it from a smaller one",
+                  ExitUsage);
+    if (Need > Limit->Bytes)
+      return fail(formatv("plan @{0} needs about {1} {2}, more than the memory budget of {3}: "
+                          "run the program instead (it shrinks to fit), or raise "
+                          "--memory-budget",
+                          P.Program, sizeText(Need),
+                          Here ? formatv("for rank {0} in this process", *Here).str()
+                               : formatv("on {0} ranks", P.World).str(),
+                          Limit->Text),
+                  ExitUserError);
   }
-  if (Ranks && Ranks != P.World) {
-    WithColor::error(errs(), "collc run") << "the plan is for " << P.World << " ranks, not "
-                                          << Ranks << "; compile the program for --ranks instead\n";
-    return ExitUsage;
-  }
-  if (Processes) {
-    // A plan's ranks agree only that all can run it.
-    if (Met && In->isPlan())
-      if (Expected<ProcessMeeting::Factor> Agreed = Met->agreeOnFactor(1, /*Given=*/false); !Agreed)
-        return RankFailed(Agreed.takeError());
-    // Every process of the run derives the same communicator names.
-    O->Exec.CommPrefix = "collc.run." + P.Digest;
-    return runThisProcessRank(P, *O, *Met, outs(), errs());
-  }
+  if (Ranks && Ranks != P.World)
+    return fail(formatv("the plan is for {0} ranks, not {1}; compile the program for --ranks "
+                        "instead",
+                        P.World, int64_t(Ranks)),
+                ExitUsage);
+  return std::nullopt;
+}
+
+int RunSession::run() {
+  const plan::Plan &P = *Loaded;
+  if (!Processes)
+    return runLocalRanks(P);
+  // A plan's ranks agree only that all can run it.
+  if (Met && In->isPlan())
+    if (Expected<rt::ProcessMeeting::Factor> Agreed = Met->agreeOnFactor(1, /*Given=*/false);
+        !Agreed)
+      return rankFailedWith(Agreed.takeError());
+  // Every process of the run derives the same communicator names.
+  O->Exec.CommPrefix = "collc.run." + P.Digest;
+  return runThisProcessRank(P, *O, *Met, outs(), errs());
+}
+
+int RunSession::runLocalRanks(const plan::Plan &P) {
   int64_t World = P.World;
   static std::atomic<unsigned> Runs{0};
   rt::ExecutorOptions Opts;
   Opts.CommPrefix = formatv("run{0}.{1}", getpid(), Runs++).str();
-  Opts.Timeout = *Timeout;
+  Opts.Timeout = Timeout;
   Opts.Trace = !TraceOut.empty();
   // A trace that cannot be written is said before the steps run: its
   // temporary file is made now. One written in place (a link, a pipe) is
@@ -493,19 +516,17 @@ int run_runCommand() {
   bool Failed = false;
   for (int64_t R = 0; R != World; ++R)
     if (!Run.Ranks[R].Error.empty()) {
-      WithColor::error(errs(), "collc run") << "rank " << R << ": " << Run.Ranks[R].Error << '\n';
+      ErrorLine("collc run") << "rank " << R << ": " << Run.Ranks[R].Error << '\n';
       Failed = true;
     }
   if (Failed)
     return ExitUserError;
-  const std::vector<std::unique_ptr<rt::Executor>> &Execs = Run.Execs;
-  const std::vector<LocalRun::Rank> &Results = Run.Ranks;
 
-  uint64_t Moved = Results[0].BytesMoved;
+  uint64_t Moved = Run.Ranks[0].BytesMoved;
   double LastStepUs = 0;
   for (unsigned S = 0; S != Steps; ++S) {
     double Us = 0;
-    for (const LocalRun::Rank &Res : Results)
+    for (const LocalRun::Rank &Res : Run.Ranks)
       Us = std::max(Us, Res.StepUs[S]);
     LastStepUs = Us;
     outs() << formatv("step {0}: {1,9:f3} ms, {2,8:f2} GB/s ({3:f1} MB communicated by rank 0)\n",
@@ -520,7 +541,7 @@ int run_runCommand() {
     if (!Trace)
       if (Error E = OpenTrace())
         return E;
-    return writeTrace(*Trace, P, Execs, LastStepUs);
+    return writeTrace(*Trace, P, Run.Execs, LastStepUs);
   };
   Error TraceError = WriteTrace();
 
@@ -534,6 +555,18 @@ int run_runCommand() {
   if (TraceError)
     return reportError("run", std::move(TraceError));
   return ExitOk;
+}
+
+} // namespace
+
+int run_runCommand() {
+  RunSession S;
+  // In this order: a step that ends the run says why, with its exit code.
+  for (auto Step : {&RunSession::checkFlags, &RunSession::checkThisRankAndMeet, &RunSession::load,
+                    &RunSession::refuseWhatCannotRun})
+    if (std::optional<int> Exit = (S.*Step)())
+      return *Exit;
+  return S.run();
 }
 
 } // namespace collc::tool

@@ -5,7 +5,7 @@
 #include "plan/analysis/PlanStepModel.h"
 #include "ir/Parser.h"
 #include "passes/analysis/LinkFitting.h"
-#include "tools/collc/Shrink.h"
+#include "compiler/Shrink.h"
 #include "tools/collc/ToolSupport.h"
 
 #include "llvm/Support/FormatVariadic.h"

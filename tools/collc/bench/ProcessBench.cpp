@@ -3,7 +3,7 @@
 #include "tools/collc/bench/ProcessBench.h"
 
 #include "tools/collc/LocalRun.h"
-#include "tools/collc/ProcessBackends.h"
+#include "runtime/process/ProcessBackends.h"
 #include "tools/collc/ToolSupport.h"
 #include "tools/collc/bench/HostLoad.h"
 #include "tools/collc/bench/LocalBench.h"
@@ -278,7 +278,7 @@ Expected<Replay> prepareReplay(const plan::Plan &P, const ProcessBenchOptions &O
   Opts.CommPrefix = formatv("collc.bench.{0}.{1}", Index, P.Digest).str();
   Opts.Timeout = O.Timeout;
   Expected<std::unique_ptr<rt::Executor>> X =
-      createProcessExecutor(O.Backend, P, O.Place, O.Where, Opts);
+      rt::createProcessExecutor(O.Backend, P, O.Place, O.Where, Opts);
   if (!X)
     return X.takeError();
   Replay R{std::move(*X)};

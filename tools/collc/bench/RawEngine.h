@@ -87,6 +87,13 @@ using RawEngineFactory = llvm::Expected<std::unique_ptr<RawEngine>> (*)(
     const rt::ProcessPlace &Place, const rt::RendezvousAddress &Where,
     std::chrono::milliseconds Timeout);
 
+/// The raw engine under process backend \p Backend for this process: what
+/// `collc bench --backend` sets beside it.
+llvm::Expected<std::unique_ptr<RawEngine>> createRawEngine(llvm::StringRef Backend,
+                                                           const rt::ProcessPlace &Place,
+                                                           const rt::RendezvousAddress &Where,
+                                                           std::chrono::milliseconds Timeout);
+
 #if COLLC_HAVE_MPI
 /// MPI_Allreduce on a duplicate of MPI_COMM_WORLD; holds the process's
 /// MpiSession (runtime/mpi/MpiSession.h) until destroyed, so it must

@@ -1,6 +1,6 @@
-//===- tools/collc/Shrink.cpp - Smaller tensors, same communication -----------===//
+//===- compiler/Shrink.cpp - Smaller tensors, same communication -----------===//
 
-#include "tools/collc/Shrink.h"
+#include "compiler/Shrink.h"
 
 #include "ir/TypeInference.h"
 

@@ -1,4 +1,4 @@
-//===- tools/collc/ProcessMeeting.h - The processes of a run agree first -*- C++ -*-===//
+//===- runtime/process/ProcessMeeting.h - The processes of a run agree first -*- C++ -*-===//
 //
 // Under `collc run --backend mpi|gloo|nccl` the processes meet before the
 // plan is made: MPI where the run goes through it, and the CPU world (group
@@ -14,8 +14,8 @@
 // another.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_TOOLS_COLLC_PROCESSMEETING_H
-#define COLLC_TOOLS_COLLC_PROCESSMEETING_H
+#ifndef COLLC_RUNTIME_PROCESS_PROCESSMEETING_H
+#define COLLC_RUNTIME_PROCESS_PROCESSMEETING_H
 
 #include "plan/Plan.h"
 #include "runtime/exec/RuntimeError.h"
@@ -31,14 +31,14 @@
 #include <optional>
 #include <vector>
 
-namespace collc::tool {
+namespace collc::rt {
 
 class ProcessMeeting {
 public:
   /// Starts MPI if \p Backend or \p Where needs it and joins the world.
   static llvm::Expected<std::unique_ptr<ProcessMeeting>> meet(llvm::StringRef Backend,
-                                                              const rt::ProcessPlace &Place,
-                                                              const rt::RendezvousAddress &Where,
+                                                              const ProcessPlace &Place,
+                                                              const RendezvousAddress &Where,
                                                               std::chrono::milliseconds Timeout);
   ~ProcessMeeting();
 
@@ -69,13 +69,13 @@ private:
 
   /// A failure every rank judges alike, blaming rank \p Blamed: the
   /// meeting ends.
-  llvm::Error endWith(rt::ErrorKind Kind, const llvm::Twine &Why, size_t Blamed);
+  llvm::Error endWith(ErrorKind Kind, const llvm::Twine &Why, size_t Blamed);
 
   std::shared_ptr<void> Mpi; // released after the world
-  std::unique_ptr<rt::WorldGather> World;
+  std::unique_ptr<WorldGather> World;
   Step Next = Step::Factor;
 };
 
-} // namespace collc::tool
+} // namespace collc::rt
 
 #endif

@@ -1,6 +1,6 @@
-//===- tools/collc/ProcessMeeting.cpp - The processes of a run agree first ---===//
+//===- runtime/process/ProcessMeeting.cpp - The processes of a run agree first ---===//
 
-#include "tools/collc/ProcessMeeting.h"
+#include "runtime/process/ProcessMeeting.h"
 
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/RuntimeError.h"
@@ -14,20 +14,20 @@
 
 using namespace llvm;
 
-namespace collc::tool {
+namespace collc::rt {
 
 Expected<std::unique_ptr<ProcessMeeting>> ProcessMeeting::meet(StringRef Backend,
-                                                               const rt::ProcessPlace &Place,
-                                                               const rt::RendezvousAddress &Where,
+                                                               const ProcessPlace &Place,
+                                                               const RendezvousAddress &Where,
                                                                std::chrono::milliseconds Timeout) {
   auto Met = std::make_unique<ProcessMeeting>();
   // MPI lives as long as the run, executors and worlds included.
-  Expected<std::shared_ptr<void>> Mpi = rt::startSessionFor(Backend, Where);
+  Expected<std::shared_ptr<void>> Mpi = startSessionFor(Backend, Where);
   if (!Mpi)
     return Mpi.takeError();
   Met->Mpi = std::move(*Mpi);
-  Expected<std::unique_ptr<rt::WorldGather>> World =
-      rt::joinCpuWorld(Place, Where, "collc.run/#digests", Timeout);
+  Expected<std::unique_ptr<WorldGather>> World =
+      joinCpuWorld(Place, Where, "collc.run/#digests", Timeout);
   if (!World)
     return World.takeError();
   Met->World = std::move(*World);
@@ -41,9 +41,9 @@ ProcessMeeting::~ProcessMeeting() {
     consumeError(gather(Next, {0, 0, 0}).takeError());
 }
 
-Error ProcessMeeting::endWith(rt::ErrorKind Kind, const Twine &Why, size_t Blamed) {
+Error ProcessMeeting::endWith(ErrorKind Kind, const Twine &Why, size_t Blamed) {
   Next = Step::Done;
-  return rt::makeError(Kind, Why, int64_t(Blamed));
+  return makeError(Kind, Why, int64_t(Blamed));
 }
 
 Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32_t, 3> Words) {
@@ -60,12 +60,12 @@ Expected<std::vector<uint32_t>> ProcessMeeting::gather(Step S, std::array<uint32
   for (size_t R = 0; R != All->size() / 4; ++R) {
     const uint32_t *Sent = All->data() + 4 * R;
     if (Sent[0] != uint32_t(S))
-      return endWith(rt::ErrorKind::Mismatch,
+      return endWith(ErrorKind::Mismatch,
                      formatv("rank {0} is at step {1} of the run's meeting, this rank at step {2}",
                              R, Sent[0], uint32_t(S)),
                      R);
     if (Sent[1] == 0)
-      return endWith(rt::ErrorKind::InvalidArgument,
+      return endWith(ErrorKind::InvalidArgument,
                      formatv("rank {0} cannot run (its own error says why)", R), R);
     Out.insert(Out.end(), Sent + 1, Sent + 4);
   }
@@ -94,13 +94,13 @@ Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, boo
   uint32_t Kept = FactorOf(*First);
   for (size_t R = 0; R != Ranks; ++R) {
     if (GivenOn(R) && FactorOf(R) != Kept)
-      return endWith(rt::ErrorKind::Mismatch,
+      return endWith(ErrorKind::Mismatch,
                      formatv("rank {0} was given --shrink {1} and rank {2} --shrink {3}: give "
                              "every process the same",
                              *First, Kept, R, FactorOf(R)),
                      R);
     if (!GivenOn(R) && FactorOf(R) > Kept)
-      return endWith(rt::ErrorKind::InvalidArgument,
+      return endWith(ErrorKind::InvalidArgument,
                      formatv("rank {0} was given --shrink {1}, but rank {2} needs {3} to fit its "
                              "share of its host's memory: give every process the same --shrink",
                              *First, Kept, R, FactorOf(R)),
@@ -110,7 +110,7 @@ Expected<ProcessMeeting::Factor> ProcessMeeting::agreeOnFactor(int64_t Mine, boo
 }
 
 Error ProcessMeeting::agreeOnPlan(const plan::Plan &P) {
-  std::array<uint32_t, 2> Mine = rt::digestWords(P);
+  std::array<uint32_t, 2> Mine = digestWords(P);
   // First word 1: this rank can run.
   Expected<std::vector<uint32_t>> All = gather(Step::Plan, {1, Mine[0], Mine[1]});
   // Its connections are not needed again, whatever came of it.
@@ -122,7 +122,7 @@ Error ProcessMeeting::agreeOnPlan(const plan::Plan &P) {
     Digests.push_back((*All)[3 * R + 1]);
     Digests.push_back((*All)[3 * R + 2]);
   }
-  return rt::compareDigests(P, World->rank(), Digests); // before Leave
+  return compareDigests(P, World->rank(), Digests); // before Leave
 }
 
-} // namespace collc::tool
+} // namespace collc::rt

@@ -1,4 +1,4 @@
-//===- runtime/launch/DriverWorld.h - A host driver's world as a WorldGather -*- C++ -*-===//
+//===- runtime/launch/DriverWorldGather.h - A driver's world as a WorldGather -*- C++ -*-===//
 //
 // The world communicator of any host driver (runtime/exec/CollectiveDriver.h)
 // that offers allGatherWords, joined under a name of the caller's (one that
@@ -6,8 +6,8 @@
 // are both used this way by the tool; this header names neither.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_LAUNCH_DRIVERWORLD_H
-#define COLLC_RUNTIME_LAUNCH_DRIVERWORLD_H
+#ifndef COLLC_RUNTIME_LAUNCH_DRIVERWORLDGATHER_H
+#define COLLC_RUNTIME_LAUNCH_DRIVERWORLDGATHER_H
 
 #include "runtime/exec/GroupJoin.h"
 #include "runtime/launch/ProcessPlace.h"
@@ -21,9 +21,9 @@
 
 namespace collc::rt {
 
-template <class D> class DriverWorld : public WorldGather {
+template <class D> class DriverWorldGather : public WorldGather {
 public:
-  DriverWorld(typename D::Communicator C, int64_t Rank, int64_t Size)
+  DriverWorldGather(typename D::Communicator C, int64_t Rank, int64_t Size)
       : C(std::move(C)), Rank(Rank), Size(Size) {}
   int64_t rank() const override { return Rank; }
   int64_t size() const override { return Size; }
@@ -39,14 +39,14 @@ private:
 /// Joins \p Place's world on driver \p D as group \p Name, every wait
 /// bounded by \p Timeout.
 template <class D>
-llvm::Expected<std::unique_ptr<WorldGather>> joinDriverWorld(llvm::StringRef Name,
+llvm::Expected<std::unique_ptr<WorldGather>> joinDriverWorldGather(llvm::StringRef Name,
                                                              const ProcessPlace &Place,
                                                              std::chrono::milliseconds Timeout) {
   auto C = joinGroup<D>(Name, size_t(Place.World), size_t(Place.Rank), Timeout);
   if (!C)
     return C.takeError();
   return std::unique_ptr<WorldGather>(
-      std::make_unique<DriverWorld<D>>(std::move(*C), Place.Rank, Place.World));
+      std::make_unique<DriverWorldGather<D>>(std::move(*C), Place.Rank, Place.World));
 }
 
 } // namespace collc::rt

@@ -1,24 +1,14 @@
-//===- tools/collc/ProcessBackends.cpp - Backends with one process per rank ===//
-
-#include "tools/collc/ProcessBackends.h"
+//===- tools/collc/bench/RawEngine.cpp - The engine under a process backend ---===//
 
 #include "tools/collc/bench/RawEngine.h"
+
+#include "runtime/process/ProcessBackends.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
 
 namespace collc::tool {
-
-rt::ReductionOrder reductionOrderOf(StringRef Backend) {
-  // Neither MPI, Gloo nor NCCL (rings, trees) promises an order, and narrow
-  // floats may be accumulated in their own type: the bound of the loosest
-  // case.
-  rt::ReductionOrder Any;
-  Any.RankOrdered = !isProcessBackend(Backend);
-  Any.NarrowInF32 = Any.RankOrdered;
-  return Any;
-}
 
 Expected<std::unique_ptr<RawEngine>> createRawEngine(StringRef Backend,
                                                      const rt::ProcessPlace &Place,
@@ -27,14 +17,21 @@ Expected<std::unique_ptr<RawEngine>> createRawEngine(StringRef Backend,
   // The runtime's table says whether this build has the backend.
   if (Error E = rt::checkProcessBackendBuilt(Backend))
     return E;
+  struct Engine {
+    const char *Backend;
+    RawEngineFactory Create;
+  };
+  static const Engine Engines[] = {
 #if COLLC_HAVE_MPI
-  if (Backend == "mpi")
-    return createRawMpiEngine(Place, Where, Timeout);
+      {"mpi", createRawMpiEngine},
 #endif
 #if COLLC_HAVE_GLOO
-  if (Backend == "gloo")
-    return createRawGlooEngine(Place, Where, Timeout);
+      {"gloo", createRawGlooEngine},
 #endif
+  };
+  for (const Engine &E : Engines)
+    if (Backend == E.Backend)
+      return E.Create(Place, Where, Timeout);
   return createStringError(inconvertibleErrorCode(),
                            formatv("collc bench --backend {0}: the bench compares the host "
                                    "backends (mpi, gloo) with their raw engines",

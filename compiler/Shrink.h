@@ -1,4 +1,4 @@
-//===- tools/collc/Shrink.h - Smaller tensors, same communication ---*- C++ -*-===//
+//===- compiler/Shrink.h - Smaller tensors, same communication ---*- C++ -*-===//
 //
 // `collc run` executes a program for real on one machine; Llama-2-7B's
 // gathered weights do not fit in one host's memory eight times over. Shrink
@@ -8,8 +8,8 @@
 // the same ops, buckets and order run with smaller buffers.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_TOOLS_COLLC_SHRINK_H
-#define COLLC_TOOLS_COLLC_SHRINK_H
+#ifndef COLLC_COMPILER_SHRINK_H
+#define COLLC_COMPILER_SHRINK_H
 
 #include "ir/Program.h"
 
