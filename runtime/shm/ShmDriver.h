@@ -343,7 +343,8 @@ struct ShmDriver : HostDriverBase<ShmDriver<E>>,
     return {dataPathName(C->path()).str(), C->Choice.Why};
   }
   /// An arena on each host for \p Bytes of this process's buffers: a
-  /// collective of \p C's members (none where C takes the engine path).
+  /// collective of \p C's members (none where C takes the engine path, or,
+  /// under auto, where the arena cannot be made: operands are then staged).
   static llvm::Expected<std::shared_ptr<HostArena>> shareHostMemory(const Communicator &C,
                                                                     uint64_t Bytes) {
     if (!C || C->path() == DataPath::Engine)
@@ -354,6 +355,14 @@ struct ShmDriver : HostDriverBase<ShmDriver<E>>,
     llvm::Expected<std::shared_ptr<SharedArena>> A =
         shareArena(C->Hosts, Bytes, C->Name, Gather,
                    std::chrono::steady_clock::now() + C->Wait.Timeout);
+    // Every member got the error (the arena's last gather): under auto
+    // all go on without an arena (their operands staged), and the path
+    // says why; else all fail.
+    if (!A && C->Hosts.Mode != Transport::Shm) {
+      C->Choice.Why += "; no arena for the executor's buffers (" +
+                       llvm::toString(A.takeError()) + "): operands are staged";
+      return nullptr;
+    }
     if (!A)
       return A.takeError();
     return std::shared_ptr<HostArena>(std::move(*A));

@@ -72,11 +72,16 @@ Expected<std::shared_ptr<SharedArena>> shareArena(const GroupHosts &H, uint64_t 
     return makeError(ErrorKind::Backend, formatv("group '{0}': the arena sizes' gather returned "
                                                  "{1} words",
                                                  Group, All->size()));
-  // This host's members' regions, in group rank order, each on a huge
-  // page boundary (so each may take huge pages).
-  uint64_t Total = 0, Begin = 0, End = 0;
-  for (int32_t R : H.Local) {
+  // Each host's members' regions, in group rank order, each on a huge page
+  // boundary (so each may take huge pages). Every host's total is checked
+  // here, on every member alike: a size too large anywhere fails the whole
+  // group before the segment's gathers, which no member then skips.
+  std::vector<uint64_t> Totals(H.Hosts, 0);
+  uint64_t Begin = 0, End = 0;
+  for (int32_t R = 0; R != H.Size; ++R) {
     uint64_t Want = uint64_t((*All)[2 * R]) | uint64_t((*All)[2 * R + 1]) << 32;
+    // HostOf is this member's own numbering (meetHosts), below H.Hosts.
+    uint64_t &Total = Totals[H.HostOf[size_t(R)]];
     Optional<uint64_t> Up = checkedAddUnsigned<uint64_t>(Want, HostPages::LargeBytes - 1);
     Optional<uint64_t> Next = Up ? checkedAddUnsigned<uint64_t>(
                                        Total, *Up / HostPages::LargeBytes * HostPages::LargeBytes)
@@ -84,13 +89,15 @@ Expected<std::shared_ptr<SharedArena>> shareArena(const GroupHosts &H, uint64_t 
     if (!Next)
       return makeError(ErrorKind::InvalidArgument,
                        formatv("group '{0}': rank {1} asks for an arena of {2} bytes: too large",
-                               Group, R, Want));
+                               Group, R, Want),
+                       int64_t(R));
     if (R == H.Rank) {
       Begin = Total;
       End = Total + Want;
     }
     Total = *Next;
   }
+  uint64_t Total = Totals[H.HostOf[size_t(H.Rank)]];
   std::string Purpose = formatv("arena of group '{0}' on {1}", Group, H.HostName).str();
   Expected<HostSegment> S = shareHostSegment(
       H, std::max<uint64_t>(Total, 1), Purpose, Gather, By, [](char *, const Nonce &) {},
