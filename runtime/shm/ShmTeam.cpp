@@ -34,7 +34,6 @@ namespace collc::rt::shm {
 namespace {
 
 constexpr uint64_t MailboxBytes = sizeof(Mailbox::Data);
-constexpr unsigned NumReduceOps = unsigned(ReduceOp::PremulSum) + 1;
 constexpr unsigned NumErrorKinds = unsigned(ErrorKind::Backend) + 1;
 
 bool inlineOff() {
@@ -47,6 +46,19 @@ std::vector<int32_t> pidsOf(const std::vector<ShmTeam::Member> &Ms) {
   for (const ShmTeam::Member &M : Ms)
     Pids.push_back(M.Pid);
   return Pids;
+}
+
+/// What member \p Index brings to \p Op, its operands in its slot.
+SharedPost postOf(const TeamOp &Op, uint32_t Index) {
+  SharedPost P;
+  P.Code = uint8_t(Op.Head.Code);
+  P.Elem = uint8_t(Op.Head.Elem);
+  P.Op = uint8_t(Op.Head.Op);
+  P.Flags = bringsSource(Op.Head, Index) ? HasSource : 0;
+  P.Root = int32_t(Op.Head.Root);
+  P.Scale = Op.Head.Scale;
+  P.Count = Op.Head.Count;
+  return P;
 }
 
 OpHeader headerOf(const SharedPost &P) {
@@ -400,14 +412,7 @@ Error ShmTeam::runTiny(const TeamOp &Op, uint64_t S, const WaitPolicy &W) {
   uint64_t Bytes =
       HasSrc ? shareInputBytes(Op.Head.Code, Op.Head.Count, elemTypeBytes(Op.Head.Elem), int(N))
              : 0;
-  SharedPost P;
-  P.Code = uint8_t(Op.Head.Code);
-  P.Elem = uint8_t(Op.Head.Elem);
-  P.Op = uint8_t(Op.Head.Op);
-  P.Flags = bringsSource(Op.Head, Index) ? HasSource : 0;
-  P.Root = int32_t(Op.Head.Root);
-  P.Scale = Op.Head.Scale;
-  P.Count = Op.Head.Count;
+  SharedPost P = postOf(Op, Index);
   // No ring before the wait: its fence would stall until the peers' copies
   // of the mailbox line are invalidated, the whole latency of this path.
   // Sleepers are woken after it: a sleeper waits for this member too.
@@ -473,14 +478,7 @@ Error ShmTeam::runInline(const TeamOp &Op, uint64_t S, const WaitPolicy &W) {
   if (bringsSource(Op.Head, Index) && Op.Src)
     copyBytes(slot(Index).Inline[S & 1], Op.Src,
               shareInputBytes(Op.Head.Code, Op.Head.Count, ES, int(N)), false);
-  SharedPost P;
-  P.Code = uint8_t(Op.Head.Code);
-  P.Elem = uint8_t(Op.Head.Elem);
-  P.Op = uint8_t(Op.Head.Op);
-  P.Flags = bringsSource(Op.Head, Index) ? HasSource : 0;
-  P.Root = int32_t(Op.Head.Root);
-  P.Scale = Op.Head.Scale;
-  P.Count = Op.Head.Count;
+  SharedPost P = postOf(Op, Index);
   publish(S, P, nullptr, 0, /*Wake=*/true);
   if (Error E = waitAll(Counter::Arrived, S, W, [&] { return opName(Op, S); }))
     return E;
