@@ -13,9 +13,11 @@
 //     timeout (COLLC_TIMEOUT_MS) and exits 3: for a fault script that
 //     SIGKILLs a rank from outside (tests/launch/shm_kill_runs.py). As in
 //     kill mode, a survivor that left at once would be the next lost peer
-//     of those still finding out; each finds out within the timeout of the
-//     kill, so leaving a timeout after finding out keeps every exit within
-//     twice the timeout of the kill.
+//     of those still finding out. They all began the failed call together
+//     (a collective) and find out within a timeout of its start, so each
+//     stays until half a timeout past that (and at least half a timeout
+//     after finding out): every exit within 1.5 timeouts of the kill where
+//     the call began before it, half a timeout of slack on both sides.
 //   collc_gloo_rank kill VICTIM
 //     every rank replays the plan; at step 3 rank VICTIM SIGKILLs itself in
 //     the middle of the step (after its first compute). A survivor must fail
@@ -38,6 +40,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <csignal>
@@ -71,8 +74,10 @@ int fail(const llvm::Twine &Msg) {
   return 1;
 }
 
-/// until-lost's end: the error, the rank it blames, exit 3 a timeout later.
-[[noreturn]] void lost(Error E, std::chrono::milliseconds Timeout) {
+/// until-lost's end: the error, the rank it blames, exit 3 once the peers
+/// in the call begun at \p Since have found out too (see above).
+[[noreturn]] void lost(Error E, std::chrono::milliseconds Timeout,
+                       std::chrono::steady_clock::time_point Since) {
   int64_t Peer = -1;
   std::string Msg;
   llvm::handleAllErrors(
@@ -84,7 +89,8 @@ int fail(const llvm::Twine &Msg) {
       [&](const llvm::ErrorInfoBase &B) { Msg = B.message(); });
   llvm::outs() << llvm::formatv("lost: rank {0}: {1}\n", Peer, Msg);
   llvm::outs().flush();
-  std::this_thread::sleep_for(Timeout);
+  std::this_thread::sleep_until(std::max(std::chrono::steady_clock::now() + Timeout / 2,
+                                         Since + Timeout + Timeout / 2));
   _exit(3); // Gloo's threads may still hold the dead pairs: leave at once
 }
 
@@ -110,9 +116,10 @@ int main(int Argc, char **Argv) {
     return fail(llvm::toString(P.takeError()));
   ExecutorOptions Opts;
   Opts.Timeout = *Timeout;
+  auto Made = std::chrono::steady_clock::now();
   Expected<std::unique_ptr<Executor>> X = createGlooExecutor(*P, Place, Me->Where, Opts);
   if (!X && Mode == "until-lost")
-    lost(X.takeError(), *Timeout);
+    lost(X.takeError(), *Timeout, Made);
   if (!X)
     return fail(llvm::toString(X.takeError()));
   Executor &E = **X;
@@ -127,9 +134,10 @@ int main(int Argc, char **Argv) {
     if (Error Err = E.bind(Name, Storage.back().data(), Storage.back().size()))
       return fail(llvm::toString(std::move(Err)));
   }
+  auto Captured = std::chrono::steady_clock::now();
   if (Error Err = E.capture()) {
     if (Mode == "until-lost")
-      lost(std::move(Err), *Timeout);
+      lost(std::move(Err), *Timeout, Captured);
     return fail(llvm::toString(std::move(Err)));
   }
 
@@ -169,7 +177,7 @@ int main(int Argc, char **Argv) {
       llvm::outs() << llvm::formatv("step {0} failed after {1} ms: {2}\n", Step, Took.count(),
                                     Msg);
       if (UntilLost)
-        lost(makeError(ErrorKind::Backend, Msg, Peer), *Timeout);
+        lost(makeError(ErrorKind::Backend, Msg, Peer), *Timeout, Start);
       bool Named = Peer == Arg && Msg.find(llvm::formatv("rank {0}", Arg).str()) != std::string::npos;
       if (Kill && Named && Took <= 2 * *Timeout) {
         llvm::outs() << "survivor: named rank " << Arg << "\n";

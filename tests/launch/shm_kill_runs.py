@@ -87,8 +87,10 @@ def one_run(args, run, rng):
             try:
                 p.wait(timeout=max(0.0, deadline - time.monotonic()) + 0.5)
             except subprocess.TimeoutExpired:
+                said = "\n".join(f"  +{(t - killed_at) * 1000:.0f} ms: {line}"
+                                 for t, line in list(outputs[rank]))
                 return False, f"run {run}: rank {rank} still ran 2 x {args.timeout_ms} ms after " \
-                              f"rank {victim} was killed", 0
+                              f"rank {victim} was killed; it said:\n{said}", 0
             exits[rank] = (p.returncode, (time.monotonic() - killed_at) * 1000)
         for t in readers:
             t.join(timeout=5)
