@@ -2,7 +2,7 @@
 //
 // The same dumps and figures as `collc dump` and `collc simulate`, from the
 // same functions (compiler/dump/, plan/analysis/PlanStepModel.h,
-// runtime/nccl/NcclLowering.h).
+// runtime/nccl/NcclListing.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +11,8 @@
 
 #include "plan/analysis/PlanStepModel.h"
 #include "compiler/dump/Dump.h"
-#include "runtime/nccl/NcclLowering.h"
+#include "runtime/nccl/NcclListing.h"
+#include "runtime/nccl/StreamOrderCheck.h"
 #include "passes/analysis/LinkFile.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -110,7 +111,7 @@ collcResult_t collcPlanDump(collcPlan_t Plan, const collcDumpOptions_t *Options,
         return E;
       break;
     case collcDumpNccl: {
-      Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(P, O.rank);
+      Expected<rt::nccl::Lowering> L = rt::nccl::lowerRunnableForRank(P, O.rank);
       if (!L)
         return L.takeError();
       rt::nccl::printLowering(P, *L, OS);

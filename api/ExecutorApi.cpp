@@ -83,8 +83,13 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
   Place.Rank = Rank;
   Place.World = P.World;
   Place.Source = "collcExecutorCreate";
-  Expected<std::unique_ptr<rt::Executor>> X =
-      rt::createProcessExecutor(Backend, P, Place, *Where, std::move(Opts));
+  // What the backend refuses of a plan alone (nccl: comm streams that would
+  // wait for each other), judged alike on every rank.
+  Expected<std::unique_ptr<rt::Executor>> X = [&]() -> Expected<std::unique_ptr<rt::Executor>> {
+    if (Error E = rt::checkProcessPlan(Backend, P))
+      return E;
+    return rt::createProcessExecutor(Backend, P, Place, *Where, std::move(Opts));
+  }();
   if (X)
     return X;
   // A backend that cannot run here says so against the option that chose it.

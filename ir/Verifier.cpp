@@ -8,6 +8,7 @@
 
 #include "ir/Verifier.h"
 
+#include "ir/PremulFactor.h"
 #include "ir/RankMasks.h"
 #include "ir/TypeInference.h"
 
@@ -33,6 +34,8 @@ private:
   void verifyOp(OpId I);
   void verifyTypes(const Op &O);
   void verifyAllToAllV(const Op &O);
+  /// premul_sum's factor is a value of each operand's element type.
+  void verifyPremulFactor(const Op &O);
   void verifyPerRank(OpId I);
   void verifyUses(OpId I);
   void verifyAsync(OpId I);
@@ -58,6 +61,19 @@ private:
   /// p2p blocks already ended (a later op in one breaks contiguity).
   DenseSet<uint32_t> ClosedBatches;
 };
+
+void Verifier::verifyPremulFactor(const Op &O) {
+  // Once per element type (the operands of a fused op share one).
+  std::optional<ElemType> Seen;
+  for (ValueId V : O.dataOperands()) {
+    ElemType T = P.value(V).Type.Elem;
+    if (Seen == T)
+      continue;
+    Seen = T;
+    if (std::optional<std::string> Why = premulFactorProblem(T, O.Scale))
+      errorAt(O.Loc, *Why);
+  }
+}
 
 void Verifier::verifyTypes(const Op &O) {
   if (!hasInferredResultTypes(O.Kind))
@@ -288,9 +304,8 @@ void Verifier::verifyOp(OpId I) {
   case OpKind::ReduceScatter:
   case OpKind::AllToAll:
     verifyTypes(O);
-    if (hasReduceOp(O.Kind))
-      if (takesScale(O.Reduce) && !std::isfinite(O.Scale))
-        errorAt(O.Loc, "premul_sum scale is not a finite number");
+    if (hasReduceOp(O.Kind) && takesScale(O.Reduce))
+      verifyPremulFactor(O);
     break;
   case OpKind::AllToAllV:
     verifyAllToAllV(O);

@@ -11,6 +11,8 @@
 
 #include "plan/PlanValidator.h"
 
+#include "ir/PremulFactor.h"
+
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -347,6 +349,10 @@ Error Validator::commShape(size_t I, int64_t N) {
   std::string Entity = commName(I);
   if (C.Kind != CommKind::AllToAllV && (C.Counts >= 0 || !C.Splits.empty()))
     return fail(Entity, "only all_to_all_v takes split sizes");
+  // The factor every backend multiplies by: a value of the element type.
+  if (hasReduceOp(C.Kind) && C.Reduce == ReduceOp::PremulSum)
+    if (std::optional<std::string> Why = premulFactorProblem(C.Elem, C.Scale))
+      return fail(Entity, *Why);
   bool P2P = !isCollective(C.Kind);
   if (P2P || hasRoot(C.Kind)) {
     StringRef Word = P2P ? "peer" : "root";

@@ -2,6 +2,8 @@
 
 #include "runtime/exec/HostDriverChecks.h"
 
+#include "ir/PremulFactor.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -101,10 +103,14 @@ Error checkSpan(const Twine &What, const HostResource &R, uint64_t Need) {
 }
 
 Error checkReduction(HostGroupView G, bool Scatter, const HostResource &Src,
-                     const HostResource &Dst, HostElements E, ElemType T) {
+                     const HostResource &Dst, HostElements E, ElemType T, ReduceOp Op,
+                     double Scale) {
   StringRef What = Scatter ? "reduce_scatter" : "all_reduce";
   if (Error Err = checkSameType(What, E.Type, T))
     return Err;
+  if (Op == ReduceOp::PremulSum)
+    if (std::optional<std::string> Why = premulFactorProblem(T, Scale))
+      return invalidArgument(What + ": " + *Why);
   Expected<uint64_t> Chunk = spanBytes(What, E.Count, elemTypeBytes(T));
   if (!Chunk)
     return Chunk.takeError();

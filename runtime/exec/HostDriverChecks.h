@@ -63,11 +63,13 @@ llvm::Expected<HostElements> hostElements(ElemType T, uint64_t Bytes);
 /// for an error: this runs on every collective's issue.
 llvm::Error checkSpan(const llvm::Twine &What, const HostResource &R, uint64_t Need);
 
-/// all_reduce (\p Scatter false) or reduce_scatter (true): \p T must be
-/// E.Type; the source holds one chunk (reduce_scatter: one per rank), the
-/// destination one chunk.
+/// all_reduce (\p Scatter false) or reduce_scatter (true) with \p Op: \p T
+/// must be E.Type; the source holds one chunk (reduce_scatter: one per
+/// rank), the destination one chunk; premul_sum's \p Scale is a value of
+/// \p T (ir/PremulFactor.h).
 llvm::Error checkReduction(HostGroupView G, bool Scatter, const HostResource &Src,
-                           const HostResource &Dst, HostElements E, ElemType T);
+                           const HostResource &Dst, HostElements E, ElemType T, ReduceOp Op,
+                           double Scale);
 llvm::Error checkAllGather(HostGroupView G, const HostResource &Src, const HostResource &Dst,
                            HostElements E);
 /// Only the root has a source; the root must be in the group.

@@ -423,7 +423,7 @@ Error GlooDriver::allReduceScaled(const Communicator &C, const Resource &Src, co
                                   Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T, Op, Scale))
     return Err;
   if (E.Count == 0)
     return Error::success(); // every rank has the same count: nothing to exchange
@@ -440,7 +440,7 @@ Error GlooDriver::reduceScatterScaled(const Communicator &C, const Resource &Src
                                       double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkReduction(view(C), /*Scatter=*/true, Src, Dst, E, T))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/true, Src, Dst, E, T, Op, Scale))
     return Err;
   if (E.Count == 0)
     return Error::success();

@@ -10,6 +10,7 @@
 #include "runtime/gloo/GlooReduction.h"
 
 #include "runtime/exec/ElementTraits.h"
+#include "runtime/exec/PremulFactor.h"
 #include "runtime/exec/WrapArithmetic.h"
 
 #include <cstring>
@@ -73,8 +74,8 @@ void toWire(ElemType T, ReduceOp Op, double Scale, const char *Src, char *Wire, 
   visitElemType(T, [&](auto E) {
     using Traits = decltype(E);
     using A = typename Traits::Acc;
-    A Factor = A(Scale);
     bool Scaled = takesScale(Op);
+    A Factor = Scaled ? premulFactorAs<A>(T, Scale) : A(1);
     for (uint64_t I = 0; I != Count; ++I) {
       A V = Traits::load(load<typename Traits::Storage>(Src, I));
       store<A>(Wire, I, Scaled ? mulWrap(V, Factor) : V);

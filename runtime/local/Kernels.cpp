@@ -12,6 +12,7 @@
 #include "runtime/local/Kernels.h"
 
 #include "runtime/exec/ElementTraits.h"
+#include "runtime/exec/PremulFactor.h"
 #include "runtime/exec/WrapArithmetic.h"
 
 #include <algorithm>
@@ -60,16 +61,16 @@ namespace {
 /// \p KeepAcc: the results stay in the accumulator type (f32 for the
 /// narrow floats), unrounded, and DstOffset counts accumulators.
 template <typename T, bool KeepAcc = false>
-void reduceTyped(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t SrcOffset,
-                 char *const *Dsts, unsigned NDsts, uint64_t DstOffset, uint64_t Count,
-                 bool Streaming) {
+void reduceTyped(ElemType Elem, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+                 uint64_t SrcOffset, char *const *Dsts, unsigned NDsts, uint64_t DstOffset,
+                 uint64_t Count, bool Streaming) {
   using S = typename T::Storage;
   using A = typename T::Acc;
   using O = std::conditional_t<KeepAcc, A, S>;
   constexpr size_t Block = 512; // small frame: this path also serves tiny tails
   A Acc[Block];
   S Out[Block];
-  A ScaleA = A(Scale);
+  A ScaleA = takesScale(Op) ? premulFactorAs<A>(Elem, Scale) : A(1);
   for (uint64_t Base = 0; Base < Count; Base += Block) {
     size_t Len = size_t(std::min<uint64_t>(Block, Count - Base));
     const S *First = reinterpret_cast<const S *>(Srcs[0]) + SrcOffset + Base;
@@ -139,7 +140,7 @@ void reduceInto(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, 
   if (Count == 0)
     return;
   visitElemType(T, [&](auto E) {
-    reduceTyped<decltype(E)>(Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,
+    reduceTyped<decltype(E)>(T, Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,
                              Streaming);
   });
 }
@@ -154,7 +155,8 @@ void reduceWidened(ElemType T, ReduceOp Op, double Scale, const char *const *Src
   visitElemType(T, [&](auto E) {
     using Tr = decltype(E);
     if constexpr (Tr::IsNarrowFloat)
-      reduceTyped<Tr, /*KeepAcc=*/true>(Op, Scale, Srcs, N, SrcOffset, &Dst, 1, 0, Count, false);
+      reduceTyped<Tr, /*KeepAcc=*/true>(T, Op, Scale, Srcs, N, SrcOffset, &Dst, 1, 0, Count,
+                                        false);
   });
 }
 

@@ -295,7 +295,7 @@ Error LocalDriver::allReduceScaled(const Communicator &C, const Resource &Src, c
                                    Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T, Op, Scale))
     return Err;
   Post P = makePost(OpCode::AllReduce, E.Type, E.Count, Src.Data, Dst.Data);
   P.Op = Op;
@@ -317,7 +317,7 @@ Error LocalDriver::reduceScatterScaled(const Communicator &C, const Resource &Sr
                                        double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkReduction(view(C), /*Scatter=*/true, Src, Dst, E, T))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/true, Src, Dst, E, T, Op, Scale))
     return Err;
   Post P = makePost(OpCode::ReduceScatter, E.Type, E.Count, Src.Data, Dst.Data);
   P.Op = Op;

@@ -202,10 +202,10 @@ namespace {
 
 /// What allReduceScaled and prepareAllReduce check of their arguments.
 Error checkAllReduce(const Comm &C, const HostResource &Src, const HostResource &Dst,
-                     HostElements E, ElemType T) {
+                     HostElements E, ElemType T, ReduceOp Op, double Scale) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/false, Src, Dst, E, T, Op, Scale))
     return Err;
   return checkCount("all_reduce", E.Count);
 }
@@ -231,8 +231,8 @@ std::optional<bool> MpiDriver::passesInPlace(const Communicator &C, const Resour
 
 Expected<MpiDriver::PreparedAllReduce>
 MpiDriver::prepareAllReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
-                            Elems E, ReduceOp Op, ElemType T, double) {
-  if (Error Err = checkAllReduce(C, Src, Dst, E, T))
+                            Elems E, ReduceOp Op, ElemType T, double Scale) {
+  if (Error Err = checkAllReduce(C, Src, Dst, E, T, Op, Scale))
     return Err;
   ElemType W = wireType(T, Op);
   if (!setsUpAllReduce(size_t(C->size()), E.Count * elemTypeBytes(W), T, Op))
@@ -260,7 +260,7 @@ Error MpiDriver::allReduce(const PreparedAllReduce &P, CommStream S) {
 
 Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
                                  Elems E, ReduceOp Op, ElemType T, double Scale, CommStream S) {
-  if (Error Err = checkAllReduce(C, Src, Dst, E, T))
+  if (Error Err = checkAllReduce(C, Src, Dst, E, T, Op, Scale))
     return Err;
   uint64_t Count = E.Count;
   const char *In = Src.Data;
@@ -331,7 +331,7 @@ Error MpiDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
                                      double Scale, CommStream S) {
   if (Error Err = checkComm(C))
     return Err;
-  if (Error Err = checkReduction(view(C), /*Scatter=*/true, Src, Dst, E, T))
+  if (Error Err = checkReduction(view(C), /*Scatter=*/true, Src, Dst, E, T, Op, Scale))
     return Err;
   uint64_t Bytes = E.Count * elemTypeBytes(T);
   uint64_t N = uint64_t(C->size());

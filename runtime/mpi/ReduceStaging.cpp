@@ -3,6 +3,7 @@
 #include "runtime/mpi/ReduceStaging.h"
 
 #include "runtime/exec/ElementTraits.h"
+#include "runtime/exec/PremulFactor.h"
 #include "runtime/exec/WrapArithmetic.h"
 
 #include <cstring>
@@ -48,7 +49,7 @@ void stageInput(ElemType T, ReduceOp Op, double Scale, const char *Src, uint64_t
   visitElemType(T, [&](auto E) {
     using Traits = decltype(E);
     using A = typename Traits::Acc;
-    A Factor = A(Scale);
+    A Factor = Premul ? premulFactorAs<A>(T, Scale) : A(1);
     for (uint64_t I = 0; I != Count; ++I) {
       A X = Traits::load(loadAt<typename Traits::Storage>(Src, I));
       storeAt<A>(Wire, I, Premul ? mulWrap(X, Factor) : X);

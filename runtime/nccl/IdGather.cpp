@@ -28,9 +28,12 @@ std::vector<uint32_t> encodeKeyedIds(ArrayRef<KeyedId> Ids) {
   for (const KeyedId &K : Ids) {
     W.push_back(uint32_t(K.Key.size()));
     size_t At = W.size();
-    W.resize(At + wordsFor(K.Key.size()) + IdWords, 0);
+    W.resize(At + wordsFor(K.Key.size()) + 1 + (K.Id ? IdWords : 0), 0);
     memcpy(&W[At], K.Key.data(), K.Key.size());
-    memcpy(&W[At + wordsFor(K.Key.size())], &K.Id, sizeof(ncclUniqueId));
+    At += wordsFor(K.Key.size());
+    W[At] = K.Id ? 1 : 0;
+    if (K.Id)
+      memcpy(&W[At + 1], &*K.Id, sizeof(ncclUniqueId));
   }
   return W;
 }
@@ -49,14 +52,24 @@ Expected<std::vector<KeyedId>> decodeKeyedIds(ArrayRef<uint32_t> Words, int64_t 
     if (At >= Words.size())
       return Malformed(formatv("{0} ids announced, {1} present", Words[0], I));
     size_t Bytes = Words[At++];
-    if (Words.size() - At < wordsFor(Bytes) + IdWords)
-      return Malformed(formatv("id {0} has a {1}-byte key but only {2} words follow", I, Bytes,
+    if (Words.size() - At < wordsFor(Bytes) + 1)
+      return Malformed(formatv("entry {0} has a {1}-byte key but only {2} words follow", I, Bytes,
                                Words.size() - At));
     KeyedId K;
     K.Key.assign(reinterpret_cast<const char *>(&Words[At]), Bytes);
     At += wordsFor(Bytes);
-    memcpy(&K.Id, &Words[At], sizeof(ncclUniqueId));
-    At += IdWords;
+    uint32_t HasId = Words[At++];
+    if (HasId > 1)
+      return Malformed(formatv("entry {0} says {1} where 0 or 1 (an id follows) belongs", I, HasId));
+    if (HasId) {
+      if (Words.size() - At < IdWords)
+        return Malformed(formatv("entry {0}'s id has only {1} of its {2} words", I,
+                                 Words.size() - At, IdWords));
+      ncclUniqueId Id;
+      memcpy(&Id, &Words[At], sizeof(ncclUniqueId));
+      K.Id = Id;
+      At += IdWords;
+    }
     Out.push_back(std::move(K));
   }
   if (At != Words.size())
@@ -73,57 +86,59 @@ Expected<ncclUniqueId> mintUniqueId(StringRef Key) {
 
 Expected<std::vector<KeyedId>> mintLedIds(const Lowering &L, StringRef Prefix, IdMinter Mint) {
   std::vector<KeyedId> Out;
-  for (const CommDesc &D : L.Comms) {
-    if (D.Rank != 0)
-      continue;
-    std::string Key = commKey(Prefix, D.Key);
-    Expected<ncclUniqueId> Id = Mint(Key);
-    if (!Id)
-      return Id.takeError();
-    Out.push_back({std::move(Key), *Id});
-  }
+  if (L.Root.Rank != 0)
+    return Out;
+  std::string Key = commKey(Prefix, L.Root.Key);
+  Expected<ncclUniqueId> Id = Mint(Key);
+  if (!Id)
+    return Id.takeError();
+  Out.push_back({std::move(Key), *Id});
   return Out;
 }
 
 Expected<std::unique_ptr<UniqueIdExchange>> gatherUniqueIds(const Lowering &L, StringRef Prefix,
                                                             WorldGather &World, IdMinter Mint) {
+  std::string RootKey = commKey(Prefix, L.Root.Key);
   Expected<std::vector<KeyedId>> Mine = mintLedIds(L, Prefix, Mint);
   if (!Mine)
     return Mine.takeError();
+  if (Mine->empty()) // the key this rank needs, for the others to compare
+    Mine->push_back({RootKey, std::nullopt});
   Expected<std::vector<std::vector<uint32_t>>> All = allGatherRagged(World, encodeKeyedIds(*Mine));
   if (!All)
     return All.takeError();
-  // Which of every rank's ids this rank needs; who minted each, to name
-  // both ranks of a key minted twice.
-  StringMap<int64_t> Needed;
-  for (const CommDesc &D : L.Comms)
-    Needed[commKey(Prefix, D.Key)] = -1;
+  // Who minted the root's id, to name both ranks of an id minted twice.
+  int64_t MintedBy = -1;
   StringMap<ncclUniqueId> Table;
   for (int64_t R = 0; R != int64_t(All->size()); ++R) {
     Expected<std::vector<KeyedId>> Ids = decodeKeyedIds((*All)[R], R);
     if (!Ids)
       return Ids.takeError();
     for (KeyedId &K : *Ids) {
-      auto It = Needed.find(K.Key);
-      if (It == Needed.end())
+      if (K.Key != RootKey)
+        return makeError(ErrorKind::Mismatch,
+                         formatv("rank {0} derives the NCCL communicator '{1}', rank {2} '{3}': "
+                                 "do they run the same plan, with the same prefix?",
+                                 R, K.Key, World.rank(), RootKey),
+                         R);
+      if (!K.Id)
         continue;
-      if (It->second >= 0)
+      if (MintedBy >= 0)
         return makeError(ErrorKind::Mismatch,
                          formatv("ranks {0} and {1} both minted the NCCL unique id of '{2}': do "
                                  "they run the same plan?",
-                                 It->second, R, K.Key),
+                                 MintedBy, R, K.Key),
                          R);
-      It->second = R;
-      Table[K.Key] = K.Id;
+      MintedBy = R;
+      Table[K.Key] = *K.Id;
     }
   }
-  for (const CommDesc &D : L.Comms)
-    if (Needed.lookup(commKey(Prefix, D.Key)) < 0)
-      return makeError(ErrorKind::Mismatch,
-                       formatv("rank {0}: no rank minted the NCCL unique id of communicator {1} "
-                               "('{2}'), which its rank 0 should have: do the ranks run the same "
-                               "plan?",
-                               World.rank(), D.Label, commKey(Prefix, D.Key)));
+  if (MintedBy < 0)
+    return makeError(ErrorKind::Mismatch,
+                     formatv("rank {0}: no rank minted the NCCL unique id of communicator {1} "
+                             "('{2}'), which its rank 0 should have: do the ranks run the same "
+                             "plan?",
+                             World.rank(), L.Root.Label, RootKey));
   return createTableIdExchange(std::move(Table));
 }
 

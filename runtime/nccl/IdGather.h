@@ -1,18 +1,18 @@
 //===- runtime/nccl/IdGather.h - NCCL unique ids in one all-gather -*- C++ -*-===//
 //
 // The unique-id exchange of a run with one process per rank, done before
-// the NcclExecutor is created: every world rank mints the id of each
-// communicator it leads (its rank 0 in that communicator, from the
-// CUDA-free lowering), and one all-gather of (key, id) over the run's CPU
-// world (runtime/launch/WorldGather.h: MPI's or Gloo's) gives every rank
-// the ids of all communicators; the returned exchange holds this rank's and
-// serves each once. As nccl-tests do under mpirun, with every communicator
-// in the one collective (a communicator's members need not all be
-// reachable from its leader in any other way).
+// the NcclExecutor is created. One communicator is made from an id, the
+// world's root (every other is split from it: NcclLowering.h): world rank
+// 0 mints its id, and one all-gather of (key, id) over the run's CPU world
+// (runtime/launch/WorldGather.h: MPI's or Gloo's) gives it to every rank;
+// the returned exchange holds it and serves it once. The wire format keeps
+// the key every other rank needs, so that ranks that derive different keys
+// fail together, at once, naming both.
 //
-// On the wire, a rank's words are: the number of ids, then for each the
-// key's length in bytes, the key padded to whole words, and the id's 128
-// bytes (32 words). ncclGetUniqueId needs no GPU, so all of this runs (and
+// On the wire, a rank's words are: the number of entries, then for each the
+// key's length in bytes, the key padded to whole words, one word (1: an id
+// follows; 0: the rank names a key it needs) and, when it follows, the
+// id's 128 bytes (32 words). ncclGetUniqueId needs no GPU, so all of this runs (and
 // is tested) on a CPU machine.
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +26,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,8 @@ namespace collc::rt::nccl {
 
 struct KeyedId {
   std::string Key;
-  ncclUniqueId Id;
+  /// None: the sender names a key it needs, and mints no id.
+  std::optional<ncclUniqueId> Id;
 };
 
 std::vector<uint32_t> encodeKeyedIds(llvm::ArrayRef<KeyedId> Ids);
@@ -45,15 +47,16 @@ using IdMinter = llvm::function_ref<llvm::Expected<ncclUniqueId>(llvm::StringRef
 /// ncclGetUniqueId.
 llvm::Expected<ncclUniqueId> mintUniqueId(llvm::StringRef Key);
 
-/// The ids of the communicators of \p L that this rank leads, keyed by
-/// commKey(\p Prefix, ...), in the lowering's order.
+/// The id of \p L's root communicator if this rank leads it (world rank
+/// 0), keyed by commKey(\p Prefix, ...); none otherwise.
 llvm::Expected<std::vector<KeyedId>> mintLedIds(const Lowering &L, llvm::StringRef Prefix,
                                                 IdMinter Mint = mintUniqueId);
 
-/// Mints this rank's ids, gathers every rank's over \p World, and returns
-/// the exchange of the ids of \p L's communicators. Every rank of the world
-/// calls it, member of a communicator or not. An error names a key two
-/// ranks minted, or a communicator of this rank that no rank minted.
+/// Mints this rank's ids (or names the key it needs), gathers every rank's
+/// over \p World, and returns the exchange of the id of \p L's root
+/// communicator. Every rank of the world calls it. An error names a rank
+/// that derived another key, a key two ranks minted, or the root's when no
+/// rank minted it.
 llvm::Expected<std::unique_ptr<UniqueIdExchange>> gatherUniqueIds(const Lowering &L,
                                                                   llvm::StringRef Prefix,
                                                                   WorldGather &World,

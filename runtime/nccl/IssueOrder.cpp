@@ -54,10 +54,14 @@ private:
       return;
     }
     bool P2P = isPointToPoint(C.Kind);
-    // Sends/recvs and collectives never share a group.
+    // Sends/recvs and collectives never share a group, nor do two
+    // communicators (IssueOrder.h).
     if (!Open.Comms.empty() && P2P != PointToPoint)
       flush(Issue::BeforeCollective, K);
+    else if (!Open.Comms.empty() && C.Group != OpenGroup)
+      flush(Issue::AtCommChange, K);
     PointToPoint = P2P;
+    OpenGroup = C.Group;
     Open.Comms.push_back(K);
     Open.LaunchedAfter.push_back(Out.size());
     OpenIn[K] = Serial;
@@ -83,7 +87,7 @@ private:
     if (Open.Comms.empty())
       return;
     Open.K = Issue::Launch;
-    if (Open.HeldAcross) {
+    if (Open.HeldAcross || Cause == Issue::AtCommChange) {
       Open.IssuedBy = Cause;
       Open.Until = Until;
     }
@@ -97,6 +101,9 @@ private:
   std::vector<Issue> Out;
   Issue Open;                ///< launched, not yet issued
   bool PointToPoint = false; ///< Open holds sends and recvs
+  /// The plan group of Open's communicator (-1: the world's): a rank is in
+  /// one subgroup of each group, so it names the communicator.
+  int32_t OpenGroup = -1;
   /// Per comm, the Serial of the group it was launched into: it is in Open
   /// when that is the current one (a wait asks in constant time).
   std::vector<uint32_t> OpenIn;

@@ -20,6 +20,12 @@
 //    waits for a comm launched after it.
 //  - Consecutive collective launches form one group of their own (NCCL
 //    fuses them), issued at the next step that is not a collective launch.
+//  - A group never spans two communicators (two plan groups, or a plan
+//    group and the world): a launch on another communicator than the open
+//    group's issues that group first. NCCL launches a group's communicators
+//    one after another on the stream in an order of its own (by
+//    communicator hash, random per run), so a group of a recv on one and a
+//    send on another would run the recv first in about half of all runs.
 //  - An all_to_all_v of split sizes known only at run time is issued
 //    eagerly on its own, after the group before it.
 //
@@ -27,8 +33,9 @@
 // and recvs between two ranks are posted, and matched, in the plan's order;
 // every comm's wait comes after the group that issues it; every collective
 // keeps its place in plan order among the collectives (identical on every
-// rank). What this order can still not run (a send or recv whose partner
-// comes after a collective or after its own wait on the peer) is refused
+// rank); a group's comms share one communicator. What this order can still
+// not run (a send or recv whose partner comes after a collective, after its
+// own wait on the peer, or on another communicator after it) is refused
 // before anything runs, by StreamOrderCheck.h, which simulates exactly this
 // order.
 //
@@ -67,9 +74,11 @@ struct Issue {
   /// Launch: the first compute it was held across (a note for the listing).
   int64_t FirstHeldCompute = -1;
   /// Launch: what issued it (a note for the listing): the wait step for
-  /// one of its comms, the launch of a collective (Until: that comm), or
-  /// the end of the step.
-  enum Cause : uint8_t { AtLaunch, AtWait, BeforeCollective, AtEnd };
+  /// one of its comms, the launch of a collective or of a comm on another
+  /// communicator (Until: that comm), or the end of the step. A group held
+  /// open says why it ended; any group says when a communicator change ended
+  /// it.
+  enum Cause : uint8_t { AtLaunch, AtWait, BeforeCollective, AtCommChange, AtEnd };
   Cause IssuedBy = AtLaunch;
   uint32_t Until = 0;
 };

@@ -2,8 +2,9 @@
 
 #include "runtime/nccl/NcclDriver.h"
 
-#include "runtime/exec/ElementConversion.h"
+#include "runtime/nccl/CommStreamWait.h"
 #include "runtime/nccl/CudaError.h"
+#include "runtime/nccl/NcclVersion.h"
 #include "runtime/nccl/UniqueIdExchange.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -11,23 +12,10 @@
 
 #include <cstring>
 #include <dlfcn.h>
-#include <thread>
 
 using namespace llvm;
 
 namespace collc::rt::nccl {
-
-Error checkNcclVersion() {
-  int Version = 0;
-  if (Error E = checkNccl(ncclGetVersion(&Version), "ncclGetVersion"))
-    return E;
-  if (Version < kMinNcclVersion)
-    return makeError(ErrorKind::Unsupported,
-                     formatv("NCCL {0} is loaded; collc's NCCL backend needs {1} or newer "
-                             "(asynchronous error queries and CUDA graph capture)",
-                             ncclVersionString(Version), ncclVersionString(kMinNcclVersion)));
-  return Error::success();
-}
 
 static unsigned typeBytesOf(ncclDataType_t T) {
   switch (T) {
@@ -68,105 +56,6 @@ ncclResult_t ncclAllToAllAnyVersion(const void *Send, void *Recv, size_t Count,
   }
   ncclResult_t End = ncclGroupEnd();
   return R == ncclSuccess || R == ncclInProgress ? End : R;
-}
-
-// --- memberships ----------------------------------------------------------------
-
-NcclMembership::NcclMembership(ncclComm_t Comm, int Rank, int Size, int Device, std::string Name)
-    : Comm(Comm), Rank(Rank), Size(Size), Device(Device), Name(std::move(Name)) {}
-
-NcclMembership::~NcclMembership() {
-  if (!Comm || Aborted.load())
-    return;
-  for (auto &[Key, Op] : PreMulOps)
-    ncclRedOpDestroy(Op, Comm);
-  if (Scratch)
-    cudaFree(Scratch);
-  // Finish what was issued, within the timeout; abort otherwise, so that a
-  // destructor never hangs on a dead peer.
-  ncclResult_t R = ncclCommFinalize(Comm);
-  if ((R == ncclSuccess || R == ncclInProgress) &&
-      !errorToBool(waitReady({Comm}, Timeout, "ncclCommFinalize")))
-    ncclCommDestroy(Comm);
-  else
-    ncclCommAbort(Comm);
-}
-
-Error NcclMembership::health() const {
-  if (Aborted.load())
-    return makeError(ErrorKind::Broken,
-                     formatv("communicator {0} was aborted: {1}", Name, AbortReason));
-  ncclResult_t State = ncclSuccess;
-  if (Error E = checkNccl(ncclCommGetAsyncError(Comm, &State), Name + ": ncclCommGetAsyncError"))
-    return E;
-  if (State == ncclSuccess || State == ncclInProgress)
-    return Error::success();
-  return makeError(ErrorKind::Broken,
-                   formatv("communicator {0} (rank {1} of {2}) failed after {3}: NCCL error {4} "
-                           "({5})",
-                           Name, Rank, Size, LastOp.empty() ? "no op" : LastOp, int(State),
-                           ncclGetErrorString(State)));
-}
-
-void NcclMembership::abort(std::string Why) {
-  if (Aborted.exchange(true))
-    return;
-  AbortReason = std::move(Why);
-  ncclCommAbort(Comm);
-}
-
-Error NcclMembership::usable() const { return health(); }
-
-Expected<void *> NcclMembership::barrierScratch() {
-  if (Scratch)
-    return Scratch;
-  if (Error E = checkCuda(cudaSetDevice(Device), Name + ": cudaSetDevice"))
-    return E;
-  if (Error E = checkCuda(cudaMalloc(&Scratch, 4), Name + ": cudaMalloc of the barrier scratch"))
-    return E;
-  if (Error E = checkCuda(cudaMemset(Scratch, 0, 4), Name + ": cudaMemset of the barrier scratch"))
-    return E;
-  return Scratch;
-}
-
-Expected<ncclRedOp_t> NcclMembership::preMulSum(ElemType T, double Scale) {
-  std::lock_guard<std::mutex> Lock(PreMulMutex);
-  auto Key = std::make_pair(int(T), Scale);
-  if (auto It = PreMulOps.find(Key); It != PreMulOps.end())
-    return It->second;
-  // The factor is read from host memory at the call, in the element type.
-  alignas(8) unsigned char Scalar[8] = {};
-  switch (T) {
-  case ElemType::F32: {
-    float F = float(Scale);
-    memcpy(Scalar, &F, 4);
-    break;
-  }
-  case ElemType::F64:
-    memcpy(Scalar, &Scale, 8);
-    break;
-  case ElemType::F16: {
-    uint16_t H = floatToHalf(float(Scale));
-    memcpy(Scalar, &H, 2);
-    break;
-  }
-  case ElemType::BF16: {
-    uint16_t B = floatToBf16(float(Scale));
-    memcpy(Scalar, &B, 2);
-    break;
-  }
-  default:
-    return makeError(ErrorKind::Unsupported,
-                     formatv("premul_sum over {0}: NCCL scales floating-point types only",
-                             elemTypeName(T)));
-  }
-  ncclRedOp_t Op;
-  if (Error E = checkNccl(ncclRedOpCreatePreMulSum(&Op, Scalar, ncclTypeOf(T),
-                                                   ncclScalarHostImmediate, Comm),
-                          Name + ": ncclRedOpCreatePreMulSum"))
-    return E;
-  PreMulOps[Key] = Op;
-  return Op;
 }
 
 CommStreamOwner::~CommStreamOwner() {
@@ -298,34 +187,8 @@ Expected<NcclDriver::Communicator> NcclDriver::join(UniqueId Id, size_t Ranks, s
 
 Expected<NcclDriver::Elems> NcclDriver::elements(ElemType T, uint64_t Bytes) {
   ncclDataType_t D = ncclTypeOf(T);
-  if (D == ncclNumTypes) {
-    if (T == ElemType::F8E4M3 || T == ElemType::F8E5M2)
-      return makeError(ErrorKind::Unsupported,
-                       formatv("{0} needs NCCL 2.24 or newer; collc was built with {1}",
-                               elemTypeName(T), ncclVersionString(NCCL_VERSION_CODE)));
-    return makeError(ErrorKind::Unsupported,
-                     formatv("element type #{0} has no NCCL type", unsigned(T)));
-  }
-  if (T == ElemType::F8E4M3 || T == ElemType::F8E5M2) {
-    int Version = 0;
-    if (Error E = checkNccl(ncclGetVersion(&Version), "ncclGetVersion"))
-      return E;
-    if (Version < 22400)
-      return makeError(ErrorKind::Unsupported,
-                       formatv("{0} needs NCCL 2.24 or newer; NCCL {1} is loaded",
-                               elemTypeName(T), ncclVersionString(Version)));
-    int Device = 0, Major = 0;
-    if (Error E = checkCuda(cudaGetDevice(&Device), "cudaGetDevice"))
-      return E;
-    if (Error E = checkCuda(cudaDeviceGetAttribute(&Major, cudaDevAttrComputeCapabilityMajor,
-                                                   Device),
-                            "cudaDeviceGetAttribute"))
-      return E;
-    if (Major < 9)
-      return makeError(ErrorKind::Unsupported,
-                       formatv("{0} collectives need an SM90 GPU or newer; GPU {1} is SM{2}x",
-                               elemTypeName(T), Device, Major));
-  }
+  if (Error E = checkNcclSupports(T, D))
+    return E;
   unsigned Size = typeBytesOf(D);
   if (Bytes % Size)
     return makeError(ErrorKind::InvalidArgument,
@@ -356,7 +219,7 @@ static Error reduce(bool Scatter, const NcclDriver::Communicator &C,
     return Err;
   ncclRedOp_t R = ncclOpOf(Op);
   if (PreMul) {
-    Expected<ncclRedOp_t> Created = C->preMulSum(T, Scale);
+    Expected<ncclRedOp_t> Created = C->preMulSum(T, ncclTypeOf(T), Scale);
     if (!Created)
       return Created.takeError();
     R = *Created;
@@ -540,8 +403,14 @@ Error NcclDriver::allToAllV(const Communicator &C, const Resource &Src, const Re
 }
 
 Expected<std::vector<uint32_t>> NcclDriver::allGatherWords(const Communicator &C,
-                                                           ArrayRef<uint32_t> Local,
-                                                           CommStream S) {
+                                                            ArrayRef<uint32_t> Local,
+                                                            CommStream S) {
+  return allGatherWords(C, Local, S, nullptr);
+}
+
+Expected<std::vector<uint32_t>> NcclDriver::allGatherWords(
+    const Communicator &C, ArrayRef<uint32_t> Local, CommStream S,
+    function_ref<void(const std::string &)> Break) {
   if (!C)
     return makeError(ErrorKind::InvalidArgument, "all_gather_words: no communicator");
   size_t N = size_t(C->size()), W = Local.size();
@@ -582,7 +451,7 @@ Expected<std::vector<uint32_t>> NcclDriver::allGatherWords(const Communicator &C
   if (Error E = checkCuda(cudaMemcpyAsync(Host, Dev, N * W * 4, cudaMemcpyDeviceToHost, S),
                           "cudaMemcpyAsync for all_gather_words"))
     return E;
-  if (Error E = waitForStream(S, {C.get()}, "all_gather_words"))
+  if (Error E = waitForStream(S, {C.get()}, "all_gather_words", std::nullopt, Break))
     return E;
   Freeable = true;
   memcpy(All.data(), Host, N * W * 4);
@@ -637,7 +506,7 @@ Error NcclDriver::barrier(const Communicator &C, CommStream S) {
   const char *What = "barrier";
   if (!C)
     return makeError(ErrorKind::InvalidArgument, "barrier: no communicator");
-  Expected<void *> Scratch = C->barrierScratch();
+  Expected<void *> Scratch = C->barrierScratch(S);
   if (!Scratch)
     return Scratch.takeError();
   if (Error Err = begin(C, S, What))
@@ -651,53 +520,6 @@ Error NcclDriver::synchronize(CommStream S) {
   for (auto &U : Users)
     Raw.push_back(U.get());
   return waitForStream(S, Raw, "synchronize");
-}
-
-Error waitForStream(cudaStream_t S, ArrayRef<NcclMembership *> Comms, const std::string &Context,
-                    std::optional<std::chrono::milliseconds> Limit) {
-  std::chrono::milliseconds Timeout =
-      Comms.empty() ? defaultTimeout() : std::chrono::milliseconds::max();
-  for (NcclMembership *C : Comms)
-    Timeout = std::min(Timeout, C->Timeout);
-  if (Limit)
-    Timeout = *Limit;
-  auto Start = std::chrono::steady_clock::now();
-  auto Deadline = Start + Timeout;
-  for (unsigned Polls = 0;; ++Polls) {
-    cudaError_t Q = cudaStreamQuery(S);
-    if (Q == cudaSuccess)
-      return Error::success();
-    if (Q != cudaErrorNotReady)
-      return checkCuda(Q, Context + ": cudaStreamQuery");
-    cudaGetLastError(); // NotReady is not an error to keep
-    for (NcclMembership *C : Comms)
-      if (Error E = C->health()) {
-        std::string Why = toString(std::move(E));
-        for (NcclMembership *Other : Comms)
-          Other->abort("aborted after " + Why);
-        return makeError(ErrorKind::Broken, Context + ": " + Why + "; communicators aborted");
-      }
-    if (std::chrono::steady_clock::now() >= Deadline) {
-      std::string Waiting;
-      for (NcclMembership *C : Comms)
-        Waiting += formatv("{0}{1}: last issued {2}", Waiting.empty() ? "" : "; ", C->name(),
-                           C->LastOp.empty() ? "nothing" : C->LastOp)
-                       .str();
-      if (Limit) // the caller's bound: its communicators stay up
-        return makeError(ErrorKind::Timeout,
-                         formatv("{0}: the comm stream was not done after {1} ms ({2})", Context,
-                                 Timeout.count(), Waiting.empty() ? "no NCCL op" : Waiting));
-      for (NcclMembership *C : Comms)
-        C->abort(formatv("{0} timed out after {1} ms", Context, Timeout.count()).str());
-      return makeError(ErrorKind::Timeout,
-                       formatv("{0}: the comm stream was not done after {1} ms ({2}); "
-                               "communicators aborted",
-                               Context, Timeout.count(), Waiting.empty() ? "no NCCL op" : Waiting));
-    }
-    // Spin briefly (small collectives finish in microseconds), then nap.
-    if (Polls > 1000)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
 }
 
 } // namespace collc::rt::nccl

@@ -2,12 +2,15 @@
 //
 // The CollectiveDriver (seed 000) on NCCL: communicators are NCCL
 // communicators created eagerly and non-blocking (ncclCommInitRankConfig
-// with blocking = 0, so that an abort is always safe), on the device current
-// at join; resources are device memory; the comm stream is a non-blocking
-// CUDA stream of the greatest priority. Element types are those of NCCL
-// (fp8 needs NCCL 2.24 and an SM90 GPU), premul_sum is an op created per
-// communicator, type and factor and cached. all_to_all is ncclAlltoAll;
-// all_to_all_v is grouped ncclSend/ncclRecv.
+// with blocking = 0: every call of theirs that waits on the host returns
+// ncclInProgress and is polled within the timeout; no graph holds them, so
+// an abort returns), on the device current at join; resources are device
+// memory; the comm stream is a non-blocking CUDA stream of the greatest
+// priority. Element types are those of NCCL (fp8 needs NCCL 2.24 and an
+// SM90 GPU), premul_sum is an op created per communicator, type and factor
+// and cached (the factor a value of the type: ir/PremulFactor.h).
+// all_to_all is ncclAlltoAll; all_to_all_v is grouped ncclSend/ncclRecv.
+// The executor makes its communicators otherwise (NcclResources.h).
 //
 // synchronize() never waits blindly: it polls the stream and the
 // asynchronous errors of every communicator that issued on it, and past the
@@ -22,8 +25,11 @@
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/Timeout.h"
+#include "runtime/nccl/NcclMembership.h"
+#include "runtime/nccl/NcclVersion.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -38,59 +44,6 @@
 #include <vector>
 
 namespace collc::rt::nccl {
-
-/// The oldest NCCL the backend accepts: ncclCommGetAsyncError and CUDA
-/// graph capture of NCCL calls both work from 2.9.6 on.
-constexpr int kMinNcclVersion = 20906;
-
-/// Checks the NCCL library this process loaded, with a clear error.
-llvm::Error checkNcclVersion();
-
-/// One device's membership of an NCCL communicator.
-class NcclMembership {
-public:
-  NcclMembership(ncclComm_t Comm, int Rank, int Size, int Device, std::string Name);
-  /// Finishes (ncclCommFinalize, then ncclCommDestroy) unless aborted.
-  ~NcclMembership();
-  NcclMembership(const NcclMembership &) = delete;
-  NcclMembership &operator=(const NcclMembership &) = delete;
-
-  ncclComm_t comm() const { return Comm; }
-  int rank() const { return Rank; }
-  int size() const { return Size; }
-  int device() const { return Device; }
-  const std::string &name() const { return Name; }
-
-  /// Never blocks: the communicator's asynchronous error, or Broken after
-  /// an abort.
-  llvm::Error health() const;
-  /// ncclCommAbort; later calls are refused. \p Why is kept for them.
-  void abort(std::string Why);
-  bool aborted() const { return Aborted.load(); }
-  /// Refuses work on an aborted or failed communicator.
-  llvm::Error usable() const;
-
-  /// The premul_sum op for \p T and \p Scale (created once).
-  llvm::Expected<ncclRedOp_t> preMulSum(ElemType T, double Scale);
-  /// Four bytes of device memory for barrier(), made at the first barrier
-  /// (outside any capture) and freed with the communicator.
-  llvm::Expected<void *> barrierScratch();
-
-  std::chrono::milliseconds Timeout = defaultTimeout();
-  /// The last op issued, for errors ("all_reduce #57 of 4096 f32").
-  std::string LastOp;
-  uint64_t Issued = 0;
-
-private:
-  ncclComm_t Comm;
-  int Rank, Size, Device;
-  std::string Name;
-  std::atomic<bool> Aborted{false};
-  std::string AbortReason;
-  std::mutex PreMulMutex;
-  std::map<std::pair<int, double>, ncclRedOp_t> PreMulOps;
-  void *Scratch = nullptr;
-};
 
 /// A comm stream: non-blocking, greatest priority, destroyed with its owner.
 class CommStreamOwner {
@@ -138,12 +91,20 @@ struct NcclDriver {
   // - allReduce and reduceScatter refuse premul_sum, which needs its factor
   //   (the scaled ones take it).
   // - allGatherWords: a synchronous all_gather of a few host words (the
-  //   plan-digest handshake), through device memory on the stream.
+  //   plan-digest handshake), through device memory on the stream; a failed
+  //   wait aborts the communicator.
   // - split: ncclCommSplit; null for a negative color.
   // - barrier: NCCL has none, so a one-element all_reduce on the
   //   communicator's scratch, which no rank leaves before every rank entered.
 #define COLLC_DRIVER_OP(Result, Name, Params) static Result Name Params;
 #include "runtime/exec/DriverOps.def"
+
+  /// allGatherWords for a caller that owns more than the communicator: a
+  /// failed wait calls \p Break instead of aborting \p C (an executor's
+  /// graphs must go before its communicators: BrokenState.h).
+  static llvm::Expected<std::vector<uint32_t>>
+  allGatherWords(const Communicator &C, llvm::ArrayRef<uint32_t> Local, CommStream S,
+                 llvm::function_ref<void(const std::string &)> Break);
 
   // --- streams ----------------------------------------------------------------
   using StreamOwner = std::unique_ptr<CommStreamOwner>;
@@ -167,16 +128,6 @@ inline void NcclDriver::setTimeout(const Communicator &C, std::chrono::milliseco
 }
 
 static_assert(ExecutorDriver<NcclDriver>);
-
-/// Waits for the work on \p S, polling every communicator in \p Comms, up
-/// to the smallest of their timeouts (defaultTimeout() without any); past
-/// it aborts them all. \p Context
-/// names what was being waited for in errors. With \p Limit the wait ends
-/// there instead, with a Timeout error that leaves the communicators up (a
-/// caller's bounded synchronize, which may wait again).
-llvm::Error waitForStream(cudaStream_t S, llvm::ArrayRef<NcclMembership *> Comms,
-                          const std::string &Context,
-                          std::optional<std::chrono::milliseconds> Limit = std::nullopt);
 
 } // namespace collc::rt::nccl
 

@@ -3,19 +3,20 @@
 // The NCCL backend's executor, for one rank on one GPU: an rt::Executor
 // (runtime/exec/Executor.h) whose memory is the GPU's. It walks the very
 // lowering that `collc dump --format nccl` prints (NcclLowering.h):
-//  - create(): the setup. Communicators are created eagerly and
-//    non-blocking, in one order on every rank, their unique ids shared by
-//    UniqueIdExchange; plan buffers, events, premul_sum ops and a stream of
-//    its own for the model's work (until setStream() names the caller's)
-//    follow.
+//  - create(): the setup (NcclResources.h). One communicator, the world's
+//    root, is made from a unique id (UniqueIdExchange), non-blocking; every
+//    communicator that carries traffic is split from it, blocking, in one
+//    order on every rank; plan buffers, events, premul_sum ops and a stream
+//    of its own for the model's work (until setStream() names the
+//    caller's) follow.
 //  - bind(): model tensors that are not zero-copy views of a plan buffer are
 //    device memory bound by name (a wrong size or an unknown name is an
 //    error that names it). Binding again re-captures at the next replay.
-//  - capture(): checks (NCCL >= 2.9.6, one GPU per capturing thread, no
+//  - capture(): checks (the NCCL version, one GPU per capturing thread, no
 //    communicator in error, nothing unbound), the plan-digest handshake,
-//    the eager warm-up (every communicator, op and peer connected), then
-//    the capture of the comm stream into CUDA graphs in thread-local mode,
-//    instantiated once.
+//    the eager warm-up (after the caller's work; every communicator, op and
+//    peer connected), then the capture of the comm stream into CUDA graphs
+//    in thread-local mode, instantiated once (NcclGraphs.h).
 //  - replay(compute): one step. Each compute of this rank is called back in
 //    plan order (it enqueues the model's work on the caller's stream) and
 //    its ready event is recorded there; then the graphs are launched on the
@@ -25,11 +26,18 @@
 //    a result.
 //  - enqueueInto(stream): the same step issued as calls on the comm stream,
 //    forked from and joined back to the caller's stream: for frameworks
-//    that capture a whole training step into their own graph.
-//  - synchronize(): waits for the comm stream with a deadline, polling
-//    every communicator's asynchronous error; on timeout it aborts them and
-//    names the op, the step and the communicator. synchronize(Within) names
-//    them too but leaves the communicators up.
+//    that capture a whole training step into their own graph. That graph
+//    holds the communicators as the executor's own do: the caller destroys
+//    it before the executor.
+//  - synchronize(): waits for the comm stream with the executor's timeout,
+//    polling every communicator's asynchronous error, and names the op,
+//    the step and the communicator (NcclStepWait.h). synchronize(Within)
+//    names them too and leaves the executor as it was.
+//  - breaking (BrokenState.h): a wait past the executor's timeout, an
+//    asynchronous error, or a blocking call past the watchdog's deadline
+//    (Watchdog.h) breaks the executor, once: its graphs are destroyed, then
+//    its communicators aborted (NCCL's abort waits until no graph holds a
+//    communicator). Every path that issues work then refuses, naming why.
 //
 //   auto X = NcclExecutor::create(Plan, Rank, {.Device = Rank});
 //   (*X)->bind("act.in", DevPtr, Bytes);
@@ -44,7 +52,7 @@
 #include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Timeout.h"
-#include "runtime/launch/WorldGather.h"
+#include "runtime/nccl/NcclExecutorOptions.h"
 #include "runtime/nccl/NcclLowering.h"
 
 #include "llvm/Support/Error.h"
@@ -58,30 +66,16 @@
 
 namespace collc::rt::nccl {
 
-class UniqueIdExchange;
-
-struct NcclExecutorOptions {
-  int Device = 0;
-  /// Prefix of the communicator keys: every rank of one run uses the same
-  /// one, two runs that share an exchange use different ones.
-  std::string CommPrefix = "plan";
-  /// Every wait of this executor (Timeout.h): COLLC_TIMEOUT_MS, else 300 s.
-  std::chrono::milliseconds Timeout = defaultTimeout();
-  bool DigestHandshake = true;
-  /// Null: the in-process table (ranks are threads of this process).
-  UniqueIdExchange *Ids = nullptr;
-  /// The run's CPU world, over which allGatherWords() gathers (null: over
-  /// the plan's world communicator, on the GPU).
-  WorldGather *World = nullptr;
-  /// What the executor keeps alive until its communicators are gone (the
-  /// CPU world and the id table a process run made for it).
-  std::shared_ptr<void> Keep;
-};
-
 class NcclExecutor : public Executor {
 public:
+  /// Refuses a plan whose ranks' comm streams would wait for each other
+  /// (checkStreamOrder), then sets up rank \p Rank of \p P.
   static llvm::Expected<std::unique_ptr<NcclExecutor>>
   create(const plan::Plan &P, int64_t Rank, NcclExecutorOptions Opts = {});
+  /// The same with \p L, lowerForRank(P, Rank), of a plan its caller has
+  /// checked already (checkStreamOrder, as checkProcessPlan does).
+  static llvm::Expected<std::unique_ptr<NcclExecutor>>
+  create(const plan::Plan &P, int64_t Rank, Lowering L, NcclExecutorOptions Opts);
   ~NcclExecutor() override;
 
   static constexpr llvm::StringLiteral Name = "nccl";

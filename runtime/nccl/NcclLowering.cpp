@@ -4,10 +4,8 @@
 
 #include "runtime/exec/StepWalk.h"
 #include "runtime/nccl/IssueOrder.h"
-#include "runtime/nccl/StreamOrderCheck.h"
 
 #include "runtime/exec/RuntimeError.h"
-#include "runtime/nccl/PackShape.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -90,19 +88,28 @@ private:
   void setup() {
     L.Setup.push_back({CallKind::SetDevice});
     L.Setup.push_back({CallKind::CreateStream});
-    // Communicators in one canonical order on every rank (the world, then
-    // the plan's groups), so blocking inits cannot deadlock and every member
-    // derives the same unique-id key. The world is always there: the
-    // plan-digest handshake runs over it before the first replay.
+    // One communicator is initialized from a unique id, the world's, and
+    // non-blocking (its init is bounded); every communicator that carries
+    // traffic is split from it (ncclCommSplit, sharing its resources:
+    // no bootstrap, topology search or proxy of its own) and blocking (a
+    // non-blocking group end starts a thread). Splits are collective over
+    // the world, so every rank splits every plan group, in the plan's group
+    // order: into its subgroup, or into none. The world's traffic
+    // communicator is always there: the digest handshake runs over it.
+    L.Root = {"world", "the world, initialized to be split", P.World, Rank};
+    L.Setup.push_back({CallKind::CommInit});
     WorldComm = int32_t(L.Comms.size());
     L.Comms.push_back({"world", formatv("the world: ranks 0-{0}", P.World - 1).str(), P.World,
-                       Rank});
+                       Rank, /*Color=*/0});
+    split(-1, WorldComm);
     GroupComm.assign(P.Groups.size(), -1);
     for (size_t G = 0; G != P.Groups.size(); ++G) {
       const plan::Group &Grp = P.Groups[G];
       int32_t Sub = Grp.SubgroupOf[Rank];
-      if (Sub < 0)
+      if (Sub < 0) {
+        split(int32_t(G), -1);
         continue;
+      }
       const std::vector<int32_t> &Members = Grp.Subgroups[Sub];
       GroupComm[G] = int32_t(L.Comms.size());
       plan::RankSet RS;
@@ -111,12 +118,8 @@ private:
       std::sort(RS.Ranks.begin(), RS.Ranks.end());
       L.Comms.push_back({formatv("@{0}/{1}", Grp.Name, Sub).str(),
                          formatv("@{0} subgroup {1}: ranks {2}", Grp.Name, Sub, RS.str()).str(),
-                         int64_t(Members.size()), Grp.LocalRank[Rank]});
-    }
-    for (size_t K = 0; K != L.Comms.size(); ++K) {
-      Call C{CallKind::CommInit};
-      C.Comm = int32_t(K);
-      L.Setup.push_back(C);
+                         int64_t(Members.size()), Grp.LocalRank[Rank], Sub});
+      split(int32_t(G), GroupComm[G]);
     }
     // premul_sum ops, buffers and events this rank's comms use.
     std::set<int32_t> UsedBuffers;
@@ -183,6 +186,16 @@ private:
       L.DoneEvents += C.Ranks.contains(Rank);
     // CreateEvents is completed (its count) once the waits are known.
     L.Setup.push_back({CallKind::CreateEvents});
+  }
+
+  /// The split of plan group \p Group (-1: the world's traffic) into
+  /// communicator \p Comm of L.Comms (-1: none, this rank is in no
+  /// subgroup of it).
+  void split(int32_t Group, int32_t Comm) {
+    Call C{CallKind::CommSplit};
+    C.Comm = Comm;
+    C.SplitGroup = Group;
+    L.Setup.push_back(C);
   }
 
   int32_t scratchBuffer() const { return int32_t(P.Buffers.size()); }
@@ -328,20 +341,32 @@ private:
         Held += formatv(" to the wait for #{0}", I.Until).str();
       else if (I.IssuedBy == Issue::BeforeCollective)
         Held += formatv(" to collective #{0}", I.Until).str();
+      else if (I.IssuedBy == Issue::AtCommChange)
+        Held += formatv(" to #{0}, on another communicator", I.Until).str();
       else
         Held += " to the end of the step";
     }
+    // A group never spans two communicators (IssueOrder.h): say where that
+    // ended one.
+    std::string Split;
+    if (!I.HeldAcross && I.IssuedBy == Issue::AtCommChange)
+      Split = formatv("ends here: #{0} is on another communicator", I.Until).str();
     if (Group) {
       Call Start{CallKind::GroupStart};
       Start.Note = Held;
       emit(std::move(Start));
-    } else if (!Held.empty()) {
+    } else if (!Held.empty() && !Nccl.empty()) {
       Nccl.front().Note = Held;
     }
+    if (!Group && !Split.empty() && !Nccl.empty())
+      Nccl.back().Note += (Nccl.back().Note.empty() ? "" : "; ") + Split;
     for (Call &C : Nccl)
       emit(std::move(C));
-    if (Group)
-      emit({CallKind::GroupEnd});
+    if (Group) {
+      Call End{CallKind::GroupEnd};
+      End.Note = Split;
+      emit(std::move(End));
+    }
   }
 
   /// The NCCL calls of plan comm \p K on this rank.
@@ -577,187 +602,6 @@ private:
   uint64_t CountsBytes = 0;
 };
 
-// --- the listing --------------------------------------------------------------
-
-class Printer {
-public:
-  Printer(const plan::Plan &P, const Lowering &L, raw_ostream &OS) : P(P), L(L), OS(OS) {}
-
-  void print() {
-    OS << formatv("# NCCL calls of rank {0} of {1} for @{2} (plan {3})\n", L.Rank, P.World,
-                  P.Program, P.Digest.empty() ? "without digest" : P.Digest);
-    OS << "# comm: this rank's comm stream; ready[@c]: recorded by the model after compute @c;\n"
-          "# done[#k]: recorded when comm #k is complete, waited on by the model before using "
-          "its results\n";
-    section("setup, once, eager", L.Setup, false);
-    OS << formatv("\nwarm-up, once, eager: the captured work run as is ({0} NCCL calls), so "
-                  "every communicator, op and peer is connected before capture\n",
-                  ncclCallCount(L.WarmUp));
-    section("capture, once", L.Capture, true);
-    section("every step", L.Step, false);
-  }
-
-private:
-  static unsigned ncclCallCount(const std::vector<Call> &Calls) {
-    unsigned N = 0;
-    for (const Call &C : Calls)
-      N += C.Kind >= CallKind::AllReduce && C.Kind <= CallKind::Recv;
-    return N;
-  }
-
-  void section(StringRef Title, const std::vector<Call> &Calls, bool Captured) {
-    OS << '\n' << Title << ":\n";
-    int64_t LastComm = -1;
-    bool InGroup = false;
-    for (const Call &C : Calls) {
-      bool Stream = C.Kind >= CallKind::WaitReady && C.Kind <= CallKind::CountsToHost;
-      if (Stream && C.Kind != CallKind::GroupStart && C.Kind != CallKind::GroupEnd &&
-          C.Kind != CallKind::RecordDone &&
-          int64_t(C.PlanComm) != LastComm && (C.Kind != CallKind::WaitReady || !InGroup)) {
-        const plan::Comm &PC = P.Comms[C.PlanComm];
-        OS << formatv("  # comm #{0}: {1}{2}\n", C.PlanComm, commKindName(PC.Kind),
-                      PC.Group >= 0 ? " in @" + P.Groups[PC.Group].Name : std::string());
-        LastComm = C.PlanComm;
-      }
-      if (C.Kind == CallKind::GroupStart)
-        InGroup = true;
-      if (C.Kind == CallKind::GroupEnd)
-        InGroup = false;
-      OS << "  " << text(C, Captured);
-      if (!C.Note.empty())
-        OS << "  # " << C.Note;
-      OS << '\n';
-      if (C.Kind == CallKind::GroupEnd || C.Kind == CallKind::EndCapture)
-        LastComm = -1;
-    }
-  }
-
-  std::string ref(const Ref &R) const {
-    std::string Base;
-    if (R.Buffer == int32_t(P.Buffers.size()))
-      Base = "scratch";
-    else if (R.Buffer == int32_t(P.Buffers.size()) + 1)
-      Base = "counts";
-    else if (R.Buffer >= 0)
-      Base = formatv("buf{0}", R.Buffer).str();
-    else
-      Base = R.Tensor >= 0 ? "%" + P.Tensors[R.Tensor].Name : "nullptr";
-    if (R.Offset)
-      Base += formatv("+{0}", R.Offset).str();
-    return Base;
-  }
-
-  std::string op(const Call &C) const {
-    if (C.PreMulSum >= 0)
-      return formatv("premul{0}", C.PreMulSum).str();
-    return ncclOpName(C.Op).str();
-  }
-
-  std::string comm(int32_t K) const { return formatv("c{0}", K).str(); }
-
-  std::string copies(const Call &C) const {
-    uint64_t Bytes = 0;
-    for (const CopySegment &S : C.Copies)
-      Bytes += S.Bytes;
-    std::string Text = formatv("{0} copies, {1} B:", C.Copies.size(), Bytes).str();
-    for (size_t I = 0; I != C.Copies.size() && I != 4; ++I)
-      Text += formatv(" {0} <- {1} ({2} B);", ref(C.Copies[I].Dst), ref(C.Copies[I].Src),
-                      C.Copies[I].Bytes)
-                  .str();
-    if (C.Copies.size() > 4)
-      Text += formatv(" ... {0} more", C.Copies.size() - 4).str();
-    return Text;
-  }
-
-  /// A call as issued; \p Captured: inside a capture, where events cross
-  /// the graph's boundary (external waits and records).
-  std::string text(const Call &C, bool Captured) const {
-    switch (C.Kind) {
-    case CallKind::SetDevice:
-      return "cudaSetDevice(device of this rank)";
-    case CallKind::CreateStream:
-      return "cudaStreamCreateWithPriority(&comm, cudaStreamNonBlocking, greatest priority)";
-    case CallKind::CommInit: {
-      const CommDesc &D = L.Comms[C.Comm];
-      return formatv("ncclCommInitRankConfig(&{0}, {1}, id(\"{2}\"), {3}, &{{.blocking = 0})  # "
-                     "{4}",
-                     comm(C.Comm), D.Size, D.Key, D.Rank, D.Label);
-    }
-    case CallKind::CreatePreMulSum: {
-      const PreMulSumDesc &D = L.PreMulSums[C.PreMulSum];
-      return formatv("ncclRedOpCreatePreMulSum(&premul{0}, &{1}, {2}, ncclScalarHostImmediate, "
-                     "{3})",
-                     C.PreMulSum, formatExactDouble(D.Scale), ncclTypeName(D.Elem), comm(D.Comm));
-    }
-    case CallKind::Malloc:
-      return formatv("cudaMalloc(&{0}, {1})", ref({C.Buffer, -1, 0}), C.Bytes);
-    case CallKind::CreateEvents:
-      return formatv("cudaEventCreateWithFlags(..., cudaEventDisableTiming) x{0}  # {1} ready, "
-                     "{2} done",
-                     L.ReadyEvents + L.DoneEvents, L.ReadyEvents, L.DoneEvents);
-    case CallKind::WaitReady:
-      return formatv("cudaStreamWaitEvent(comm, ready[@{0}], {1})", P.Computes[C.Compute].Name,
-                     Captured ? "cudaEventWaitExternal" : "0");
-    case CallKind::Pack:
-      return formatv("collc_pack<<<grid, {0}, 0, comm>>>(buf{1}, {2})", kPackThreadsPerBlock,
-                     C.Buffer, copies(C));
-    case CallKind::Unpack:
-      return formatv("collc_unpack<<<grid, {0}, 0, comm>>>(buf{1}, {2})", kPackThreadsPerBlock,
-                     C.Buffer, copies(C));
-    case CallKind::GroupStart:
-      return "ncclGroupStart()";
-    case CallKind::GroupEnd:
-      return "ncclGroupEnd()";
-    case CallKind::AllReduce:
-      return formatv("ncclAllReduce({0}, {1}, {2}, {3}, {4}, {5}, comm)", ref(C.SendBuf),
-                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), op(C), comm(C.Comm));
-    case CallKind::ReduceScatter:
-      return formatv("ncclReduceScatter({0}, {1}, {2}, {3}, {4}, {5}, comm)", ref(C.SendBuf),
-                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), op(C), comm(C.Comm));
-    case CallKind::AllGather:
-      return formatv("ncclAllGather({0}, {1}, {2}, {3}, {4}, comm)", ref(C.SendBuf),
-                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), comm(C.Comm));
-    case CallKind::Broadcast:
-      return formatv("ncclBroadcast({0}, {1}, {2}, {3}, {4}, {5}, comm)", ref(C.SendBuf),
-                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), C.Peer, comm(C.Comm));
-    case CallKind::AllToAll:
-      return formatv("ncclAlltoAll({0}, {1}, {2}, {3}, {4}, comm)", ref(C.SendBuf),
-                     ref(C.RecvBuf), C.Count, ncclTypeName(C.Elem), comm(C.Comm));
-    case CallKind::Send:
-      return formatv("ncclSend({0}, {1}, {2}, {3}, {4}, comm)", ref(C.SendBuf),
-                     C.CountAtRunTime ? std::string("n") : std::to_string(C.Count), ncclTypeName(C.Elem),
-                     C.Peer, comm(C.Comm));
-    case CallKind::Recv:
-      return formatv("ncclRecv({0}, {1}, {2}, {3}, {4}, comm)", ref(C.RecvBuf),
-                     C.CountAtRunTime ? std::string("n") : std::to_string(C.Count), ncclTypeName(C.Elem),
-                     C.Peer, comm(C.Comm));
-    case CallKind::RecordDone:
-      return formatv("cudaEventRecordWithFlags(done[#{0}], comm, {1})", C.PlanComm,
-                     Captured ? "cudaEventRecordExternal" : "cudaEventRecordDefault");
-    case CallKind::CountsToHost:
-      return formatv("ncclAllGather(%{0}, counts, {1}, {2}, {3}, comm); cudaMemcpyAsync(host, "
-                     "counts, D2H, comm); cudaStreamSynchronize(comm)",
-                     P.Tensors[C.Tensor].Name, C.Count,
-                     ncclTypeName(P.Tensors[C.Tensor].Type.Elem), comm(C.Comm));
-    case CallKind::StreamSync:
-      return "cudaStreamSynchronize(comm)";
-    case CallKind::BeginCapture:
-      return "cudaStreamBeginCapture(comm, cudaStreamCaptureModeThreadLocal)";
-    case CallKind::EndCapture:
-      return formatv("cudaStreamEndCapture(comm, &graph{0})", C.Graph);
-    case CallKind::Instantiate:
-      return formatv("cudaGraphInstantiate(&exec{0}, graph{0}, 0)", C.Graph);
-    case CallKind::GraphLaunch:
-      return formatv("cudaGraphLaunch(exec{0}, comm)", C.Graph);
-    }
-    return "?";
-  }
-
-  const plan::Plan &P;
-  const Lowering &L;
-  raw_ostream &OS;
-};
-
 } // namespace
 
 RuntimeSlice runtimeSlice(const Call &C, ArrayRef<uint64_t> Rows) {
@@ -768,18 +612,7 @@ RuntimeSlice runtimeSlice(const Call &C, ArrayRef<uint64_t> Rows) {
 }
 
 Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank) {
-  Expected<Lowering> L = Lowerer(P, Rank).run();
-  if (!L)
-    return L.takeError();
-  // What the streams' order cannot run is refused before any rank
-  // communicates (StreamOrderCheck.h).
-  if (Error E = checkStreamOrder(P))
-    return E;
-  return L;
-}
-
-void printLowering(const plan::Plan &P, const Lowering &L, raw_ostream &OS) {
-  Printer(P, L, OS).print();
+  return Lowerer(P, Rank).run();
 }
 
 } // namespace collc::rt::nccl

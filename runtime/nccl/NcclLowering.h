@@ -1,11 +1,12 @@
 //===- runtime/nccl/NcclLowering.h - A plan as one rank's CUDA/NCCL calls -*- C++ -*-===//
 //
 // The NCCL backend's lowering, kept free of CUDA so that it builds and is
-// golden-tested everywhere (`collc dump PLAN --format nccl --rank R`) and the
-// executor on a GPU walks the very same list.
+// golden-tested everywhere (`collc dump PLAN --format nccl --rank R` prints
+// it: NcclListing.h) and the executor on a GPU walks the very same list.
 //
-// For one rank: the setup (device, comm stream, communicators, premul_sum
-// ops, plan buffers, events), the eager warm-up (one call per distinct
+// For one rank: the setup (device, comm stream, communicators: the world's
+// root from its unique id, every other split from it; premul_sum ops, plan
+// buffers, events), the eager warm-up (one call per distinct
 // communicator/op/peer, so that NCCL connects before capture), and the
 // capture: the plan's steps as calls on the comm stream. The model records
 // a ready event after each compute, and enqueues a step's records before it
@@ -30,9 +31,9 @@
 // Invariant: a rank's calls name only communicators it belongs to, every
 // NCCL call of a communicator appears in the same order on all of its
 // ranks (the plan's step order), and no NCCL communicator is created or
-// connected inside a capture. lowerForRank refuses (StreamOrderCheck.h) a
-// plan whose ranks' streams, issuing in this order, would wait for each
-// other forever.
+// connected inside a capture. Whether the ranks' streams, issuing in this
+// order, can run together is StreamOrderCheck.h's to judge, once per plan:
+// lowerRunnableForRank there lowers a plan it accepts.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RUNTIME_NCCL_NCCLLOWERING_H
@@ -41,7 +42,6 @@
 #include "plan/Plan.h"
 
 #include "llvm/Support/Error.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 #include <vector>
@@ -77,7 +77,8 @@ enum class CallKind : uint8_t {
   // Setup, eager.
   SetDevice,
   CreateStream,
-  CommInit,
+  CommInit,  ///< the world's root communicator, from its unique id
+  CommSplit, ///< a communicator that carries traffic, split from the root
   CreatePreMulSum,
   Malloc,
   CreateEvents,
@@ -108,7 +109,9 @@ struct Call {
   Call() = default;
   Call(CallKind K) : Kind(K) {} // so that `{CallKind::GroupStart}` is a call
   CallKind Kind = CallKind::SetDevice;
-  int32_t Comm = -1; ///< index into Lowering::Comms
+  int32_t Comm = -1; ///< index into Lowering::Comms (CommSplit: -1, none)
+  /// CommSplit: the plan group split (-1: the world's traffic).
+  int32_t SplitGroup = -1;
   Ref SendBuf, RecvBuf;
   uint64_t Count = 0; ///< elements, as NCCL counts them for this call
   /// Send/Recv of a runtime all_to_all_v: the count comes from the split
@@ -132,9 +135,12 @@ struct Call {
 };
 
 struct CommDesc {
-  std::string Key; ///< what every member derives its unique id from
+  std::string Key; ///< what every member derives its name (the root: its unique id) from
   std::string Label;
   int64_t Size = 1, Rank = 0;
+  /// The color it is split from the root with (its subgroup; the world's
+  /// traffic: 0); its key is Rank.
+  int64_t Color = 0;
 };
 
 struct PreMulSumDesc {
@@ -145,6 +151,11 @@ struct PreMulSumDesc {
 
 struct Lowering {
   int64_t Rank = 0;
+  /// The world's communicator made from a unique id, non-blocking, only to
+  /// be split: the one id a run shares.
+  CommDesc Root;
+  /// The communicators this rank's calls use, split from Root: the world's
+  /// first, then one per plan group it is in, in the plan's order.
   std::vector<CommDesc> Comms;
   std::vector<PreMulSumDesc> PreMulSums;
   std::vector<Call> Setup;  ///< once, eager
@@ -170,13 +181,10 @@ struct RuntimeSlice {
 };
 RuntimeSlice runtimeSlice(const Call &C, llvm::ArrayRef<uint64_t> Rows);
 
-/// Lowers \p P for rank \p Rank, once every rank's issue order has passed
-/// checkStreamOrder (an Unsupported error otherwise).
+/// Lowers \p P for rank \p Rank (an error for a rank outside the world).
+/// It does not judge whether every rank's issue order can run together:
+/// checkStreamOrder does, once per plan (StreamOrderCheck.h).
 llvm::Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank);
-
-/// The listing `collc dump --format nccl` prints: every call with its
-/// arguments, in issue order, with the plan step it comes from.
-void printLowering(const plan::Plan &P, const Lowering &L, llvm::raw_ostream &OS);
 
 } // namespace collc::rt::nccl
 

@@ -5,7 +5,6 @@
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/IdGather.h"
 #include "runtime/nccl/NcclExecutor.h"
-#include "runtime/nccl/StreamOrderCheck.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -30,8 +29,6 @@ Expected<std::unique_ptr<Executor>> createNcclRankExecutor(const plan::Plan &P,
     return makeError(ErrorKind::Unsupported,
                      "the nccl backend does not record host events of a step (a trace): its "
                      "steps run on the GPU");
-  if (Error E = checkStreamOrder(P))
-    return E;
   Expected<int> Devices = countCudaDevices();
   if (!Devices)
     return Devices.takeError();
@@ -62,7 +59,8 @@ Expected<std::unique_ptr<Executor>> createNcclRankExecutor(const plan::Plan &P,
   NO.Ids = Kept->Ids.get();
   NO.World = Kept->World.get();
   NO.Keep = Kept;
-  Expected<std::unique_ptr<NcclExecutor>> X = NcclExecutor::create(P, Place.Rank, std::move(NO));
+  Expected<std::unique_ptr<NcclExecutor>> X =
+      NcclExecutor::create(P, Place.Rank, std::move(*L), std::move(NO));
   if (!X)
     return X.takeError();
   return std::unique_ptr<Executor>(std::move(*X));

@@ -4,6 +4,7 @@
 
 #include "runtime/seeds/ServerCore.h"
 #include "runtime/nccl/CudaError.h"
+#include "runtime/nccl/CommStreamWait.h"
 #include "runtime/nccl/NcclDriver.h"
 
 #include "llvm/Support/FormatVariadic.h"

@@ -142,6 +142,12 @@ private:
     return G == P.Groups.size() ? std::string("the world") : "@" + P.Groups[G].Name;
   }
 
+  /// "@tp's communicator", "the world's communicator".
+  std::string communicatorOf(uint32_t K) const {
+    int32_t G = P.Comms[K].Group;
+    return groupName(G >= 0 ? GroupId(G) : GroupId(P.Groups.size())) + "'s communicator";
+  }
+
   /// "comm #3 (recv from rank 1 at model.coll:7:3)"; \p Rank names the peer.
   std::string comm(uint32_t K, int64_t Rank) const {
     const plan::Comm &C = P.Comms[K];
@@ -150,8 +156,7 @@ private:
       What += formatv(" {0} rank {1}", C.Kind == plan::CommKind::Send ? "to" : "from",
                       C.Peers[Rank])
                   .str();
-    if (C.Group >= 0)
-      What += " in @" + P.Groups[C.Group].Name;
+    What += " in " + groupName(C.Group >= 0 ? GroupId(C.Group) : GroupId(P.Groups.size()));
     if (!C.Loc.empty())
       What += " at " + (P.Source.empty() ? std::string("<program>") : P.Source) + ":" + C.Loc;
     return formatv("comm #{0} ({1})", K, What).str();
@@ -179,6 +184,11 @@ private:
       for (size_t I = 0; I != Group->Comms.size(); ++I)
         S += (I ? ", #" : " #") + std::to_string(Group->Comms[I]);
     }
+    if (Group->IssuedBy == Issue::AtCommChange)
+      S += formatv(" (its group ends where comm #{0} is launched on {1}: NCCL would run a "
+                   "group of two communicators in an order of its own)",
+                   Group->Until, communicatorOf(Group->Until))
+               .str();
     auto Next = std::find_if(std::next(Group), Order.end(), [](const Issue &I) {
       return I.K == Issue::Launch || I.K == Issue::Eager;
     });
@@ -233,9 +243,10 @@ private:
       }
     }
     return Out + "\nan async send or recv is issued with the sends and recvs launched after it "
-                 "only up to its own wait or the next collective (docs/runtime.md, \"Point-to-"
-                 "point on NCCL\"): launch the rest of its exchange before that collective or "
-                 "wait, or write the exchange as one p2p { } block";
+                 "only up to its own wait, the next collective or the next launch on another "
+                 "communicator (docs/runtime.md, \"Point-to-point on NCCL\"): launch the rest "
+                 "of its exchange before that collective or wait, in the same group, or write "
+                 "the exchange as one p2p { } block";
   }
 
   const plan::Plan &P;
@@ -248,11 +259,21 @@ private:
 
 Error checkStreamOrder(const plan::Plan &P) {
   // Without sends and recvs nothing is held: every stream issues its
-  // rank's collectives in the plan's order, so NCCL's order waits for
-  // nothing the plan's own order (checked when it was compiled) does not.
+  // rank's collectives in the plan's order (a group holds one
+  // communicator's, so NCCL keeps that order too), and waits for nothing
+  // the plan's own order (checked when it was compiled) does not.
   if (llvm::none_of(P.Comms, [](const plan::Comm &C) { return isPointToPoint(C.Kind); }))
     return Error::success();
   return StreamOrderChecker(P).run();
+}
+
+Expected<Lowering> lowerRunnableForRank(const plan::Plan &P, int64_t Rank) {
+  Expected<Lowering> L = lowerForRank(P, Rank);
+  if (!L)
+    return L.takeError();
+  if (Error E = checkStreamOrder(P))
+    return E;
+  return L;
 }
 
 } // namespace collc::rt::nccl

@@ -8,16 +8,20 @@
 // same simulation (ir/RankSimulation.h) with the stream's semantics:
 //  - an NCCL group of sends and recvs posts them together (in plan launch
 //    order, so they match as the program's do) and completes when all of
-//    them have matched; the rank issues nothing after it until then;
+//    them have matched; the rank issues nothing after it until then; a
+//    group holds one communicator's calls, so a launch on another
+//    communicator starts a group of its own (NCCL would run a group of two
+//    in an order of its own);
 //  - a collective completes when every member of its subgroup reaches it
 //    (collectives fused in one group are taken one after another, which
 //    can only wait longer than NCCL does);
 // and refuses a plan in which ranks would wait for each other forever,
 // naming the cycle, the comm each rank waits for (with its program
-// location) and the group it is in. NcclLowering's lowerForRank runs it, so
-// the executor, `collc run --backend nccl`, the C API and the listing
-// (`collc dump --format nccl`) all refuse such a plan before any rank
-// creates a communicator, rather than hang until the timeout.
+// location) and the group it is in. The executor (NcclExecutor::create),
+// the table of process backends (`collc run --backend nccl`, the C API,
+// `collc compile --backend nccl`) and the listing (`collc dump --format
+// nccl`) all run it, once per plan, so they refuse such a plan before any
+// rank creates a communicator, rather than hang until the timeout.
 //
 // Cost: every rank's launches once (world x steps), plus the issue order of
 // the ranks an error names.
@@ -27,6 +31,7 @@
 #define COLLC_RUNTIME_NCCL_STREAMORDERCHECK_H
 
 #include "plan/Plan.h"
+#include "runtime/nccl/NcclLowering.h"
 
 #include "llvm/Support/Error.h"
 
@@ -35,6 +40,10 @@ namespace collc::rt::nccl {
 /// Success, or an Unsupported RuntimeError saying why plan \p P would hang
 /// on NCCL. \p P must be valid (read by readPlan, or finalized).
 llvm::Error checkStreamOrder(const plan::Plan &P);
+
+/// lowerForRank(\p P, \p Rank) of a plan checkStreamOrder accepts: what the
+/// listing prints and NcclExecutor::create runs.
+llvm::Expected<Lowering> lowerRunnableForRank(const plan::Plan &P, int64_t Rank);
 
 } // namespace collc::rt::nccl
 

@@ -18,8 +18,9 @@
 #if COLLC_PROCESS_HAS_NCCL
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclRankExecutor.h"
-#include "runtime/nccl/StreamOrderCheck.h"
 #endif
+// CUDA-free: judged in every build.
+#include "runtime/nccl/StreamOrderCheck.h"
 
 using namespace llvm;
 
@@ -106,7 +107,7 @@ const ProcessBackend Backends[] = {
      MaxWorldSize, nullptr, MemoryKind::Device, nccl::checkStreamOrder},
 #else
     {"nccl", nullptr, "the CUDA toolkit and NCCL (libnccl-dev)", nullptr, nullptr, MaxWorldSize,
-     COLLC_PROCESS_NCCL_REASON, MemoryKind::Device},
+     COLLC_PROCESS_NCCL_REASON, MemoryKind::Device, nccl::checkStreamOrder},
 #endif
 };
 
@@ -181,6 +182,16 @@ Error checkProcessPlan(StringRef Backend, const plan::Plan &P) {
   if (!B)
     return B.takeError();
   return (*B)->CheckPlan ? (*B)->CheckPlan(P) : Error::success();
+}
+
+Error checkPlanForBackend(StringRef Backend, const plan::Plan &P) {
+  if (Backend == "local")
+    return Error::success();
+  for (const ProcessBackend &B : Backends)
+    if (Backend == B.Name)
+      return B.CheckPlan ? B.CheckPlan(P) : Error::success();
+  return makeError(ErrorKind::InvalidArgument,
+                   formatv("--backend {0}: expected local, {1}", Backend, processBackendNames()));
 }
 
 Expected<std::shared_ptr<void>> startProcessBackend(StringRef Backend) {

@@ -56,7 +56,13 @@ llvm::Error checkProcessHost(llvm::StringRef Backend);
 /// What \p Backend cannot run, judged from plan \p P alone, so that every
 /// rank refuses it alike and at once (nccl: a plan whose ranks' comm
 /// streams would wait for each other: runtime/nccl/StreamOrderCheck.h).
+/// Every rank runs it once, before createProcessExecutor.
 llvm::Error checkProcessPlan(llvm::StringRef Backend, const plan::Plan &P);
+
+/// The same for \p Backend, "local" or a process backend, whether this
+/// build has it or not (`collc compile --backend`: the plan may run on
+/// another machine); an unknown name is an error that lists the names.
+llvm::Error checkPlanForBackend(llvm::StringRef Backend, const plan::Plan &P);
 
 /// Starts what \p Backend needs in this process (MPI's initialization); the
 /// result must outlive every executor of the backend (null: nothing).
@@ -72,7 +78,8 @@ llvm::Expected<std::shared_ptr<void>> startSessionFor(llvm::StringRef Backend,
                                                       const RendezvousAddress &Where);
 
 /// The executor of \p Place's rank of \p P on \p Backend, its peers met
-/// through \p Where (the session of startSessionFor held).
+/// through \p Where (the session of startSessionFor held); \p P has passed
+/// checkProcessPlan.
 llvm::Expected<std::unique_ptr<Executor>>
 createProcessExecutor(llvm::StringRef Backend, const plan::Plan &P, const ProcessPlace &Place,
                       const RendezvousAddress &Where, ExecutorOptions Opts);

@@ -3,6 +3,7 @@
 #include "runtime/verify/PlanChecker.h"
 
 #include "runtime/exec/ElementTraits.h"
+#include "runtime/exec/PremulFactor.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/exec/WrapArithmetic.h"
 #include "runtime/verify/SyntheticData.h"
@@ -35,11 +36,11 @@ template <typename S> S loadRaw(const char *P, uint64_t I) {
 template <typename A> struct Acc { A V; };
 
 template <typename S, typename A, typename LoadF, typename StoreF>
-void reduceOne(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
-               char *Out, LoadF Load, StoreF Store) {
+void reduceOne(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+               uint64_t I, char *Out, LoadF Load, StoreF Store) {
   auto Mul = mulWrap<A>;
   auto Add = addWrap<A>;
-  A ScaleA = A(Scale);
+  A ScaleA = takesScale(Op) ? premulFactorAs<A>(T, Scale) : A(1);
   A R = Load(Srcs[0], I);
   if (Op == ReduceOp::PremulSum)
     R = Mul(R, ScaleA);
@@ -484,7 +485,7 @@ void referenceReduce(ElemType T, ReduceOp Op, double Scale, const char *const *S
     using Traits = decltype(E);
     using S = typename Traits::Storage;
     reduceOne<S, typename Traits::Acc>(
-        Op, Scale, Srcs, N, I, Out,
+        T, Op, Scale, Srcs, N, I, Out,
         [](const char *P, uint64_t K) { return Traits::load(loadRaw<S>(P, K)); },
         [](char *O, typename Traits::Acc V) {
           S X = Traits::store(V);

@@ -19,6 +19,7 @@
 #include "runtime/verify/ReductionBound.h"
 
 #include "runtime/exec/ElementTraits.h"
+#include "runtime/exec/PremulFactor.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -98,7 +99,7 @@ double boundFor(const ReductionSources &R, uint64_t I, double M, ReductionOrder 
   if (R.Op == ReduceOp::Prod) {
     Spread = G / (1 - std::min(G, 0.5)) * M; // |exact| <= M / (1 - G)
   } else {
-    double Scale = R.Op == ReduceOp::PremulSum ? std::fabs(R.Scale) : 1.0;
+    double Scale = R.Op == ReduceOp::PremulSum ? std::fabs(premulFactorValue(R.T, R.Scale)) : 1.0;
     double S = 0;
     for (unsigned K = 0; K != R.N; ++K)
       S += std::fabs(loadFloat(R.T, R.Srcs[K], R.First + I)) * Scale;

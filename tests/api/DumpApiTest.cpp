@@ -10,7 +10,7 @@
 #include "compiler/Compile.h"
 #include "plan/analysis/PlanStepModel.h"
 #include "compiler/dump/Dump.h"
-#include "runtime/nccl/NcclLowering.h"
+#include "runtime/nccl/NcclListing.h"
 
 #include "llvm/Support/raw_ostream.h"
 

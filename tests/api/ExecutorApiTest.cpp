@@ -562,7 +562,7 @@ TEST(CApiExecutor, NcclRefusesAPlanItsStreamsWouldHangOnAnywhere) {
   if (Why.find("built without the nccl backend") == std::string::npos) {
     for (const char *Part : {"options->backend is \"nccl\": plan @across would hang on NCCL",
                              "ranks wait for each other in a cycle 0 -> 1 -> 0",
-                             "rank 0 waits for comm #0 (recv from rank 1 at ",
+                             "rank 0 waits for comm #0 (recv from rank 1 in the world at ",
                              "its stream issues comm #1 (all_reduce in @dp at "})
       EXPECT_NE(Why.find(Part), std::string::npos) << Part << "\nin: " << Why;
   }

@@ -20,15 +20,18 @@
 
 #include "plan/Plan.h"
 #include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/PremulFactor.h"
 #include "runtime/verify/PlanChecker.h"
 #include "runtime/verify/ReductionBound.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "gtest/gtest.h"
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <tuple>
 
@@ -191,6 +194,17 @@ inline std::string compareResult(ElemType T, const std::vector<char> &Got, uint6
       .str();
 }
 
+/// Whether backend \p H keeps one communicator per world for the whole
+/// suite: its harness's `static constexpr bool ShareCommunicators` (absent:
+/// false, each case joins its own). NCCL's say so: each of its inits
+/// searches the topology, which would cost more than the case.
+template <typename H> constexpr bool sharesCommunicators() {
+  if constexpr (requires { H::ShareCommunicators; })
+    return H::ShareCommunicators;
+  else
+    return false;
+}
+
 template <typename H> class ConformanceTest : public testing::TestWithParam<ConformanceParam> {
 protected:
   using D = typename H::Driver;
@@ -201,10 +215,16 @@ protected:
       GTEST_SKIP() << Why;
     std::tie(Op, T, World) = GetParam();
     Size = elemTypeBytes(T);
-    static std::atomic<unsigned> Counter{0};
-    std::string Name = llvm::formatv("conformance.{0}.{1}", H::name(), Counter++).str();
     Comms.resize(World);
     Streams.resize(World);
+    if constexpr (sharesCommunicators<H>())
+      if (auto It = shared().find(World); It != shared().end()) {
+        Comms = It->second;
+        H::runRanks(World, [&](int R) { Streams[R] = D::createStream("conformance"); });
+        return;
+      }
+    static std::atomic<unsigned> Counter{0};
+    std::string Name = llvm::formatv("conformance.{0}.{1}", H::name(), Counter++).str();
     std::vector<std::string> Errors(World);
     H::runRanks(World, [&](int R) {
       llvm::Expected<typename D::UniqueId> Id = D::groupId({Name});
@@ -222,6 +242,16 @@ protected:
     });
     for (int R = 0; R != World; ++R)
       ASSERT_EQ(Errors[R], "") << "rank " << R << " could not join";
+    if constexpr (sharesCommunicators<H>())
+      shared()[World] = Comms;
+  }
+
+  /// The communicators of each world, where the harness shares them: made
+  /// once and kept to the process's end (never freed: a communicator torn
+  /// down while the process exits may wait on a runtime already gone).
+  static std::map<int, std::vector<typename D::Communicator>> &shared() {
+    static auto *Shared = new std::map<int, std::vector<typename D::Communicator>>();
+    return *Shared;
   }
 
   /// Sizes in elements: empty, one, odd, and 1 MiB plus three elements (per
@@ -323,6 +353,8 @@ protected:
       case Coll::AllReduce:
         for (auto [RO, Scale] : reduceOps())
           checkAllReduce(Count, RO, Scale, ++Salt);
+        if (Count == 37)
+          checkPremulFactor(Count);
         break;
       case Coll::ReduceScatter:
         for (auto [RO, Scale] : reduceOps())
@@ -384,6 +416,47 @@ protected:
       for (int R = 0; R != World; ++R)
         expectBytes(What, R, (InPlace ? *Src[R] : *Dst[R]).read(), 0, Want, &Red);
     }
+  }
+
+  /// premul_sum multiplies by the factor as a value of the element type
+  /// (ir/PremulFactor.h), on every backend alike (NCCL reads it so): 0.3 is
+  /// 0.30078125 over bf16 and 0.3125 over f8e4m3, and 3 over u8 wraps 96 * 3
+  /// to 32. Rank 0 gives 96 (a value of every type) and the others 0, so the
+  /// result is exact whatever the order: 96 times the factor, rounded once
+  /// (integers: wrapped).
+  void checkPremulFactor(uint64_t Count) {
+    double Factor = isFloatType(T) ? 0.3 : 3.0;
+    double Value = rt::premulFactorValue(T, Factor);
+    // The narrow floats multiply in f32, exactly here; f32 rounds its product.
+    double Product = T == ElemType::F64 ? 96.0 * Value : double(float(96.0f * float(Value)));
+    std::array<unsigned char, 8> Elem{};
+    if (isFloatType(T)) {
+      Elem = rt::premulFactorBytes(T, Product); // a value of T, rounded once
+    } else {
+      uint64_t Wrapped = 96u * 3u; // little-endian: its low Size bytes wrap it
+      std::memcpy(Elem.data(), &Wrapped, 8);
+    }
+    std::vector<char> Want(Count * Size);
+    for (uint64_t I = 0; I != Count; ++I)
+      std::memcpy(Want.data() + I * Size, Elem.data(), Size);
+    std::array<unsigned char, 8> NinetySix = rt::premulFactorBytes(T, 96.0);
+    std::vector<std::optional<Buffer>> Src(World), Dst(World);
+    for (int R = 0; R != World; ++R) {
+      std::vector<char> In(Count * Size, 0);
+      if (R == 0)
+        for (uint64_t I = 0; I != Count; ++I)
+          std::memcpy(In.data() + I * Size, NinetySix.data(), Size);
+      Src[R].emplace(Count * Size);
+      Src[R]->write(In);
+      Dst[R].emplace(Count * Size);
+    }
+    std::string What = label(Count, llvm::formatv(" premul_sum({0})", Factor).str().c_str());
+    onEveryRank(What, [&](int R, const auto &C, auto S) {
+      return D::allReduceScaled(C, Src[R]->resource(), Dst[R]->resource(), elems(Count),
+                                ReduceOp::PremulSum, T, Factor, S);
+    });
+    for (int R = 0; R != World; ++R)
+      expectBytes(What, R, Dst[R]->read(), 0, Want);
   }
 
   /// Out of place, then in place (rank R's result is its own chunk R of the

@@ -18,7 +18,8 @@
 
 #include "plan/Plan.h"
 #include "runtime/local/LocalExecutor.h"
-#include "runtime/nccl/NcclLowering.h"
+#include "runtime/nccl/NcclListing.h"
+#include "runtime/nccl/StreamOrderCheck.h"
 #include "compiler/dump/Dump.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -105,6 +106,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   if (!(*Again == Canonical))
     fail("a plan written and read back differs from the one written:", Written);
 
+  // The stream-order check once, as every consumer of the listing runs it.
+  llvm::consumeError(rt::nccl::checkStreamOrder(*P));
   for (int64_t R = 0; R != std::min(P->World, MaxRanksExamined); ++R) {
     llvm::Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(*P, R);
     if (!L) {

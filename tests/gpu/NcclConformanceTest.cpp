@@ -21,6 +21,9 @@ namespace collc::test {
 template <> struct DriverHarness<rt::nccl::NcclDriver> {
   using Driver = rt::nccl::NcclDriver;
   static std::string name() { return "nccl"; }
+  /// One communicator per world for the suite: an NCCL init costs more
+  /// than a case (device-run.sh reports the time per case).
+  static constexpr bool ShareCommunicators = true;
   static int gpus() {
     int Count = 0;
     if (cudaGetDeviceCount(&Count) != cudaSuccess) {
@@ -57,11 +60,15 @@ template <> struct DriverHarness<rt::nccl::NcclDriver> {
     Driver::Resource resource(uint64_t Offset = 0) {
       return Driver::resource(static_cast<char *>(Dev) + Offset, Bytes - Offset);
     }
+    /// From pageable memory, cudaMemcpy may return before the copy has
+    /// reached the device, and the driver's non-blocking comm streams do
+    /// not wait for the legacy stream it ran on: the device is synchronized.
     void write(llvm::ArrayRef<char> Data, uint64_t Offset = 0) {
       if (!Data.empty()) {
         EXPECT_EQ(cudaMemcpy(static_cast<char *>(Dev) + Offset, Data.data(), Data.size(),
                              cudaMemcpyHostToDevice),
                   cudaSuccess);
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       }
     }
     std::vector<char> read() const {

@@ -15,8 +15,10 @@
 #include "TestKernels.h"
 
 #include "runtime/nccl/CudaError.h"
+#include "runtime/nccl/IdGather.h"
 #include "runtime/nccl/NcclCommunicator.h"
 #include "runtime/nccl/NcclDriver.h"
+#include "runtime/nccl/NcclVersion.h"
 #include "runtime/exec/ElementConversion.h"
 #include "runtime/nccl/PackKernels.h"
 #include "runtime/nccl/UniqueIdExchange.h"
@@ -53,6 +55,20 @@ TEST(NcclBackend, TheLoadedNcclIsNewEnough) {
   EXPECT_FALSE(bool(checkNcclVersion()));
   EXPECT_EQ(ncclVersionString(20906), "2.9.6");
   EXPECT_EQ(ncclVersionString(22809), "2.28.9");
+}
+
+/// The binary binds NCCL's functions lazily: on an older NCCL it loads,
+/// and the version check names what that NCCL lacks before any of it is
+/// called (NcclVersion.h).
+TEST(NcclBackend, AnNcclWithoutTheFunctionsCalledIsRefusedByName) {
+  EXPECT_FALSE(bool(checkNcclVersionCode(21800)));
+  EXPECT_EQ(errorText(checkNcclVersionCode(21705)),
+            "NCCL 2.17.5 is loaded; collc's NCCL backend needs 2.18.0 or newer: it calls "
+            "ncclCommSplit (2.18), which NCCL 2.17.5 lacks");
+  EXPECT_EQ(errorText(checkNcclVersionCode(21304)),
+            "NCCL 2.13.4 is loaded; collc's NCCL backend needs 2.18.0 or newer: it calls "
+            "ncclCommInitRankConfig and ncclCommFinalize (2.14), ncclCommSplit (2.18), which "
+            "NCCL 2.13.4 lacks");
 }
 
 TEST(NcclBackend, ElementsRefusesPartialElements) {
@@ -133,6 +149,31 @@ TEST(NcclBackend, FileIdsAreSharedThroughADirectory) {
   EXPECT_NE(Text.find("run1_world.id"), std::string::npos) << Text;
   EXPECT_NE(Text.find("within 50 ms"), std::string::npos) << Text;
   llvm::sys::fs::remove_directories(Dir);
+}
+
+/// The id gather's words: an id, or only the key a rank needs (so that ranks
+/// deriving different keys name each other), and malformed words refused.
+TEST(NcclBackend, KeyedIdsRoundTripAndMalformedWordsAreRefused) {
+  ncclUniqueId Id;
+  memset(&Id, 7, sizeof(Id));
+  std::vector<KeyedId> Sent = {{"run/world", Id}, {"run/other", std::nullopt}};
+  std::vector<uint32_t> Words = encodeKeyedIds(Sent);
+  auto Back = decodeKeyedIds(Words, 3);
+  ASSERT_TRUE(bool(Back)) << errorText(Back.takeError());
+  ASSERT_EQ(Back->size(), 2u);
+  EXPECT_EQ((*Back)[0].Key, "run/world");
+  ASSERT_TRUE((*Back)[0].Id.has_value());
+  EXPECT_EQ(0, memcmp(&*(*Back)[0].Id, &Id, sizeof(Id)));
+  EXPECT_EQ((*Back)[1].Key, "run/other");
+  EXPECT_FALSE((*Back)[1].Id.has_value());
+  // Cut inside the first id; a flag that is neither 0 nor 1.
+  std::vector<uint32_t> Cut(Words.begin(), Words.begin() + 8);
+  EXPECT_NE(errorText(decodeKeyedIds(Cut, 3).takeError()).find("rank 3 sent are malformed"),
+            std::string::npos);
+  std::vector<uint32_t> BadFlag = Words;
+  BadFlag[1 + 1 + 3] = 2; // count, key length, 3 key words ("run/world"), flag
+  EXPECT_NE(errorText(decodeKeyedIds(BadFlag, 3).takeError()).find("says 2 where 0 or 1"),
+            std::string::npos);
 }
 
 /// COLLC_TIMEOUT_MS for the length of a test.
@@ -553,6 +594,138 @@ TEST(GpuCapture, RefusesWhatItCannotDo) {
   cudaStreamDestroy(Caller);
   // Bound now: it captures.
   EXPECT_FALSE(bool((*X)->capture()));
+}
+
+/// A compute callback that enqueues nothing.
+llvm::Error noCompute(const plan::Compute &, uint32_t) { return llvm::Error::success(); }
+
+/// A step that cannot finish in time (here: queued behind a kernel that
+/// holds the caller's stream for 3 s, as a collective waiting on a dead
+/// peer would) times synchronize() out at the executor's 300 ms: the
+/// executor breaks, its graphs before its communicators, and returns once
+/// the held work has drained. NCCL 2.28's abort waits until no CUDA graph
+/// holds the communicator, so the other order (the communicators aborted
+/// while the executor still held its graphs) never returns. Every later
+/// path refuses, naming why (issue 36, item 1).
+TEST(GpuCapture, ATimedOutStepBreaksTheExecutorAndReturns) {
+  REQUIRE_GPU();
+  auto P = compileProgramText(R"(program @gpu_broken world(1) {
+  group @dp = world
+  %a = compute @a : f32[4096]
+  %r = all_reduce sum %a in @dp
+  compute @use(%r)
+}
+)");
+  ASSERT_TRUE(bool(P)) << errorText(P.takeError());
+  NcclExecutorOptions Opts;
+  Opts.CommPrefix = "broken";
+  Opts.Timeout = std::chrono::milliseconds(300);
+  auto X = NcclExecutor::create(*P, 0, Opts);
+  ASSERT_TRUE(bool(X)) << errorText(X.takeError());
+  gpu::DeviceTensors Mem;
+  ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
+  ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
+  cudaStream_t Caller;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&Caller, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_FALSE(bool((*X)->setStream(Caller)));
+  ASSERT_FALSE(bool((*X)->replay(noCompute)));
+  ASSERT_FALSE(bool((*X)->synchronize()));
+
+  ASSERT_EQ(gpu::launchHold(3000, Caller), cudaSuccess);
+  ASSERT_FALSE(bool((*X)->replay(noCompute))); // its graph waits behind the hold
+  auto Start = std::chrono::steady_clock::now();
+  llvm::Error TimedOut = (*X)->synchronize();
+  auto Took = std::chrono::steady_clock::now() - Start;
+  ASSERT_TRUE(bool(TimedOut));
+  EXPECT_NE(errorText(std::move(TimedOut)).find("was not done after 300 ms"), std::string::npos);
+  EXPECT_LT(Took, std::chrono::seconds(20)) << "the abort waited for a graph the executor held";
+
+  std::vector<llvm::Error> Refusals;
+  Refusals.push_back((*X)->replay(noCompute));
+  Refusals.push_back((*X)->runEager());
+  Refusals.push_back((*X)->enqueueInto(Caller));
+  Refusals.push_back((*X)->capture());
+  for (llvm::Error &Refused : Refusals) {
+    ASSERT_TRUE(bool(Refused));
+    EXPECT_NE(errorText(std::move(Refused)).find("its communicators were aborted after"),
+              std::string::npos);
+  }
+  std::vector<char> Host(4096 * 4);
+  EXPECT_NE(errorText((*X)->copyOut(0, Host)).find("refusing to copy out of %"),
+            std::string::npos);
+  EXPECT_TRUE(bool((*X)->health()));
+  ASSERT_EQ(cudaStreamSynchronize(Caller), cudaSuccess);
+  X->reset(); // returns: nothing is left to wait for
+  cudaStreamDestroy(Caller);
+}
+
+/// Rebinding while a step is still queued: the old tile tables are freed
+/// in the comm stream's order, after that step, and the new ones made
+/// there (after a bounded wait), so the queued step reads what it was
+/// captured with and the next one the new bindings (issue 36, item 4).
+TEST(GpuCapture, RebindingWhileAStepIsInFlight) {
+  REQUIRE_GPU();
+  auto P = compileProgramText(EveryCall);
+  ASSERT_TRUE(bool(P));
+  auto X = NcclExecutor::create(*P, 0, {.CommPrefix = "rebind-in-flight"});
+  ASSERT_TRUE(bool(X)) << errorText(X.takeError());
+  gpu::DeviceTensors First, Second;
+  ASSERT_FALSE(bool(First.bindAll(*P, **X)));
+  std::vector<std::string> Bound;
+  for (const plan::Tensor &T : P->Tensors) {
+    auto Dev = (*X)->tensor(T.Name);
+    if (!Dev) {
+      llvm::consumeError(Dev.takeError());
+      continue;
+    }
+    void *Fresh = nullptr; // made before the hold: cudaMalloc may synchronize
+    ASSERT_EQ(cudaMalloc(&Fresh, std::max<size_t>(Dev->size(), 1)), cudaSuccess);
+    Second.Owned.push_back(Fresh);
+    Bound.push_back(T.Name);
+  }
+  cudaStream_t Caller, Own;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&Caller, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&Own, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_FALSE(bool((*X)->setStream(Caller)));
+  ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
+  ASSERT_FALSE(bool((*X)->replay(noCompute)));
+  ASSERT_FALSE(bool((*X)->synchronize()));
+
+  ASSERT_EQ(gpu::launchHold(1000, Caller), cudaSuccess);
+  ASSERT_FALSE(bool((*X)->replay(noCompute))); // queued behind the hold
+  for (size_t I = 0; I != Bound.size(); ++I) {
+    if (llvm::Error E = (*X)->bind(Bound[I], Second.Owned[I],
+                                   uint64_t((*X)->tensor(Bound[I])->size()))) {
+      EXPECT_NE(errorText(std::move(E)).find("zero-copy view"), std::string::npos);
+    }
+  }
+  // The new memory's zeroed outputs and its inputs, on a stream of their
+  // own (the caller's is held).
+  for (const plan::Comm &C : P->Comms)
+    for (uint32_t T : C.Outputs) {
+      auto Dev = (*X)->tensor(P->Tensors[T].Name);
+      ASSERT_TRUE(bool(Dev));
+      ASSERT_EQ(cudaMemsetAsync(Dev->data(), 0, Dev->size(), Own), cudaSuccess);
+    }
+  for (uint32_t T : gpu::computeOutputs(*P)) {
+    auto Dev = (*X)->tensor(P->Tensors[T].Name);
+    if (!Dev) {
+      llvm::consumeError(Dev.takeError());
+      continue;
+    }
+    std::vector<char> In(Dev->size());
+    rt::fillSynthetic(*P, T, 0, In);
+    ASSERT_EQ(cudaMemcpyAsync(Dev->data(), In.data(), In.size(), cudaMemcpyHostToDevice, Own),
+              cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(Own), cudaSuccess);
+  }
+  ASSERT_FALSE(bool((*X)->replay(noCompute))); // waits, re-uploads, re-captures
+  ASSERT_FALSE(bool((*X)->synchronize()));
+  auto Got = gpu::readOutputs(*P, 0, **X);
+  auto Result = gpu::checkOutputs(*P, Got);
+  EXPECT_TRUE(bool(Result)) << errorText(Result.takeError());
+  cudaStreamDestroy(Own);
+  cudaStreamDestroy(Caller);
 }
 
 TEST(GpuCapture, OneGpuPerCapturingThread) {

@@ -34,6 +34,20 @@ if [ "${1:-}" = --build-only ] || ! have_build; then
     exit 1
   }
 fi
+# The libraries the binaries load that a bare GPU image lacks (Open MPI,
+# Gloo, hiredis and theirs) travel beside them in bin/lib, where
+# device-run.sh puts them on LD_LIBRARY_PATH; glibc, the C++ runtime and
+# NCCL are the GPU machine's own.
+. tests/gpu/bare-image.sh
+rm -rf "$BUILD/bin/lib" && mkdir -p "$BUILD/bin/lib"
+BIN_ABS=$(cd "$BUILD/bin" && pwd)
+for F in "$BUILD"/bin/collc "$BUILD"/bin/collc_gpu_* "$BUILD"/bin/libcollc.so*; do
+  [ -f "$F" ] && ldd "$F"
+done | awk '/=> \// {print $1, $3}' | sort -u | while read -r NAME FROM; do
+  case $FROM in "$BIN_ABS"/*) continue ;; esac # carried already (libcollc.so)
+  echo "$NAME" | grep -qE "$BARE_IMAGE_LIBS" || cp -L "$FROM" "$BUILD/bin/lib/$NAME"
+done
+log "carried in $BUILD/bin/lib: $(ls "$BUILD/bin/lib" | tr '\n' ' ')($(du -sh "$BUILD/bin" | cut -f1) in all)"
 [ "${1:-}" = --build-only ] && { log "built $BUILD/bin"; exit 0; }
 
 COLLC_GPU_BIN=$BUILD/bin exec tests/gpu/device-run.sh

@@ -3,14 +3,15 @@
 // Started once per rank (mpirun, or tests/launch/spawn_ranks.py with a file:
 // or redis rendezvous), this process joins the run's CPU world as `collc
 // run --backend nccl` does (runtime/process/CpuWorld.h) and exchanges the NCCL
-// unique ids of a plan whose communicators are led by different ranks
+// unique ids of a plan whose groups are led by different ranks
 // (runtime/nccl/IdGather.h). ncclGetUniqueId needs no GPU, so the ids are
 // real. It checks:
-//  - every communicator of this rank has an id, served once;
-//  - the members of each communicator got the same id, and different
-//    communicators different ids (a second all-gather of what each got);
+//  - one communicator of the run is made from an id, the world's root (the
+//    groups' are split from it, whichever rank leads them): rank 0 mints
+//    it, and every rank gets it, served once;
+//  - every rank got the same id (a second all-gather of what each got);
 //  - ranks that disagree on the keys (here: a prefix of their own) fail,
-//    naming a communicator nobody minted, instead of waiting.
+//    every one of them, at once, naming both keys, instead of waiting.
 // Prints "rank R: ok" and exits 0, or says what failed and exits 1.
 //
 //===----------------------------------------------------------------------===//
@@ -89,8 +90,14 @@ int main() {
   Expected<std::unique_ptr<nccl::UniqueIdExchange>> Ids = nccl::gatherUniqueIds(*L, "t", **World);
   if (!Ids)
     return fail("gathering: " + llvm::toString(Ids.takeError()));
+  Expected<std::vector<nccl::KeyedId>> Led = nccl::mintLedIds(*L, "t");
+  if (!Led)
+    return fail(llvm::toString(Led.takeError()));
+  if (Led->size() != (Rank == 0 ? 1u : 0u))
+    return fail(llvm::formatv("rank {0} minted {1} ids: only rank 0 mints one, the root's", Rank,
+                              Led->size()));
   std::vector<nccl::KeyedId> Got;
-  for (const nccl::CommDesc &D : L->Comms) {
+  for (const nccl::CommDesc &D : {L->Root}) {
     std::string Key = nccl::commKey("t", D.Key);
     Expected<ncclUniqueId> Id = (*Ids)->idFor(Key, D.Rank == 0, D.Size);
     if (!Id)
@@ -116,19 +123,18 @@ int main() {
     if (!Theirs)
       return fail(llvm::toString(Theirs.takeError()));
     for (const nccl::KeyedId &K : *Theirs) {
-      auto [It, New] = ByKey.insert({K.Key, K.Id});
-      if (!New && memcmp(&It->second, &K.Id, sizeof(ncclUniqueId)) != 0)
+      if (!K.Id)
+        return fail(llvm::formatv("rank {0} sent {1} without its id", R, K.Key));
+      auto [It, New] = ByKey.insert({K.Key, *K.Id});
+      if (!New && memcmp(&It->second, &*K.Id, sizeof(ncclUniqueId)) != 0)
         return fail(llvm::formatv("rank {0} got another id for {1}", R, K.Key));
       Keys.insert(K.Key);
     }
   }
-  // world, @dp/0, @solo/0, @solo/1, @rev/0.
-  if (Keys.size() != 5)
-    return fail(llvm::formatv("{0} communicators across the ranks, expected 5", Keys.size()));
-  for (const std::string &A : Keys)
-    for (const std::string &B : Keys)
-      if (A < B && memcmp(&ByKey[A], &ByKey[B], sizeof(ncclUniqueId)) == 0)
-        return fail(A + " and " + B + " got the same id");
+  // The root alone: @dp/0, @solo/0, @solo/1 and @rev/0 are split from it.
+  if (Keys.size() != 1 || *Keys.begin() != "t/world")
+    return fail(llvm::formatv("{0} communicators across the ranks, expected the root alone",
+                              Keys.size()));
 
   // Ranks that derive different keys fail at once, naming what is missing.
   Expected<std::unique_ptr<nccl::UniqueIdExchange>> Wrong =
@@ -136,10 +142,10 @@ int main() {
   if (Wrong)
     return fail("ranks with different keys were given a table");
   std::string Why = llvm::toString(Wrong.takeError());
-  if (Why.find("no rank minted the NCCL unique id of communicator") == std::string::npos)
+  if (Why.find("derives the NCCL communicator") == std::string::npos)
     return fail("different keys said: " + Why);
-  llvm::outs() << llvm::formatv("rank {0}: ok ({1} communicators here, {2} in the run; "
-                                "different keys: {3})\n",
-                                Rank, Got.size(), Keys.size(), Why);
+  llvm::outs() << llvm::formatv("rank {0}: ok ({1} id in the run, {2} communicators split from "
+                                "it here; different keys: {3})\n",
+                                Rank, Keys.size(), L->Comms.size(), Why);
   return 0;
 }

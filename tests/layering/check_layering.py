@@ -21,9 +21,10 @@ import sys
 import tempfile
 
 # The part of the IR that the plan and the runtime see: element types and
-# reduce ops, and the tables their enums are generated from (op kinds,
-# element types, reduce ops).
-IR_VOCABULARY = ["ir/Types.h", "ir/Collectives.def", "ir/ElemTypes.def", "ir/ReduceOps.def"]
+# reduce ops (premul_sum's factor among them), and the tables their enums
+# are generated from (op kinds, element types, reduce ops).
+IR_VOCABULARY = ["ir/Types.h", "ir/PremulFactor.h", "ir/Collectives.def", "ir/ElemTypes.def",
+                 "ir/ReduceOps.def"]
 
 # What the tool's layers see of the libraries: everything but the C API.
 BELOW_TOOLS = ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis",

@@ -56,13 +56,13 @@ TEST(HostDriverChecks, ASpanThatIsTooSmallIsNamedByOperationAndSide) {
   char Bytes[16] = {};
   HostResource Four{Bytes, 4}, Eight{Bytes, 8}, Sixteen{Bytes, 16}, Null{nullptr, 0};
   HostElements Two{ElemType::F32, 2};
-  EXPECT_EQ(failure(checkReduction({2, 0}, false, Four, Eight, Two, ElemType::F32)),
+  EXPECT_EQ(failure(checkReduction({2, 0}, false, Four, Eight, Two, ElemType::F32, ReduceOp::Sum, 1.0)),
             "all_reduce source holds 4 bytes; the operation needs 8");
-  EXPECT_EQ(failure(checkReduction({2, 0}, false, Eight, Four, Two, ElemType::F32)),
+  EXPECT_EQ(failure(checkReduction({2, 0}, false, Eight, Four, Two, ElemType::F32, ReduceOp::Sum, 1.0)),
             "all_reduce destination holds 4 bytes; the operation needs 8");
-  EXPECT_EQ(failure(checkReduction({2, 0}, true, Eight, Eight, Two, ElemType::F32)),
+  EXPECT_EQ(failure(checkReduction({2, 0}, true, Eight, Eight, Two, ElemType::F32, ReduceOp::Sum, 1.0)),
             "reduce_scatter source holds 8 bytes; the operation needs 16");
-  EXPECT_EQ(failure(checkReduction({2, 0}, true, Sixteen, Eight, Two, ElemType::F32)), "");
+  EXPECT_EQ(failure(checkReduction({2, 0}, true, Sixteen, Eight, Two, ElemType::F32, ReduceOp::Sum, 1.0)), "");
   EXPECT_EQ(failure(checkAllToAll({2, 0}, Null, Sixteen, Two, 2)),
             "all_to_all source is null but must hold 16 bytes");
   EXPECT_EQ(failure(checkAllGather({2, 0}, Eight, Eight, Two)),

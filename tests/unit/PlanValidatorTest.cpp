@@ -104,6 +104,24 @@ TEST(PlanValidator, TensorSizesAreChecked) {
                  "tensor 0 %a: f32[2147483648, 1073741824] has more than 2^63-1 bytes");
 }
 
+/// premul_sum's factor is a value of the comm's element type
+/// (ir/PremulFactor.h): a plan edited to scale f32 by 1e39 (past its
+/// largest) or by 1e-50 (below its smallest) is refused, naming the factor.
+TEST(PlanValidator, APremulFactorIsAValueOfTheElementType) {
+  auto Scaled = [](double Scale) {
+    return [=](plan::Plan &P) {
+      plan::Comm &C = commOf(P, CommKind::AllReduce);
+      C.Reduce = ReduceOp::PremulSum;
+      C.Scale = Scale;
+    };
+  };
+  EXPECT_EQ(errorAfter(Scaled(0.3)), "");
+  expectRefused(Scaled(1e39), "(all_reduce): premul_sum(1e+39) over f32: the factor is a "
+                              "value of the element type, whose largest is");
+  expectRefused(Scaled(1e-50), "premul_sum(1e-50) over f32: the factor is a value of the element "
+                               "type, in which it rounds to 0");
+}
+
 TEST(PlanValidator, BuffersAndSlots) {
   expectRefused([](plan::Plan &P) { P.Buffers[0].Slots[0].Tensor = 999; },
                  "buffer 0: slot of tensor 999: there are");

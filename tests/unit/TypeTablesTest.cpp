@@ -94,7 +94,9 @@ TEST(TypeTables, TheParserListsEveryRowWhenASpellingIsUnknown) {
 TEST(TypeTables, EveryTypeAndOpParsesAndThePlanSpellsItBack) {
   for (const TypeRow &T : TypeRows) {
     for (const OpRow &O : OpRows) {
-      std::string Op = std::string(O.Spelling) + (O.Scaled ? "(0.5)" : "");
+      // 2: a value of every type (premul_sum's factor is one:
+      // ir/PremulFactor.h), integers included.
+      std::string Op = std::string(O.Spelling) + (O.Scaled ? "(2)" : "");
       SCOPED_TRACE(std::string(T.Spelling) + " " + Op);
       std::string Text = std::string("program @p world(2) {\n  group @w = world\n") +
                          "  %a = compute @f : " + T.Spelling + "[8]\n" +
@@ -106,7 +108,7 @@ TEST(TypeTables, EveryTypeAndOpParsesAndThePlanSpellsItBack) {
       EXPECT_EQ(P.Comms[0].Reduce, O.Op);
       std::string PlanText = plan::writePlan(P);
       std::string Written = std::string(" all_reduce ") + O.Spelling +
-                            (O.Scaled ? " scale 0.5 " : " ") + T.Spelling + " ";
+                            (O.Scaled ? " scale 2.0 " : " ") + T.Spelling + " ";
       EXPECT_NE(PlanText.find(Written), std::string::npos) << PlanText;
       llvm::Expected<plan::Plan> Back = plan::readPlan(PlanText, "t.plan");
       ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());

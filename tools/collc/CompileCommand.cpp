@@ -1,7 +1,12 @@
 //===- tools/collc/CompileCommand.cpp - collc compile ------------------===//
 //
 // collc compile FILE -o PLAN [--world N] [--passes ...] [--bucket ddp|fixed:25MiB|auto|none]
-//   [--memory-budget BYTES] [--prefetch N]
+//   [--memory-budget BYTES] [--prefetch N] [--backend local|mpi|gloo|nccl]
+//
+// With --backend the plan is also refused where that backend cannot run it
+// (runtime/process/ProcessBackends.h, checkPlanForBackend; nccl: comm
+// streams that would wait for each other), whether this build has the
+// backend or not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +15,7 @@
 #include "plan/OutputFile.h"
 
 #include "compiler/Compile.h"
+#include "runtime/process/ProcessBackends.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -44,6 +50,11 @@ static cl::opt<unsigned> Prefetch("prefetch",
                                   cl::desc("Parameter gathers' units in flight (default 2, "
                                            "PyTorch FSDP's; 0: unbounded)"),
                                   cl::sub(Cmd));
+static cl::opt<std::string>
+    Backend("backend",
+            cl::desc("Refuse a plan this backend cannot run (local, mpi, gloo, nccl; nccl: comm "
+                     "streams that would wait for each other)"),
+            cl::value_desc("backend"), cl::sub(Cmd));
 static cl::opt<bool> NoViews("no-views",
                              cl::desc("Pack every input instead of letting the model allocate "
                                       "inside buffers"),
@@ -118,6 +129,11 @@ int run_compileCommand() {
         << "--world=" << World << " is not in 1.." << MaxWorldSize << '\n';
     return ExitUsage;
   }
+  if (!Backend.empty() && Backend != "local" && !rt::isProcessBackend(Backend)) {
+    ErrorLine("collc compile")
+        << "--backend " << Backend << ": expected local, " << rt::processBackendNames() << '\n';
+    return ExitUsage;
+  }
   if (Bucket.getNumOccurrences())
     Opts.Notes.push_back("bucket: " + Bucket);
   if (BudgetBytes)
@@ -137,6 +153,9 @@ int run_compileCommand() {
     Expected<plan::Plan> Plan = compileProgram(P, Opts, Diags, errs());
     if (!Plan)
       return Plan.takeError();
+    if (!Backend.empty())
+      if (Error E = rt::checkPlanForBackend(Backend, *Plan))
+        return E;
     if (In.VerifyDiagnostics)
       return Error::success();
     // A plan file holds one plan: several go to standard output only (each

@@ -10,7 +10,8 @@
 #include "plan/OutputFile.h"
 
 #include "compiler/dump/Dump.h"
-#include "runtime/nccl/NcclLowering.h"
+#include "runtime/nccl/NcclListing.h"
+#include "runtime/nccl/StreamOrderCheck.h"
 #include "passes/analysis/LinkFile.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -134,7 +135,7 @@ int run_dumpCommand() {
       return reportError("dump", std::move(E));
     break;
   case Format::Nccl: {
-    Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(*P, Rank);
+    Expected<rt::nccl::Lowering> L = rt::nccl::lowerRunnableForRank(*P, Rank);
     if (!L)
       return reportError("dump", L.takeError());
     rt::nccl::printLowering(*P, *L, (*Out)->os());

@@ -277,6 +277,9 @@ Expected<Replay> prepareReplay(const plan::Plan &P, const ProcessBenchOptions &O
   // The same on every process, and new for each executor of the run.
   Opts.CommPrefix = formatv("collc.bench.{0}.{1}", Index, P.Digest).str();
   Opts.Timeout = O.Timeout;
+  // What the backend refuses of a plan alone, alike on every process.
+  if (Error E = rt::checkProcessPlan(O.Backend, P))
+    return E;
   Expected<std::unique_ptr<rt::Executor>> X =
       rt::createProcessExecutor(O.Backend, P, O.Place, O.Where, Opts);
   if (!X)
