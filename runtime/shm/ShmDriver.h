@@ -162,7 +162,7 @@ struct ShmDriver : HostDriverBase<ShmDriver<E>>,
       return Err;
     if (C->path() == DataPath::Engine)
       return E::allReduceScaled(C->Engine, Src, Dst, El, Op, T, Scale, S);
-    if (llvm::Error Err = checkReduction(view(C), false, Src, Dst, El, T))
+    if (llvm::Error Err = checkReduction(view(C), false, Src, Dst, El, T, Op, Scale))
       return Err;
     TeamOp TO = op(local::OpCode::AllReduce, El, Src.Data, Dst.Data);
     TO.Head.Op = Op;
@@ -187,7 +187,7 @@ struct ShmDriver : HostDriverBase<ShmDriver<E>>,
       return Err;
     if (C->path() != DataPath::Shm)
       return E::reduceScatterScaled(C->Engine, Src, Dst, El, Op, T, Scale, S);
-    if (llvm::Error Err = checkReduction(view(C), true, Src, Dst, El, T))
+    if (llvm::Error Err = checkReduction(view(C), true, Src, Dst, El, T, Op, Scale))
       return Err;
     TeamOp TO = op(local::OpCode::ReduceScatter, El, Src.Data, Dst.Data);
     TO.Head.Op = Op;
