@@ -31,7 +31,8 @@ if [ "${COLLC_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== build (clang, TSan: the runtime tests)"
   CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCOLLC_SANITIZE=thread -DCOLLC_ENABLE_NCCL=OFF
-  cmake --build build-tsan -j "$jobs" --target collc_conformance_local collc_runtime_tests
+  cmake --build build-tsan -j "$jobs" --target collc_conformance_local collc_conformance_shm \
+    collc_runtime_tests collc_shm_tests
   echo "== tests (clang, TSan: conformance and runtime)"
   COLLC_CONFORMANCE_BIG_BYTES=65536 TSAN_OPTIONS=halt_on_error=1 \
     ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L 'conformance|runtime'

@@ -15,6 +15,7 @@
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/GroupJoin.h"
+#include "runtime/exec/HostArena.h"
 #include "runtime/exec/HostPages.h"
 #include "runtime/exec/SplitSizes.h"
 #include "runtime/exec/StepWalk.h"
@@ -117,9 +118,23 @@ public:
       GroupComms.push_back(C);
     }
     uint64_t Align = std::max<uint64_t>(64, P.Alignment);
+    // Where the driver shares memory among a host's processes, the buffers
+    // and the tensors bindOwnMemory may own live there (every member of
+    // the world asks, at the same point).
+    if constexpr (requires { D::shareHostMemory(World, uint64_t()); }) {
+      uint64_t Need = 0;
+      for (const plan::Buffer &B : P.Buffers)
+        Need += HostBlock::footprint(B.Bytes, Align);
+      for (const std::string &Name : Bindings.unbound())
+        Need += HostBlock::footprint(bytes(*Bindings.indexOf(Name)), 64);
+      llvm::Expected<std::shared_ptr<HostArena>> A = D::shareHostMemory(World, Need);
+      if (!A)
+        return A.takeError();
+      Arena = std::move(*A);
+    }
     for (size_t B = 0; B != P.Buffers.size(); ++B) {
       // Zeroed: the pages are touched now, not during a step.
-      Buffers.emplace_back(P.Buffers[B].Bytes, Align, /*Zero=*/true);
+      Buffers.emplace_back(Arena.get(), P.Buffers[B].Bytes, Align);
       if (!Buffers.back().data())
         return makeError(ErrorKind::InvalidArgument,
                          llvm::formatv("buffer #{0} of plan @{1}: cannot allocate {2} bytes on "
@@ -136,9 +151,30 @@ public:
   int64_t rank() const override { return Rank; }
   const plan::Plan &plan() const override { return P; }
   llvm::StringRef backend() const override { return D::name(); }
-  /// LLVM-style RTTI: an executor on D's backend is this class (each
-  /// backend has one driver, and every executor is a DriverExecutor).
-  static bool classof(const Executor *X) { return X->backend() == D::name(); }
+  /// LLVM-style RTTI: an executor of this class runs on driver D.
+  static bool classof(const Executor *X) { return X->driverTag() == tag(); }
+  const void *driverTag() const override { return tag(); }
+
+  /// The path of the world's and each of this rank's groups' bytes, where
+  /// the driver chooses one (D::pathOf).
+  std::vector<GroupPath> paths() const override {
+    std::vector<GroupPath> Paths;
+    if constexpr (requires { D::pathOf(World); }) {
+      Paths.push_back(pathEntry("the world", P.World, Rank == 0, World));
+      for (size_t G = 0; G != P.Groups.size(); ++G) {
+        const plan::Group &Grp = P.Groups[G];
+        int64_t Sub = Grp.SubgroupOf[Rank];
+        if (Sub < 0 || !GroupComms[G])
+          continue;
+        std::string Name = "@" + Grp.Name;
+        if (Grp.Subgroups.size() > 1)
+          Name += llvm::formatv("#{0}", Sub).str();
+        Paths.push_back(pathEntry(Name, int64_t(Grp.Subgroups[Sub].size()),
+                                  Grp.LocalRank[Rank] == 0, GroupComms[G]));
+      }
+    }
+    return Paths;
+  }
 
   /// The communicator on which this rank runs comm #\p Comm of the plan
   /// (its group's, or the world's). For a backend's own accessors, which
@@ -177,7 +213,7 @@ public:
   llvm::Error bindOwnMemory() override {
     for (const std::string &Name : Bindings.unbound()) {
       uint32_t T = *Bindings.indexOf(Name);
-      Owned.emplace_back(bytes(T), 64, /*Zero=*/true);
+      Owned.emplace_back(Arena.get(), bytes(T), 64);
       if (!Owned.back().data())
         return makeError(ErrorKind::InvalidArgument,
                          llvm::formatv("%{0} of plan @{1}: cannot allocate {2} bytes on this host",
@@ -294,6 +330,19 @@ public:
   void clearTrace() override { Events.clear(); }
 
 private:
+  /// \p C's path as the driver reports it (D::pathOf: its name and why).
+  static GroupPath pathEntry(std::string Group, int64_t Processes, bool Leads,
+                             const typename D::Communicator &C) {
+    auto [Path, Why] = D::pathOf(C);
+    return {std::move(Group), Processes, std::move(Path), std::move(Why), Leads};
+  }
+
+  /// An address unique to this instantiation (classof).
+  static const void *tag() {
+    static const char Tag = 0;
+    return &Tag;
+  }
+
   struct Instr {
     plan::StepKind K;
     uint32_t Index;
@@ -712,11 +761,14 @@ private:
   TensorBindings Bindings;
   typename D::Communicator World{};
   std::vector<typename D::Communicator> GroupComms;
+  /// The driver's shared memory, where it gives some (before the buffers
+  /// in it, so it goes after them).
+  std::shared_ptr<HostArena> Arena;
   /// Before the streams, so destroyed after them: a stream runs what is
   /// still queued (after a replay that failed half way) before it goes.
-  std::vector<HostPages> Buffers;
+  std::vector<HostBlock> Buffers;
   /// The tensors bound by bindOwnMemory().
-  std::vector<HostPages> Owned;
+  std::vector<HostBlock> Owned;
   typename D::StreamOwner Stream;
   /// Point-to-point streams by (group, peer, is send); ordered, so they are
   /// synchronized in one order.

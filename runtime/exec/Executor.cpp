@@ -65,6 +65,13 @@ Error Executor::synchronize(std::optional<std::chrono::milliseconds>) { return h
 
 std::vector<std::string> Executor::notes() const { return {}; }
 
+std::vector<GroupPath> Executor::paths() const { return {}; }
+
+std::string describe(const GroupPath &P) {
+  return formatv("{0}{1} ({2} processes): {3}: {4}", P.Group == "the world" ? "" : "group ",
+                 P.Group, P.Processes, P.Path, P.Why);
+}
+
 const std::vector<TraceEvent> &Executor::trace() const {
   static const std::vector<TraceEvent> None;
   return None;

@@ -82,6 +82,20 @@ struct TraceEvent {
   double DurUs;
 };
 
+/// The path a group's bytes take (runtime/shm/PathChoice.h), as an
+/// executor reports it.
+struct GroupPath {
+  std::string Group; ///< "the world", "@dp", "@tp#1" (subgroup 1)
+  int64_t Processes = 0;
+  std::string Path; ///< "shm", "hierarchical", "engine"
+  std::string Why;
+  /// This rank is the group's rank 0 (the one to print it, so that each
+  /// group is printed once).
+  bool Leads = false;
+};
+/// "group @dp (4 processes): shm: WHY".
+std::string describe(const GroupPath &P);
+
 /// Called at every compute step of this rank with the compute and its index.
 using ComputeCallback = llvm::function_ref<llvm::Error(const plan::Compute &, uint32_t)>;
 
@@ -148,6 +162,14 @@ public:
   /// What the run did not exercise, for the user (a one-rank world has no
   /// inter-rank path). None by default.
   virtual std::vector<std::string> notes() const;
+  /// Which path carries each group's bytes, and why, for the world and
+  /// each group this rank is in: what `collc run` and `collc bench` print
+  /// (describe(), each group by the rank that Leads it). None where the
+  /// backend has one path (the default).
+  virtual std::vector<GroupPath> paths() const;
+  /// Which driver a DriverExecutor runs on (an address unique to its
+  /// instantiation), for llvm::dyn_cast; null for the others.
+  virtual const void *driverTag() const { return nullptr; }
 
   /// The host-side events of the last replays (ExecutorOptions::Trace);
   /// none where the backend records none (its factory refuses Trace).

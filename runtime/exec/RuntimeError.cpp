@@ -38,4 +38,17 @@ Error makeError(ErrorKind Kind, const Twine &Message, int64_t Peer) {
   return make_error<RuntimeError>(Kind, escapeForMessage(Message.str()), Peer);
 }
 
+ErrorParts takeErrorParts(Error E, ErrorKind Otherwise) {
+  ErrorParts P{Otherwise, "", -1};
+  handleAllErrors(
+      std::move(E),
+      [&](const RuntimeError &R) {
+        P.Kind = R.kind();
+        P.Peer = R.peer();
+        P.Text = R.text();
+      },
+      [&](const ErrorInfoBase &B) { P.Text = B.message(); });
+  return P;
+}
+
 } // namespace collc::rt

@@ -51,6 +51,15 @@ private:
 /// A RuntimeError of \p Message, escaped (see above).
 llvm::Error makeError(ErrorKind Kind, const llvm::Twine &Message, int64_t Peer = -1);
 
+/// An error taken apart (consumed): a RuntimeError's kind, text and peer;
+/// any other error's message, as kind \p Otherwise with no peer.
+struct ErrorParts {
+  ErrorKind Kind;
+  std::string Text;
+  int64_t Peer;
+};
+ErrorParts takeErrorParts(llvm::Error E, ErrorKind Otherwise);
+
 } // namespace collc::rt
 
 #endif

@@ -3,7 +3,7 @@
 #include "runtime/gloo/GlooCommContext.h"
 
 #include "runtime/exec/DriverExecutor.h"
-#include "runtime/gloo/GlooDriver.h"
+#include "runtime/gloo/GlooShmDriver.h"
 
 #include "llvm/Support/Casting.h"
 
@@ -12,16 +12,16 @@ using namespace llvm;
 namespace collc::rt::gloo {
 
 Expected<std::shared_ptr<::gloo::Context>> commContext(const Executor &X, uint32_t Comm) {
-  const auto *G = dyn_cast<DriverExecutor<GlooDriver>>(&X);
+  const auto *G = dyn_cast<DriverExecutor<GlooShmDriver>>(&X);
   if (!G)
     return makeError(ErrorKind::InvalidArgument,
                      formatv("the executor of plan @{0} runs on the {1} backend, not gloo: it "
                              "has no Gloo context",
                              X.plan().Program, X.backend()));
-  Expected<GlooDriver::Communicator> C = G->communicatorOf(Comm);
+  Expected<GlooShmDriver::Communicator> C = G->communicatorOf(Comm);
   if (!C)
     return C.takeError();
-  std::shared_ptr<::gloo::Context> Ctx = GlooDriver::context(*C);
+  std::shared_ptr<::gloo::Context> Ctx = GlooDriver::context(GlooShmDriver::engineOf(*C));
   if (!Ctx) // every joined group has one; a broken join returned no executor
     return makeError(ErrorKind::Backend,
                      formatv("comm #{0} of plan @{1} has no connected Gloo context", Comm,

@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <gloo/allgather.h>
@@ -434,10 +435,26 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
                      ": a peer's address in the rendezvous is not one that Gloo wrote (keys "
                      "written by something other than the ranks of this run?) (gloo: " +
                          Text + ")");
-  // A join that gave up at its timeout, whatever Gloo's words for it.
-  if (F.Kind == ErrorKind::Timeout || (F.Kind == ErrorKind::Backend && Spent >= Limit * 9 / 10))
+  // A join that gave up at its timeout, whatever Gloo's words for it,
+  // naming the ranks no process claimed (killed or never started).
+  if (F.Kind == ErrorKind::Timeout || (F.Kind == ErrorKind::Backend && Spent >= Limit * 9 / 10)) {
+    std::vector<size_t> Absent;
+    try {
+      Absent = Group.unclaimedRanks();
+    } catch (const std::exception &) {
+      // The store failed too: the error says what Gloo said.
+    }
+    auto Name = [](size_t R) { return std::to_string(R); };
+    std::string Missing =
+        Absent.empty() ? ""
+                       : formatv("{0} {1} never came; ", Absent.size() == 1 ? "rank" : "ranks",
+                                 llvm::join(map_range(Absent, Name), ", "))
+                             .str();
     return JoinError(ErrorKind::Timeout,
-                     formatv(" within {0} ms (every rank must join; gloo: {1})", Limit, Text));
+                     formatv(" within {0} ms (every rank must join; {1}gloo: {2})", Limit,
+                             Missing, Text),
+                     Absent.size() == 1 ? int64_t(Absent[0]) : -1);
+  }
   // Otherwise nothing timed out (each wait of a join has the whole
   // timeout, so a join may fail later than it).
   return JoinError(F.Kind, formatv(": Gloo failed after {0} ms (the timeout is {1} ms) (gloo: {2})",

@@ -3,7 +3,7 @@
 #include "runtime/gloo/GlooExecutor.h"
 
 #include "runtime/exec/DriverExecutor.h"
-#include "runtime/gloo/GlooDriver.h"
+#include "runtime/gloo/GlooShmDriver.h"
 #include "runtime/gloo/GlooStore.h"
 
 
@@ -19,7 +19,9 @@ Expected<std::unique_ptr<Executor>> createGlooExecutor(const plan::Plan &P,
     return E;
   if (Error E = gloo::configureRendezvous(Where))
     return E;
-  return startDriverExecutor<gloo::GlooDriver>(P, Place.Rank, std::move(Opts));
+  // Each group's bytes in shared memory where its processes share a host
+  // (runtime/shm), through Gloo elsewhere.
+  return startDriverExecutor<gloo::GlooShmDriver>(P, Place.Rank, std::move(Opts));
 }
 
 } // namespace collc::rt

@@ -136,6 +136,14 @@ void GroupStore::postFailure(size_t Rank, const std::string &Why) {
   post(formatv("{0}{1} {2}", FailedPrefix, Rank, Why).str());
 }
 
+std::vector<size_t> GroupStore::unclaimedRanks() {
+  std::vector<size_t> Absent;
+  for (size_t R = 0; R != GroupSize; ++R)
+    if (!Inner.claimed(claimKey(R)))
+      Absent.push_back(R);
+  return Absent;
+}
+
 /// What a rank knows of its peers' claims (GroupStore::lookForGoneRank).
 struct GroupStore::PeerClaims {
   /// Per rank: whether its claim was read (a claim never changes).

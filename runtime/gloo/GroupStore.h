@@ -106,6 +106,10 @@ public:
   /// \p Why. The ranks waiting fail at once, blaming it.
   void postFailure(size_t Rank, const std::string &Why);
 
+  /// The group's ranks that no process has claimed yet (none before
+  /// claimRank), ascending: at a join's timeout, the ranks that never came.
+  std::vector<size_t> unclaimedRanks();
+
   /// Claims \p Rank of a group of \p Size for this process (see above).
   /// Throws JoinRefused, after posting why, when another process holds it,
   /// when the group's first rank said another size, or when the group was

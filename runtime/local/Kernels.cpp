@@ -58,12 +58,15 @@ void copyBytes(char *Dst, const char *Src, uint64_t Bytes, bool Streaming) {
 namespace {
 
 /// \p T: the ElementTraits of the element type (runtime/exec/ElementTraits.h).
-template <typename T>
+/// \p KeepAcc: the results stay in the accumulator type (f32 for the
+/// narrow floats), unrounded, and DstOffset counts accumulators.
+template <typename T, bool KeepAcc = false>
 void reduceTyped(ElemType Elem, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
                  uint64_t SrcOffset, char *const *Dsts, unsigned NDsts, uint64_t DstOffset,
                  uint64_t Count, bool Streaming) {
   using S = typename T::Storage;
   using A = typename T::Acc;
+  using O = std::conditional_t<KeepAcc, A, S>;
   constexpr size_t Block = 512; // small frame: this path also serves tiny tails
   A Acc[Block];
   S Out[Block];
@@ -110,7 +113,7 @@ void reduceTyped(ElemType Elem, ReduceOp Op, double Scale, const char *const *Sr
       for (size_t I = 0; I != Len; ++I)
         Acc[I] = averageOf(Acc[I], N);
     const char *Result;
-    if constexpr (std::is_same_v<S, A>) {
+    if constexpr (std::is_same_v<O, A>) {
       Result = reinterpret_cast<const char *>(Acc);
     } else {
       for (size_t I = 0; I != Len; ++I)
@@ -118,7 +121,7 @@ void reduceTyped(ElemType Elem, ReduceOp Op, double Scale, const char *const *Sr
       Result = reinterpret_cast<const char *>(Out);
     }
     for (unsigned D = 0; D != NDsts; ++D)
-      copyBytes(Dsts[D] + (DstOffset + Base) * sizeof(S), Result, Len * sizeof(S), Streaming);
+      copyBytes(Dsts[D] + (DstOffset + Base) * sizeof(O), Result, Len * sizeof(O), Streaming);
   }
 }
 
@@ -139,6 +142,46 @@ void reduceInto(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, 
   visitElemType(T, [&](auto E) {
     reduceTyped<decltype(E)>(T, Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,
                              Streaming);
+  });
+}
+
+bool accumulatesWider(ElemType T) {
+  return visitElemType(T, [](auto E) { return decltype(E)::IsNarrowFloat; });
+}
+
+void reduceWidened(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+                   uint64_t SrcOffset, float *Out, uint64_t Count) {
+  char *Dst = reinterpret_cast<char *>(Out);
+  visitElemType(T, [&](auto E) {
+    using Tr = decltype(E);
+    if constexpr (Tr::IsNarrowFloat)
+      reduceTyped<Tr, /*KeepAcc=*/true>(T, Op, Scale, Srcs, N, SrcOffset, &Dst, 1, 0, Count,
+                                        false);
+  });
+}
+
+void narrowFrom(ElemType T, const float *In, char *Out, uint64_t Count) {
+  visitElemType(T, [&](auto E) {
+    using Tr = decltype(E);
+    using S = typename Tr::Storage;
+    if constexpr (Tr::IsNarrowFloat)
+      for (uint64_t I = 0; I != Count; ++I) {
+        S V = Tr::store(In[I]);
+        std::memcpy(Out + I * sizeof(S), &V, sizeof(S));
+      }
+  });
+}
+
+void divideInPlace(ElemType T, char *Data, uint64_t Count, unsigned N) {
+  visitElemType(T, [&](auto E) {
+    using Tr = decltype(E);
+    using S = typename Tr::Storage;
+    for (uint64_t I = 0; I != Count; ++I) {
+      S V;
+      std::memcpy(&V, Data + I * sizeof(S), sizeof(S));
+      V = Tr::store(averageOf(Tr::load(V), N));
+      std::memcpy(Data + I * sizeof(S), &V, sizeof(S));
+    }
   });
 }
 

@@ -31,6 +31,22 @@ uint64_t reduceFast(ElemType T, ReduceOp Op, double Scale, const char *const *Sr
                     uint64_t SrcOffset, char *const *Dsts, unsigned NDsts, uint64_t DstOffset,
                     uint64_t Count, bool Streaming);
 
+/// Whether \p T accumulates in a wider type (f16, bf16 and fp8: in f32).
+bool accumulatesWider(ElemType T);
+/// reduceInto for such a \p T (accumulatesWider), one destination, with
+/// the results left in f32, unrounded: where they are reduced further (a
+/// hierarchical all_reduce's partial), so that they round once, at the end.
+void reduceWidened(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
+                   uint64_t SrcOffset, float *Out, uint64_t Count);
+/// Rounds \p Count f32 values into \p T (accumulatesWider), as reduceInto
+/// rounds its accumulators.
+void narrowFrom(ElemType T, const float *In, char *Out, uint64_t Count);
+
+/// Divides \p Count elements at \p Data by \p N in place, as avg's last
+/// step does (the same arithmetic: narrow floats through f32, integers
+/// truncating through 64 bits).
+void divideInPlace(ElemType T, char *Data, uint64_t Count, unsigned N);
+
 /// memcpy, or with \p Streaming a copy that writes around the cache.
 void copyBytes(char *Dst, const char *Src, uint64_t Bytes, bool Streaming);
 

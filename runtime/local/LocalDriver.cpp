@@ -75,26 +75,15 @@ Error killedError(const Membership &C) {
       C.rank());
 }
 
+/// What \p P asks of every rank alike.
+OpHeader headerOf(const Post &P) { return {P.Code, P.Elem, P.Op, P.Scale, P.Count, P.Root}; }
+
 /// Everyone posted the same kind of operation with the same shape, or the
 /// error every rank reports alike (all ranks check all posts).
 Error validatePosts(const Rendezvous &G, int Self, uint64_t Seq) {
   const Post &A = G.post(0, Seq);
   for (int R = 1; R != G.size(); ++R) {
-    const Post &B = G.post(R, Seq);
-    std::string What;
-    if (A.Code != B.Code)
-      What = formatv("rank 0 issues {0}, rank {1} issues {2}", opCodeName(A.Code), R,
-                     opCodeName(B.Code));
-    else if (A.Elem != B.Elem)
-      What = formatv("rank 0 has {0}, rank {1} has {2}", elemTypeName(A.Elem), R,
-                     elemTypeName(B.Elem));
-    else if (A.Count != B.Count && A.Code != OpCode::AllToAllV)
-      What = formatv("rank 0 has {0} elements, rank {1} has {2}", A.Count, R, B.Count);
-    else if (A.Op != B.Op || A.Scale != B.Scale)
-      What = formatv("rank 0 reduces with {0}, rank {1} with {2}", reduceOpName(A.Op), R,
-                     reduceOpName(B.Op));
-    else if (A.Root != B.Root)
-      What = formatv("rank 0 has root {0}, rank {1} has root {2}", A.Root, R, B.Root);
+    std::string What = opMismatch(headerOf(A), 0, headerOf(G.post(R, Seq)), R);
     if (!What.empty())
       return makeError(ErrorKind::Mismatch,
                        formatv("{0} in group '{1}' does not match across ranks: {2}",
@@ -116,17 +105,7 @@ Error validatePosts(const Rendezvous &G, int Self, uint64_t Seq) {
 
 /// Bytes of input a rank brings (what an inline copy must hold).
 uint64_t inputBytes(const Post &P, int N) {
-  uint64_t Size = elemTypeBytes(P.Elem);
-  switch (P.Code) {
-  case OpCode::ReduceScatter:
-  case OpCode::AllToAll:
-    return P.Count * Size * uint64_t(N);
-  case OpCode::AllToAllV:
-  case OpCode::Barrier:
-    return 0;
-  default:
-    return P.Count * Size;
-  }
+  return shareInputBytes(P.Code, P.Count, elemTypeBytes(P.Elem), N);
 }
 
 /// Small collectives go inline: every rank copies its input into its slot,
@@ -137,71 +116,36 @@ bool isInline(const Post &P, int N) {
   return !Off && P.Code != OpCode::AllToAllV && inputBytes(P, N) <= Rendezvous::InlineBytes;
 }
 
-/// This rank's share of the work. Large: reads the peers' buffers and, for
-/// all_reduce, writes its chunk into every peer's output. Inline: computes
-/// its own whole output from the inline copies.
-void doShare(const Rendezvous &G, int R, uint64_t Seq, bool Inline) {
+/// What every rank posted for \p Seq, as rank \p R's share sees it, the
+/// sources being \p Srcs (the posts' own, or copies of them).
+void runShareOf(const Rendezvous &G, int R, uint64_t Seq, const char *const *Srcs, bool Whole) {
   int N = G.size();
   const Post &Me = G.post(R, Seq);
-  unsigned Size = elemTypeBytes(Me.Elem);
-  SmallVector<const char *, 16> Srcs;
   SmallVector<char *, 16> Dsts;
+  SmallVector<const uint64_t *, 16> SendCounts;
   for (int I = 0; I != N; ++I) {
-    Srcs.push_back(G.post(I, Seq).Src);
     Dsts.push_back(G.post(I, Seq).Dst);
+    SendCounts.push_back(G.post(I, Seq).SendCounts);
   }
-  switch (Me.Code) {
-  case OpCode::AllReduce: {
-    if (Inline) {
-      char *Out = Me.Dst;
-      reduceInto(Me.Elem, Me.Op, Me.Scale, Srcs.data(), N, 0, &Out, 1, 0, Me.Count, false);
-      break;
-    }
-    // Chunks on cache-line boundaries so no two ranks write one line.
-    uint64_t Line = std::max<uint64_t>(1, 64 / Size);
-    uint64_t Lines = (Me.Count + Line - 1) / Line;
-    uint64_t Begin = std::min(Me.Count, Lines * R / N * Line);
-    uint64_t End = std::min(Me.Count, Lines * (R + 1) / N * Line);
-    bool Streaming = (End - Begin) * Size * N >= StreamingThreshold;
-    reduceInto(Me.Elem, Me.Op, Me.Scale, Srcs.data(), N, Begin, Dsts.data(), N, Begin, End - Begin,
-               Streaming);
-    break;
-  }
-  case OpCode::ReduceScatter: {
-    char *Out = Me.Dst;
-    reduceInto(Me.Elem, Me.Op, Me.Scale, Srcs.data(), N, uint64_t(R) * Me.Count, &Out, 1, 0,
-               Me.Count, false);
-    break;
-  }
-  case OpCode::AllGather:
-  case OpCode::Words:
-    for (int I = 0; I != N; ++I)
-      copyBytes(Me.Dst + uint64_t(I) * Me.Count * Size, Srcs[I], Me.Count * Size, false);
-    break;
-  case OpCode::Broadcast:
-    copyBytes(Me.Dst, Srcs[Me.Root], Me.Count * Size, false);
-    break;
-  case OpCode::AllToAll:
-    for (int I = 0; I != N; ++I)
-      copyBytes(Me.Dst + uint64_t(I) * Me.Count * Size, Srcs[I] + uint64_t(R) * Me.Count * Size,
-                Me.Count * Size, false);
-    break;
-  case OpCode::AllToAllV: {
-    uint64_t RecvOffset = 0;
-    for (int I = 0; I != N; ++I) {
-      const Post &From = G.post(I, Seq);
-      uint64_t SendOffset = 0;
-      for (int K = 0; K != R; ++K)
-        SendOffset += From.SendCounts[K];
-      copyBytes(Me.Dst + RecvOffset * Size, From.Src + SendOffset * Size, Me.RecvCounts[I] * Size,
-                false);
-      RecvOffset += Me.RecvCounts[I];
-    }
-    break;
-  }
-  case OpCode::Barrier:
-    break;
-  }
+  ShareView V;
+  V.Head = headerOf(Me);
+  V.Ranks = N;
+  V.Rank = R;
+  V.Srcs = Srcs;
+  V.Dsts = Dsts.data();
+  V.SendCounts = SendCounts.data();
+  V.RecvCounts = Me.RecvCounts;
+  runShare(V, Whole);
+}
+
+/// This rank's share of the work (Shares.h). Large: reads the peers'
+/// buffers and, for all_reduce, writes its chunk into every peer's output.
+/// Inline: computes its own whole output from the inline copies.
+void doShare(const Rendezvous &G, int R, uint64_t Seq, bool Inline) {
+  SmallVector<const char *, 16> Srcs;
+  for (int I = 0; I != G.size(); ++I)
+    Srcs.push_back(G.post(I, Seq).Src);
+  runShareOf(G, R, Seq, Srcs.data(), /*Whole=*/Inline);
 }
 
 /// The latency path: the payload fits in the mailbox line.
@@ -226,41 +170,10 @@ Error runTiny(Membership &C, Rendezvous &G, uint64_t Seq, const Post &P) {
     }
     return Mismatch;
   }
-  int N = G.size();
-  unsigned Size = elemTypeBytes(P.Elem);
   SmallVector<const char *, 16> Srcs;
-  for (int I = 0; I != N; ++I)
+  for (int I = 0; I != G.size(); ++I)
     Srcs.push_back(G.mailboxData(I, Seq));
-  int R = C.rank();
-  switch (P.Code) {
-  case OpCode::AllReduce: {
-    char *Out = P.Dst;
-    reduceInto(P.Elem, P.Op, P.Scale, Srcs.data(), N, 0, &Out, 1, 0, P.Count, false);
-    break;
-  }
-  case OpCode::ReduceScatter: {
-    char *Out = P.Dst;
-    reduceInto(P.Elem, P.Op, P.Scale, Srcs.data(), N, uint64_t(R) * P.Count, &Out, 1, 0, P.Count,
-               false);
-    break;
-  }
-  case OpCode::AllGather:
-  case OpCode::Words:
-    for (int I = 0; I != N; ++I)
-      copyBytes(P.Dst + uint64_t(I) * P.Count * Size, Srcs[I], P.Count * Size, false);
-    break;
-  case OpCode::Broadcast:
-    copyBytes(P.Dst, Srcs[P.Root], P.Count * Size, false);
-    break;
-  case OpCode::AllToAll:
-    for (int I = 0; I != N; ++I)
-      copyBytes(P.Dst + uint64_t(I) * P.Count * Size, Srcs[I] + uint64_t(R) * P.Count * Size,
-                P.Count * Size, false);
-    break;
-  case OpCode::Barrier:
-  case OpCode::AllToAllV:
-    break;
-  }
+  runShareOf(G, C.rank(), Seq, Srcs.data(), /*Whole=*/true);
   return Error::success();
 }
 

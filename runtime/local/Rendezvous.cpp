@@ -16,24 +16,6 @@ using namespace llvm;
 
 namespace collc::rt::local {
 
-StringRef opCodeName(OpCode C) {
-  switch (C) {
-#define COLLC_COLLECTIVE(Enum, Spelling, ...)                                                     \
-  case OpCode::Enum:                                                                               \
-    return Spelling;
-#include "ir/Collectives.def"
-  case OpCode::Words:
-    return "all_gather_words";
-  }
-  llvm_unreachable("bad op code");
-}
-
-static void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 static std::string rankList(const std::vector<int> &Ranks) {
   std::string S = Ranks.size() == 1 ? "rank " : "ranks ";
   for (size_t I = 0; I != Ranks.size() && I < 8; ++I)
@@ -64,13 +46,6 @@ Error Rendezvous::claim(int Rank) {
   return Error::success();
 }
 
-void Rendezvous::wake() {
-  if (Sleepers.load(std::memory_order_seq_cst) > 0) {
-    std::lock_guard<std::mutex> L(M);
-    CV.notify_all();
-  }
-}
-
 Error Rendezvous::brokenError(bool InFlight) const {
   std::lock_guard<std::mutex> L(M);
   // A wait the failure interrupted reports the cause's kind ("rank 2 timed
@@ -81,27 +56,17 @@ Error Rendezvous::brokenError(bool InFlight) const {
 }
 
 void Rendezvous::fail(Error Why) {
-  ErrorKind Kind = ErrorKind::Broken;
-  int64_t Peer = -1;
-  std::string Msg;
-  handleAllErrors(
-      std::move(Why),
-      [&](const RuntimeError &R) {
-        Kind = R.kind();
-        Peer = R.peer();
-        Msg = R.text();
-      },
-      [&](const ErrorInfoBase &B) { Msg = B.message(); });
+  ErrorParts Cause = takeErrorParts(std::move(Why), ErrorKind::Broken);
   {
     std::lock_guard<std::mutex> L(M);
     if (!Broken.load(std::memory_order_relaxed)) {
-      BrokenWhy = Msg;
-      BrokenKind = Kind;
-      BrokenPeer = Peer;
+      BrokenWhy = Cause.Text;
+      BrokenKind = Cause.Kind;
+      BrokenPeer = Cause.Peer;
       Broken.store(true, std::memory_order_seq_cst);
     }
-    CV.notify_all();
   }
+  wake();
 }
 
 void Rendezvous::markDead(int Rank, const std::string &Why) {
@@ -119,63 +84,26 @@ Error Rendezvous::health(int Rank) const {
 }
 
 Error Rendezvous::waitUntil(function_ref<bool()> Ready, function_ref<std::vector<int>()> Missing,
-                       const WaitPolicy &W, function_ref<std::string()> What) {
-  if (Ready())
+                            const WaitPolicy &W, function_ref<std::string()> What) {
+  Expected<WaitOutcome> Outcome = waitAtDoorbell(
+      Bell, BellScope::ThisProcess, Ready, W, Oversubscribed,
+      [&](std::chrono::steady_clock::time_point) {
+        return broken() ? brokenError(/*InFlight=*/true) : Error::success();
+      });
+  if (!Outcome)
+    return Outcome.takeError();
+  if (*Outcome == WaitOutcome::Ready)
     return Error::success();
-  auto Start = std::chrono::steady_clock::now();
-  auto SpinEnd = Start + (Oversubscribed ? std::min(W.Spin, W.OversubscribedSpin) : W.Spin);
-  auto YieldEnd = Start + W.YieldSpin;
-  // Spin: a peer usually arrives within a microsecond or two, far less than
-  // a sleep and a wake-up cost. Then keep polling but yield the core, so a
-  // peer that shares it (more ranks than cores) can run. Only then sleep:
-  // two ranks that each sleep until the other wakes them would otherwise
-  // fall into a convoy of wake-ups, one per operation.
-  for (unsigned I = 1;; ++I) {
-    if (Ready())
-      return Error::success();
-    if ((I & 255) == 0) {
-      if (broken())
-        return brokenError(/*InFlight=*/true);
-      auto Now = std::chrono::steady_clock::now();
-      if (Now >= YieldEnd)
-        break;
-      if (Now >= SpinEnd) {
-        std::this_thread::yield();
-        continue;
-      }
-    }
-    cpuRelax();
-  }
-  auto Deadline = Start + W.Timeout;
-  Sleepers.fetch_add(1, std::memory_order_seq_cst);
-  std::unique_lock<std::mutex> L(M);
-  while (!Ready()) {
-    if (Broken.load(std::memory_order_acquire)) {
-      L.unlock();
-      Sleepers.fetch_sub(1, std::memory_order_seq_cst);
-      return brokenError(/*InFlight=*/true);
-    }
-    auto Now = std::chrono::steady_clock::now();
-    if (Now >= Deadline) {
-      L.unlock();
-      Sleepers.fetch_sub(1, std::memory_order_seq_cst);
-      std::vector<int> Late = Missing();
-      int64_t Blame = Late.empty() ? -1 : Late.front();
-      Error E = makeError(ErrorKind::Timeout,
-                          formatv("{0} of group '{1}' did not arrive at {2} within {3} ms",
-                                  rankList(Late), Name, What(), W.Timeout.count()),
-                          Blame);
-      // Everyone else waiting on this group learns the same cause.
-      std::string Msg = toString(std::move(E));
-      fail(makeError(ErrorKind::Timeout, Msg, Blame));
-      return makeError(ErrorKind::Timeout, Msg, Blame);
-    }
-    // Wake up now and then: a dead peer does not notify.
-    CV.wait_until(L, std::min(Deadline, Now + std::chrono::milliseconds(20)));
-  }
-  L.unlock();
-  Sleepers.fetch_sub(1, std::memory_order_seq_cst);
-  return Error::success();
+  std::vector<int> Late = Missing();
+  int64_t Blame = Late.empty() ? -1 : Late.front();
+  std::string Msg = toString(makeError(ErrorKind::Timeout,
+                                       formatv("{0} of group '{1}' did not arrive at {2} within "
+                                               "{3} ms",
+                                               rankList(Late), Name, What(), W.Timeout.count()),
+                                       Blame));
+  // Everyone else waiting on this group learns the same cause.
+  fail(makeError(ErrorKind::Timeout, Msg, Blame));
+  return makeError(ErrorKind::Timeout, Msg, Blame);
 }
 
 void Rendezvous::publish(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
@@ -197,14 +125,7 @@ void Rendezvous::publish(int Rank, uint64_t Seq, const Post &P, const char *Data
   B.Seq.store(Seq, std::memory_order_release);
   S.Arrived.store(Seq, std::memory_order_release);
   if (Wake)
-    fenceAndWake();
-}
-
-void Rendezvous::fenceAndWake() {
-  // One full fence orders the flags before wake() reads the sleeper count (a
-  // sleeper increments it, also a full barrier, before re-checking them).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  wake();
+    wake();
 }
 
 Error Rendezvous::arrive(int Rank, uint64_t Seq, const Post &P, const WaitPolicy &W) {
@@ -254,7 +175,7 @@ Error Rendezvous::arriveTiny(int Rank, uint64_t Seq, const Post &P, const char *
   };
   Error E = waitUntil(Ready, Missing, W,
                       [&] { return formatv("{0} #{1}", opCodeName(P.Code), Seq).str(); });
-  fenceAndWake();
+  wake();
   return E;
 }
 

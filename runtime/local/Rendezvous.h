@@ -20,29 +20,19 @@
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"
-#include "runtime/exec/Timeout.h"
+#include "runtime/local/Doorbell.h"
+#include "runtime/local/Shares.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 namespace collc::rt::local {
-
-/// What a rendezvous does: a group collective of ir/Collectives.def (send
-/// and recv use the channels instead), or Words, the all_gather of counts
-/// that all_to_all_v needs first.
-enum class OpCode : uint8_t {
-#define COLLC_COLLECTIVE(Enum, ...) Enum,
-#include "ir/Collectives.def"
-  Words,
-};
-llvm::StringRef opCodeName(OpCode C);
 
 /// What one rank brings to one collective.
 struct Post {
@@ -56,17 +46,6 @@ struct Post {
   char *Dst = nullptr;
   const uint64_t *SendCounts = nullptr; ///< all_to_all_v, elements per peer
   const uint64_t *RecvCounts = nullptr;
-};
-
-struct WaitPolicy {
-  std::chrono::milliseconds Timeout = defaultTimeout(); ///< runtime/exec/Timeout.h
-  /// Poll without giving up the core this long, then poll and yield until
-  /// YieldSpin, then sleep until woken (or the deadline). A group with more
-  /// ranks than the process has CPUs spins at most OversubscribedSpin: a
-  /// peer it waits for may need this very core.
-  std::chrono::microseconds Spin{50};
-  std::chrono::microseconds OversubscribedSpin{2};
-  std::chrono::microseconds YieldSpin{2000};
 };
 
 class Rendezvous {
@@ -145,7 +124,6 @@ private:
   /// Writes the post, the mailbox and both arrival flags; with \p Wake,
   /// also wakes sleeping peers.
   void publish(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes, bool Wake);
-  void fenceAndWake();
   struct alignas(64) Channel {
     std::atomic<uint64_t> Posted{0};   ///< sender's sequence
     std::atomic<uint64_t> Taken{0};    ///< receiver's sequence
@@ -159,14 +137,15 @@ private:
     uint64_t RecvSeq = 0; ///< owned by the receiver
   };
 
-  /// Spins, then sleeps, until \p Ready, the group breaks, one of the ranks
-  /// \p Missing reports is dead, or the deadline. \p Missing lists the ranks
-  /// still awaited (for blame).
+  /// Spins, then sleeps on the doorbell (Doorbell.h), until \p Ready, the
+  /// group breaks, or the deadline. \p Missing lists the ranks still
+  /// awaited (for blame).
   llvm::Error waitUntil(llvm::function_ref<bool()> Ready,
                         llvm::function_ref<std::vector<int>()> Missing, const WaitPolicy &W,
                         llvm::function_ref<std::string()> What);
   llvm::Error brokenError(bool InFlight = false) const;
-  void wake();
+  /// Wakes the sleepers after the caller's stores.
+  void wake() { ring(Bell, BellScope::ThisProcess); }
 
   std::string Name;
   int Size;
@@ -174,9 +153,8 @@ private:
   std::unique_ptr<Slot[]> Slots;
   std::unique_ptr<Channel[]> Channels; // [From * Size + To]
   std::atomic<bool> Broken{false};
+  Doorbell Bell;
   mutable std::mutex M;
-  std::condition_variable CV;
-  std::atomic<int> Sleepers{0};
   // Set once, under M, when the group breaks.
   std::string BrokenWhy;
   ErrorKind BrokenKind = ErrorKind::Broken;

@@ -645,6 +645,41 @@ protected:
   std::vector<typename D::StreamOwner> Streams;
 };
 
+/// Where the driver chooses a path per group (the shared-memory transport:
+/// ShmDriver::pathOf), the group of the harness's largest world takes the
+/// one the run names in COLLC_TEST_EXPECT_PATH (shm, hierarchical,
+/// engine): a run meant for shared memory must not pass on the engine.
+template <typename H> void checkExpectedPath() {
+  using D = typename H::Driver;
+  if constexpr (!requires(const typename D::Communicator &C) { D::pathOf(C); }) {
+    GTEST_SKIP() << H::name() << " has one path";
+  } else {
+    if (std::string Why = H::unavailable(); !Why.empty())
+      GTEST_SKIP() << Why;
+    const char *Want = getenv("COLLC_TEST_EXPECT_PATH");
+    if (!Want)
+      GTEST_SKIP() << "COLLC_TEST_EXPECT_PATH is not set";
+    int World = H::worlds().back();
+    std::vector<std::string> Paths(World), Errors(World);
+    H::runRanks(World, [&](int R) {
+      llvm::Expected<typename D::UniqueId> Id = D::groupId({"conformance.path"});
+      llvm::Expected<typename D::Communicator> C =
+          Id ? D::join(*Id, World, R) : llvm::Expected<typename D::Communicator>(Id.takeError());
+      if (!C)
+        Errors[R] = llvm::toString(C.takeError());
+      else
+        Paths[R] = D::pathOf(*C).first + ": " + D::pathOf(*C).second;
+    });
+    for (int R = 0; R != World; ++R) {
+      if (!runsHere<H>(R))
+        continue;
+      ASSERT_EQ(Errors[R], "") << "rank " << R << " could not join";
+      EXPECT_EQ(llvm::StringRef(Paths[R]).split(':').first, Want)
+          << "rank " << R << " took " << Paths[R];
+    }
+  }
+}
+
 } // namespace collc::test
 
 /// Instantiates the suite for \p HARNESS as test suite \p NAME.
@@ -657,6 +692,8 @@ protected:
           ::testing::ValuesIn(::collc::test::collsUnderTest()),                                    \
           ::testing::ValuesIn(::collc::test::allElemTypes()),                                      \
           ::testing::ValuesIn(HARNESS::worlds())),                                                 \
-      ::collc::test::conformanceParamName)
+      ::collc::test::conformanceParamName);                                                    \
+  TEST(NAME##Path, IsTheOneExpected) { ::collc::test::checkExpectedPath<HARNESS>(); }             \
+  static_assert(true, "a semicolon follows")
 
 #endif

@@ -1,6 +1,9 @@
 //===- tests/conformance/GlooConformanceTest.cpp - The suite on `gloo` -----===//
 //
-// The driver conformance suite on the gloo backend, one rank per process:
+// The driver conformance suite on the gloo backend's driver
+// (runtime/gloo/GlooShmDriver.h: every group in shared memory where its
+// processes share a host, hierarchical over pseudo-hosts, on Gloo with
+// COLLC_TRANSPORT=engine; CMakeLists.txt runs each), one rank per process:
 // run it under a launcher (tests/launch/spawn_ranks.py -n N, or torchrun,
 // mpirun, srun) with COLLC_RENDEZVOUS=file:DIR|redis://HOST:PORT. Each
 // process runs its own rank of every test and checks only that rank's
@@ -12,6 +15,7 @@
 #include "tests/conformance/ConformanceSuite.h"
 
 #include "runtime/gloo/GlooDriver.h"
+#include "runtime/gloo/GlooShmDriver.h"
 #include "runtime/gloo/GlooSmallAllReduce.h"
 #include "runtime/gloo/GlooStore.h"
 #include "runtime/launch/ProcessPlace.h"
@@ -26,8 +30,8 @@
 
 namespace collc::test {
 
-template <> struct DriverHarness<rt::gloo::GlooDriver> {
-  using Driver = rt::gloo::GlooDriver;
+template <> struct DriverHarness<rt::gloo::GlooShmDriver> {
+  using Driver = rt::gloo::GlooShmDriver;
 
   /// This process's place and rendezvous, or why there is none.
   struct Setup {
@@ -89,7 +93,7 @@ template <> struct DriverHarness<rt::gloo::GlooDriver> {
 /// processes) gets wrong.
 TEST(GlooSmallAllReduce, MinAndMaxTiesKeepTheLowerRanksValue) {
   using D = rt::gloo::GlooDriver;
-  const auto &S = DriverHarness<D>::setup();
+  const auto &S = DriverHarness<rt::gloo::GlooShmDriver>::setup();
   if (!S.Why.empty())
     GTEST_SKIP() << S.Why;
   llvm::Expected<D::UniqueId> Id = D::groupId({"ties"});
@@ -128,7 +132,7 @@ TEST(GlooSmallAllReduce, MinAndMaxTiesKeepTheLowerRanksValue) {
 /// order or grouping would miss.
 TEST(GlooSmallAllReduce, BothSidesOfTheLimitGiveEveryRankTheSameBits) {
   using D = rt::gloo::GlooDriver;
-  const auto &S = DriverHarness<D>::setup();
+  const auto &S = DriverHarness<rt::gloo::GlooShmDriver>::setup();
   if (!S.Why.empty())
     GTEST_SKIP() << S.Why;
   int World = int(S.Place.World), Rank = int(S.Place.Rank);
@@ -206,7 +210,7 @@ TEST(GlooSmallAllReduce, BothSidesOfTheLimitGiveEveryRankTheSameBits) {
 /// that is a race (docs/runtime.md).
 TEST(GlooSmallAllReduce, TheRankWaitingForAMissingOneNamesIt) {
   using D = rt::gloo::GlooDriver;
-  const auto &S = DriverHarness<D>::setup();
+  const auto &S = DriverHarness<rt::gloo::GlooShmDriver>::setup();
   if (!S.Why.empty())
     GTEST_SKIP() << S.Why;
   int World = int(S.Place.World), Rank = int(S.Place.Rank), Missing = World - 1;
@@ -262,5 +266,5 @@ TEST(GlooSmallAllReduce, TheRankWaitingForAMissingOneNamesIt) {
 
 } // namespace collc::test
 
-using GlooHarness = collc::test::DriverHarness<collc::rt::gloo::GlooDriver>;
+using GlooHarness = collc::test::DriverHarness<collc::rt::gloo::GlooShmDriver>;
 COLLC_CONFORMANCE_SUITE(GlooHarness, GlooConformance);

@@ -7,6 +7,17 @@
 //   collc_gloo_rank executor STEPS
 //     replays the plan STEPS times and checks this rank's results against
 //     runtime/verify's reference after every step; exit 0 when they match.
+//   collc_gloo_rank until-lost 0
+//     replays the plan until a step fails (or the executor cannot be made),
+//     then prints "lost: rank P: WHY" (P the error's peer), stays for the
+//     timeout (COLLC_TIMEOUT_MS) and exits 3: for a fault script that
+//     SIGKILLs a rank from outside (tests/launch/shm_kill_runs.py). As in
+//     kill mode, a survivor that left at once would be the next lost peer
+//     of those still finding out. They all began the failed call together
+//     (a collective) and find out within a timeout of its start, so each
+//     stays until half a timeout past that (and at least half a timeout
+//     after finding out): every exit within 1.5 timeouts of the kill where
+//     the call began before it, half a timeout of slack on both sides.
 //   collc_gloo_rank kill VICTIM
 //     every rank replays the plan; at step 3 rank VICTIM SIGKILLs itself in
 //     the middle of the step (after its first compute). A survivor must fail
@@ -33,7 +44,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <thread>
 #include <cstdlib>
@@ -65,11 +78,32 @@ int fail(const llvm::Twine &Msg) {
   return 1;
 }
 
+/// until-lost's end: the error, the rank it blames, exit 3 once the peers
+/// in the call begun at \p Since have found out too (see above).
+[[noreturn]] void lost(Error E, std::chrono::milliseconds Timeout,
+                       std::chrono::steady_clock::time_point Since) {
+  int64_t Peer = -1;
+  std::string Msg;
+  llvm::handleAllErrors(
+      std::move(E),
+      [&](const RuntimeError &R) {
+        Peer = R.peer();
+        Msg = R.text();
+      },
+      [&](const llvm::ErrorInfoBase &B) { Msg = B.message(); });
+  llvm::outs() << llvm::formatv("lost: rank {0}: {1}\n", Peer, Msg);
+  llvm::outs().flush();
+  std::this_thread::sleep_until(std::max(std::chrono::steady_clock::now() + Timeout / 2,
+                                         Since + Timeout + Timeout / 2));
+  _exit(3); // Gloo's threads may still hold the dead pairs: leave at once
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
   if (Argc != 3)
-    return fail("usage: collc_gloo_rank executor STEPS | kill VICTIM | lost VICTIM");
+    return fail("usage: collc_gloo_rank executor STEPS | kill VICTIM | lost VICTIM | "
+                "until-lost 0");
   std::string Mode = Argv[1];
   int Arg = atoi(Argv[2]);
   Expected<collc::test::LaunchedRank> Me = collc::test::launchedRank();
@@ -87,7 +121,10 @@ int main(int Argc, char **Argv) {
     return fail(llvm::toString(P.takeError()));
   ExecutorOptions Opts;
   Opts.Timeout = *Timeout;
+  auto Made = std::chrono::steady_clock::now();
   Expected<std::unique_ptr<Executor>> X = createGlooExecutor(*P, Place, Me->Where, Opts);
+  if (!X && Mode == "until-lost")
+    lost(X.takeError(), *Timeout, Made);
   if (!X)
     return fail(llvm::toString(X.takeError()));
   Executor &E = **X;
@@ -102,11 +139,19 @@ int main(int Argc, char **Argv) {
     if (Error Err = E.bind(Name, Storage.back().data(), Storage.back().size()))
       return fail(llvm::toString(std::move(Err)));
   }
-  if (Error Err = E.capture())
+  auto Captured = std::chrono::steady_clock::now();
+  if (Error Err = E.capture()) {
+    if (Mode == "until-lost")
+      lost(std::move(Err), *Timeout, Captured);
     return fail(llvm::toString(std::move(Err)));
+  }
 
-  bool Kill = Mode == "kill", Lost = Mode == "lost";
-  int Steps = Kill ? 1000 : Lost ? 1 : Arg;
+  bool Kill = Mode == "kill", Lost = Mode == "lost", UntilLost = Mode == "until-lost";
+  if (UntilLost) {
+    llvm::outs() << "ready\n";
+    llvm::outs().flush();
+  }
+  int Steps = Kill ? 1000 : Lost ? 1 : UntilLost ? INT_MAX : Arg;
   for (int Step = 0; Step != Steps; ++Step) {
     auto Start = std::chrono::steady_clock::now();
     bool First = true;
@@ -136,6 +181,8 @@ int main(int Argc, char **Argv) {
           [&](const llvm::ErrorInfoBase &B) { Msg = B.message(); });
       llvm::outs() << llvm::formatv("step {0} failed after {1} ms: {2}\n", Step, Took.count(),
                                     Msg);
+      if (UntilLost)
+        lost(makeError(ErrorKind::Backend, Msg, Peer), *Timeout, Start);
       bool Named = Peer == Arg && Msg.find(llvm::formatv("rank {0}", Arg).str()) != std::string::npos;
       if (Kill && Named && Took <= 2 * *Timeout) {
         llvm::outs() << "survivor: named rank " << Arg << "\n";
@@ -150,7 +197,7 @@ int main(int Argc, char **Argv) {
                              .str()
                        : Msg);
     }
-    if (Kill)
+    if (Kill || UntilLost)
       continue;
     // This rank only (the others check theirs); Gloo's float sums within
     // the summation bound, narrow floats accumulated in f32.

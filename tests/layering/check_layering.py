@@ -29,8 +29,8 @@ IR_VOCABULARY = ["ir/Types.h", "ir/PremulFactor.h", "ir/Collectives.def", "ir/El
 # What the tool's layers see of the libraries: everything but the C API.
 BELOW_TOOLS = ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis",
                "compiler/dump", "runtime/exec", "runtime/verify", "runtime/seeds",
-               "runtime/launch", "runtime/local", "runtime/mpi", "runtime/gloo", "runtime/nccl",
-               "runtime/process"]
+               "runtime/launch", "runtime/local", "runtime/shm", "runtime/mpi", "runtime/gloo",
+               "runtime/nccl", "runtime/process"]
 
 # Bottom to top. Order matters only for reading.
 LAYERS = [
@@ -61,12 +61,15 @@ LAYERS = [
     # backends and the tool.
     ("runtime/launch", [*IR_VOCABULARY, "runtime/exec"]),
     ("runtime/local", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds"]),
+    # The shared-memory transport: the local backend's algorithms and kernels
+    # across the processes of a host, under the process backends.
+    ("runtime/shm", [*IR_VOCABULARY, "runtime/exec", "runtime/local"]),
     ("runtime/mpi", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds",
-                     "runtime/launch"]),
+                     "runtime/launch", "runtime/local", "runtime/shm"]),
     # ir/Quoting.h: bytes read from the rendezvous store are quoted in
     # messages as the IR quotes a string (GroupStore.h).
     ("runtime/gloo", [*IR_VOCABULARY, "ir/Quoting.h", "plan", "runtime/exec", "runtime/seeds",
-                      "runtime/launch"]),
+                      "runtime/launch", "runtime/local", "runtime/shm"]),
     # runtime/launch: the unique ids travel over the run's CPU world, seen
     # only through its neutral WorldGather (never runtime/mpi or runtime/gloo).
     # ir/RankSimulation.h: the one cross-rank simulation (it sees no program),
@@ -78,7 +81,7 @@ LAYERS = [
     # runtime/seeds: the eager communicator (EagerComm.h) each backend makes.
     ("runtime/process", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/verify",
                          "runtime/seeds", "runtime/launch", "runtime/mpi", "runtime/gloo",
-                         "runtime/nccl"]),
+                         "runtime/nccl", "runtime/shm"]),
     # The C API (collc.h) over the compiler and the runtime: a library, so it
     # sits below the tool and sees none of it.
     ("api", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",

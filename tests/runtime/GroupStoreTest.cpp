@@ -437,4 +437,47 @@ TEST(GlooJoin, AnAddressGlooDidNotWriteIsSaidToBeOneNotATimeout) {
       << Text;
 }
 
+/// A join whose peer never came (killed before it claimed its rank, or
+/// never started) names that rank at its timeout: the fault script's
+/// survivors (tests/launch/shm_kill_runs.py) could name no one.
+TEST(GlooJoin, ARankThatNeverCameIsNamedAtTheTimeout) {
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  RendezvousAddress Where;
+  Where.How = RendezvousAddress::Kind::File;
+  Where.Directory = std::string(D.Dir);
+  if (llvm::Error E = configureRendezvous(Where))
+    FAIL() << llvm::toString(std::move(E));
+  DefaultTimeoutScope Limit(milliseconds(500)); // the join's
+  llvm::Expected<GlooDriver::Communicator> C = GlooDriver::join("alone", 3, 0);
+  ASSERT_FALSE(bool(C));
+  ErrorKind Kind = ErrorKind::Backend;
+  int64_t Peer = -2;
+  std::string Text;
+  llvm::handleAllErrors(C.takeError(), [&](const RuntimeError &R) {
+    Kind = R.kind();
+    Peer = R.peer();
+    Text = R.message();
+  });
+  EXPECT_EQ(Kind, ErrorKind::Timeout) << Text;
+  EXPECT_EQ(Peer, -1) << Text; // two absent: no one peer
+  EXPECT_NE(Text.find("rank 0 of 3 could not join gloo group 'alone' within 500 ms (every rank "
+                      "must join; ranks 1, 2 never came; gloo: "),
+            std::string::npos)
+      << Text;
+
+  // One absent: named as the error's peer.
+  GroupStore Peer1(*D.Store, "collc_pair", seconds(600));
+  ASSERT_EQ(thrown([&] { Peer1.claimRank(1, 3); }), "none");
+  llvm::Expected<GlooDriver::Communicator> C2 = GlooDriver::join("pair", 3, 0);
+  ASSERT_FALSE(bool(C2));
+  llvm::handleAllErrors(C2.takeError(), [&](const RuntimeError &R) {
+    Peer = R.peer();
+    Text = R.message();
+  });
+  EXPECT_EQ(Peer, 2) << Text;
+  EXPECT_NE(Text.find("(every rank must join; rank 2 never came; gloo: "), std::string::npos)
+      << Text;
+}
+
 } // namespace

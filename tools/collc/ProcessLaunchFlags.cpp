@@ -3,6 +3,7 @@
 #include "tools/collc/ProcessLaunchFlags.h"
 
 #include "runtime/process/ProcessBackends.h"
+#include "runtime/shm/Transport.h"
 
 using namespace llvm;
 
@@ -14,6 +15,12 @@ ProcessLaunchFlags::ProcessLaunchFlags(cl::SubCommand &Sub, bool WithLocalWorld)
                           "redis://HOST:PORT or mpi (default: COLLC_RENDEZVOUS, else mpi for "
                           "--backend mpi and nccl)"),
                  cl::sub(Sub)),
+      Transport("transport",
+                cl::desc("What carries the bytes of mpi and gloo groups: auto (shared memory "
+                         "within a host where a group allows it), shm (shared memory, or an "
+                         "error saying why not), engine (MPI or Gloo alone) (default: "
+                         "COLLC_TRANSPORT, else auto)"),
+                cl::sub(Sub)),
       Rank("rank", cl::desc("This process's rank (default: the launcher's)"), cl::init(-1),
            cl::sub(Sub)),
       World("world", cl::desc("Processes in the run (default: the launcher's)"), cl::init(-1),
@@ -73,11 +80,21 @@ Expected<ProcessLaunch> ProcessLaunchFlags::resolve(StringRef Backend) const {
   // Before anything meets through it (the plans' digests first).
   if (std::optional<std::string> Why = rt::rendezvousMismatch(Backend, *Where))
     return Fail(*Why);
+  if (Transport.getNumOccurrences()) {
+    if (Backend != "mpi" && Backend != "gloo")
+      return Fail("--transport applies to mpi and gloo, whose groups may share memory");
+    Expected<rt::shm::Transport> T = rt::shm::parseTransport(Transport, "--transport");
+    if (!T)
+      return Fail(toString(T.takeError()));
+    rt::shm::setTransport(*T);
+  } else if (Expected<rt::shm::Transport> T = rt::shm::processTransport(); !T) {
+    return Fail(toString(T.takeError()));
+  }
   return ProcessLaunch{std::move(*Place), std::move(*Where)};
 }
 
 Error ProcessLaunchFlags::refuseOnLocal() const {
-  std::vector<const cl::Option *> Given = {&Rendezvous};
+  std::vector<const cl::Option *> Given = {&Rendezvous, &Transport};
   for (const cl::opt<int64_t> *O : placeFlags())
     Given.push_back(O);
   for (const cl::Option *O : Given)

@@ -46,6 +46,12 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, rt::Proc
   if (!Made)
     return Fail(toString(Made.takeError()));
   rt::Executor &X = **Made;
+  // Each process says the paths of the groups it leads (rank 0 the world's):
+  // every group once.
+  for (const rt::GroupPath &Path : X.paths())
+    if (Path.Leads)
+      Out << "path: " << rt::describe(Path) << '\n';
+  Out.flush();
   LocalRun::Rank Res;
   runRank(P, X, O.Steps, /*Trace=*/false, Res, Fault);
   // A rank whose steps failed cannot count on its peers for the gather
