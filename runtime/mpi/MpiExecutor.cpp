@@ -3,6 +3,7 @@
 #include "runtime/mpi/MpiExecutor.h"
 
 #include "runtime/exec/DriverExecutor.h"
+#include "runtime/mpi/AbandonedMemory.h"
 #include "runtime/mpi/MpiShmDriver.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -19,6 +20,8 @@ Expected<std::unique_ptr<Executor>> createMpiExecutor(const plan::Plan &P,
     return E;
   if (std::optional<std::string> Why = rendezvousMismatch("mpi", Where))
     return makeError(ErrorKind::InvalidArgument, *Why);
+  // Its waits bound the farewell at MPI's teardown (AbandonedMemory.h).
+  mpi::noteMpiWait(Opts.Timeout);
   // Each group's bytes in shared memory where its processes share a host
   // (runtime/shm), through Open MPI elsewhere.
   return startDriverExecutor<mpi::MpiShmDriver>(P, Place.Rank, std::move(Opts));

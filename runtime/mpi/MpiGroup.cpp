@@ -267,7 +267,7 @@ Error MpiGroup::breakWith(Error E) {
   Broken.store(true, std::memory_order_release);
   // This rank's calls no longer pair with its peers': MPI's teardown waits
   // for them only as long as this group did (AbandonedMemory.h).
-  noteGaveUpOnMpi(timeout());
+  noteMpiWait(timeout());
   return makeError(FailKind, FailText, FailPeer);
 }
 

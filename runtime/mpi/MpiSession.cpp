@@ -97,11 +97,10 @@ MpiSession::~MpiSession() {
   // that peer stays away, and Open MPI was seen to crash in that wait when
   // the peer came back. So the processes first meet at a barrier of their
   // own, for a bounded time (every process: one that gave up cannot tell
-  // which of its peers did); one that did not come there in time leaves
-  // MPI as it is, and mpirun, seeing a process end without MPI_Finalize,
-  // ends the job.
-  bool Met = !Finalized && farewell(farewellWithin());
-  bool Leave = Finalized || (gaveUpOnMpi() && !Met);
+  // which of its peers did, and a failure on shared memory is not MPI's);
+  // when one did not come there in time, MPI is left as it is, and mpirun,
+  // seeing a process end without MPI_Finalize, ends the job.
+  bool Leave = Finalized || !farewell(farewellWithin());
   if (!Leave && Farewell != MPI_COMM_NULL)
     MPI_Comm_free(&Farewell);
   if (Board) {

@@ -33,8 +33,7 @@ public:
   static llvm::Expected<std::unique_ptr<MpiSession>> start();
   /// Meets every process at a farewell barrier (for farewellWithin() at
   /// most), then frees the board and finalizes MPI if start() initialized
-  /// it; after the process gave up on MPI (gaveUpOnMpi) and another process
-  /// did not come, leaves both.
+  /// it; when another process did not come, leaves both.
   ~MpiSession();
   MpiSession(const MpiSession &) = delete;
   MpiSession &operator=(const MpiSession &) = delete;
