@@ -52,7 +52,12 @@ Error inContext(Error E, const Twine &Where) {
 class CapturedExecutor final : public NcclExecutor {
 public:
   CapturedExecutor(const plan::Plan &P, int64_t Rank, NcclExecutorOptions Opts, Lowering L)
-      : P(P), Rank(Rank), Opts(std::move(Opts)), L(std::move(L)) {}
+      : P(P), Rank(Rank), Opts(std::move(Opts)), L(std::move(L)) {
+    startRecord(std::make_unique<FlightRecorder>(P, Rank, Name, this->Opts.Record));
+    for (size_t S : stepsOfRank(P, Rank))
+      if (P.Steps[S].Kind == plan::StepKind::Launch)
+        Launches.push_back({uint32_t(S), P.Steps[S].Index});
+  }
 
   ~CapturedExecutor() override {
     cudaSetDevice(Opts.Device);
@@ -196,13 +201,18 @@ public:
   }
 
   Error replay(ComputeCallback RunCompute) override {
-    if (Error E = capture())
+    return failed(replaySteps(RunCompute), -1);
+  }
+
+  Error replaySteps(ComputeCallback RunCompute) {
+    if (Error E = captureGraphs())
       return E;
     cudaStream_t S = callerStream();
     for (size_t Index : stepsOfRank(P, Rank)) {
       const plan::Step &St = P.Steps[Index];
       if (St.Kind != plan::StepKind::Compute)
         continue;
+      record().atCompute(uint32_t(Index));
       if (Error E = RunCompute(P.Computes[St.Index], St.Index))
         return inContext(std::move(E), formatv("rank {0}, step {1} (compute @{2})", Rank, Index,
                                                P.Computes[St.Index].Name)
@@ -215,7 +225,7 @@ public:
       return E;
     if (Error E = checkCuda(cudaStreamWaitEvent(Stream, Fork, 0), "cudaStreamWaitEvent (fork)"))
       return E;
-    if (Error E = replayGraphs())
+    if (Error E = replayGraphSteps())
       return E;
     if (Error E = checkCuda(cudaEventRecord(Join, Stream), "cudaEventRecord (join)"))
       return E;
@@ -223,7 +233,10 @@ public:
   }
 
   Error synchronize(std::optional<std::chrono::milliseconds> Within) override {
-    return waitForStep(Within);
+    Error E = waitForStep(Within);
+    // A wait bounded by the caller that ran out leaves the executor as it
+    // was: only the executor's own timeout is the rank's failure.
+    return Within ? std::move(E) : failed(std::move(E), -1);
   }
 
   Expected<std::vector<uint32_t>> allGatherWords(ArrayRef<uint32_t> Mine) override {
@@ -255,7 +268,9 @@ public:
                      formatv("no comm of rank {0} produces %{1}", Rank, P.Tensors[*T].Name));
   }
 
-  Error capture() override {
+  Error capture() override { return failed(captureGraphs(), -1); }
+
+  Error captureGraphs() {
     if (Captured)
       return Error::success();
     if (Error E = checkThread())
@@ -314,10 +329,13 @@ public:
     return Error::success();
   }
 
-  Error replayGraphs() override {
-    if (Error E = capture())
+  Error replayGraphs() override { return failed(replayGraphSteps(), -1); }
+
+  Error replayGraphSteps() {
+    if (Error E = captureGraphs())
       return E;
     ++Steps;
+    recordIssue();
     CurrentPhase = "replay";
     return issueCalls(callsOf(L.Step), [&](const Call &C) { return issue(C, Mode::Eager); });
   }
@@ -326,6 +344,7 @@ public:
     if (Error E = prepareEager(/*CallerCapturing=*/false))
       return E;
     ++Steps;
+    recordIssue();
     CurrentPhase = "eager step";
     if (Error E = issueStepCalls(Mode::Eager))
       return E;
@@ -347,6 +366,7 @@ public:
     if (Error E = prepareEager(Capturing))
       return E;
     ++Steps;
+    recordIssue();
     CurrentPhase = "step in the caller's stream";
     if (Error E = checkCuda(cudaEventRecord(Fork, Caller), "cudaEventRecord (fork)"))
       return E;
@@ -362,12 +382,25 @@ public:
   Error waitForStep(std::optional<std::chrono::milliseconds> Limit) {
     Error E = waitForStream(Stream, memberships(), formatv("rank {0}, step {1}", Rank, Steps).str(),
                             Limit);
-    if (!E)
+    if (!E) {
+      record().completedAllIssued();
       return E;
-    // Name the op: the first comm whose done event has not happened.
+    }
+    // Name the op: the first comm whose done event has not happened. The
+    // record learns what the done events say: those before it completed,
+    // it failed (with the kind of the wait's error).
+    ErrorKind Kind = ErrorKind::Timeout;
+    E = handleErrors(std::move(E), [&](std::unique_ptr<RuntimeError> R) -> Error {
+      Kind = R->kind();
+      return Error(std::move(R));
+    });
     std::string Op = "an op before any done event";
     for (size_t K = 0; K != Done.size(); ++K)
+      if (Done[K] && cudaEventQuery(Done[K]) == cudaSuccess)
+        record().completed(uint32_t(K));
+    for (size_t K = 0; K != Done.size(); ++K)
       if (Done[K] && cudaEventQuery(Done[K]) == cudaErrorNotReady) {
+        record().failed(uint32_t(K), Kind, -1);
         const plan::Comm &C = P.Comms[K];
         Op = formatv("comm #{0} ({1} at {2}{3})", K, commKindName(C.Kind), P.Source,
                      C.Loc.empty() ? "" : ":" + C.Loc)
@@ -404,6 +437,15 @@ public:
 
 private:
   cudaStream_t callerStream() const { return Caller ? Caller : Model; }
+
+  /// The host's record of one step: every comm of this rank issued, in
+  /// plan order, as the step's calls are (the done events say the rest).
+  void recordIssue() {
+    FlightRecorder &R = record();
+    R.beginReplay();
+    for (auto [Step, Comm] : Launches)
+      R.issued(Step, Comm);
+  }
 
   std::vector<NcclMembership *> memberships() const {
     std::vector<NcclMembership *> Raw;
@@ -774,6 +816,10 @@ private:
         return V.takeError();
       Matrix.push_back(*V);
     }
+    // This rank's row, recorded before anyone can refuse it.
+    int64_t Mine = L.Comms[C.Comm].Rank;
+    if (Mine >= 0 && Mine < N)
+      record().splitRow(C.PlanComm, ArrayRef<int64_t>(Matrix).slice(size_t(Mine * N), size_t(N)));
     Expected<SplitRows> Rows =
         checkSplitMatrix(C.PlanComm, Matrix, N, L.Comms[C.Comm].Rank, InRows, OutRows);
     if (!Rows)
@@ -812,6 +858,8 @@ private:
   bool Captured = false, WarmedUp = false, DigestChecked = false;
   bool TilesFresh = false; ///< the tile tables hold the current bindings
   bool Connected = false;  ///< every peer was used once, outside a capture
+  /// This rank's launches in plan order: (plan step, comm).
+  std::vector<std::pair<uint32_t, uint32_t>> Launches;
 };
 
 } // namespace

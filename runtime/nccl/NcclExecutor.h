@@ -76,6 +76,9 @@ struct NcclExecutorOptions {
   /// What the executor keeps alive until its communicators are gone (the
   /// CPU world and the id table a process run made for it).
   std::shared_ptr<void> Keep;
+  /// The flight record (runtime/exec/FlightRecord.h): each step's comms as
+  /// issued on the host, completed or failed as their done events say.
+  RecordOptions Record;
 };
 
 class NcclExecutor : public Executor {

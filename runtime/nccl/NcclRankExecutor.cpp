@@ -59,6 +59,7 @@ Expected<std::unique_ptr<Executor>> createNcclRankExecutor(const plan::Plan &P,
   NO.CommPrefix = Opts.CommPrefix;
   NO.Timeout = Opts.Timeout;
   NO.DigestHandshake = Opts.DigestHandshake;
+  NO.Record = Opts.Record;
   NO.Ids = Kept->Ids.get();
   NO.World = Kept->World.get();
   NO.Keep = Kept;
