@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include <string>
@@ -26,6 +28,25 @@ inline ::testing::AssertionResult refused(collcResult_t Got, collcResult_t Want,
     if (Last.find(W) == std::string::npos)
       return ::testing::AssertionFailure() << "last error lacks '" << W << "': " << Last;
   return ::testing::AssertionSuccess();
+}
+
+/// Runs \p Body(rank) on two threads and returns what each returned.
+inline std::array<collcResult_t, 2>
+onTwoRanks(const std::function<collcResult_t(int64_t)> &Body) {
+  std::array<collcResult_t, 2> R{collcInternalError, collcInternalError};
+  std::thread T1([&] { R[1] = Body(1); });
+  R[0] = Body(0);
+  T1.join();
+  return R;
+}
+
+/// Options of a local executor meeting at \p Rendezvous.
+inline collcExecutorOptions_t localOptions(const char *Rendezvous, int64_t TimeoutMs = 20000) {
+  collcExecutorOptions_t O;
+  collcExecutorOptionsInit(&O);
+  O.rendezvous = Rendezvous;
+  O.timeoutMs = TimeoutMs;
+  return O;
 }
 
 #define EXPECT_OK(Call) EXPECT_EQ((Call), collcSuccess) << collcGetLastError()

@@ -23,23 +23,6 @@ using namespace collc::apitest;
 
 namespace {
 
-/// Runs \p Body(rank) on two threads and returns what each returned.
-std::array<collcResult_t, 2> onTwoRanks(const std::function<collcResult_t(int64_t)> &Body) {
-  std::array<collcResult_t, 2> R{collcInternalError, collcInternalError};
-  std::thread T1([&] { R[1] = Body(1); });
-  R[0] = Body(0);
-  T1.join();
-  return R;
-}
-
-collcExecutorOptions_t localOptions(const char *Rendezvous, int64_t TimeoutMs = 20000) {
-  collcExecutorOptions_t O;
-  collcExecutorOptionsInit(&O);
-  O.rendezvous = Rendezvous;
-  O.timeoutMs = TimeoutMs;
-  return O;
-}
-
 /// Rank \p Rank's executor of TwoReduces under \p O in *\p X, %a bound to
 /// \p In and %r to \p Out (4 floats each), captured: the capture's result,
 /// or the create's (*\p X then null).
