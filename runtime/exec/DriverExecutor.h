@@ -190,7 +190,7 @@ public:
   std::vector<std::string> unboundTensors() const override { return Bindings.unbound(); }
   std::vector<uint32_t> touchedTensors() const override { return Bindings.touched(); }
 
-  llvm::Error capture() override { return failed(captureSteps(), -1); }
+  llvm::Error capture() override { return failed(captureSteps(), std::nullopt); }
 
   llvm::Error replay(ComputeCallback RunCompute) override {
     record().beginReplay();

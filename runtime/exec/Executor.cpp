@@ -51,7 +51,7 @@ Error Executor::dumpFlightRecord(StringRef Dir, DumpReason Why) const {
   return rt::dumpFlightRecord(*Record, To, Why);
 }
 
-Error Executor::failed(Error E, int64_t Blamed) {
+Error Executor::failed(Error E, std::optional<int64_t> Blamed) {
   return recordFailure(*Record, std::move(E), Blamed);
 }
 

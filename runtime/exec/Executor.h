@@ -180,12 +180,10 @@ protected:
   void startRecord(std::unique_ptr<FlightRecorder> R);
   FlightRecorder &record() { return *Record; }
   /// What every backend does with an error that ends an operation of the
-  /// rank (a capture, a replay, a wait): keeps it as the rank's failure in
-  /// the record, with \p Blamed the world rank it blames (-1: nobody), and
-  /// dumps the record where it has a directory (reason "timeout" for a
-  /// timeout, else "failure"). Returns the error, its text extended only
-  /// when the dump could not be written.
-  llvm::Error failed(llvm::Error E, int64_t Blamed);
+  /// rank (a capture, a replay, a wait): recordFailure (FlightRecordDump.h)
+  /// on this executor's record, \p Blamed the world rank it blames (-1:
+  /// nobody; nullopt: the error's own peer, which is a world rank).
+  llvm::Error failed(llvm::Error E, std::optional<int64_t> Blamed);
 
   /// The error of an operation this backend does not offer: kind
   /// Unsupported, naming the backend and \p What.

@@ -33,23 +33,6 @@ std::optional<CommState> parseCommState(StringRef Name) {
   return std::nullopt;
 }
 
-static constexpr ErrorKind AllErrorKinds[] = {
-    ErrorKind::InvalidArgument, ErrorKind::Unsupported, ErrorKind::Mismatch, ErrorKind::Timeout,
-    ErrorKind::PeerLost,        ErrorKind::Broken,      ErrorKind::Backend};
-
-std::string errorKindKey(ErrorKind K) {
-  std::string Key = errorKindName(K).str();
-  std::replace(Key.begin(), Key.end(), ' ', '_');
-  return Key;
-}
-
-std::optional<ErrorKind> parseErrorKindKey(StringRef Key) {
-  for (ErrorKind K : AllErrorKinds)
-    if (errorKindKey(K) == Key)
-      return K;
-  return std::nullopt;
-}
-
 StringRef rankActivityName(RankActivity A) {
   switch (A) {
   case RankActivity::Idle:
@@ -211,10 +194,6 @@ FlightRecorder::Snapshot FlightRecorder::snapshot() const {
   Snapshot Out;
   Out.Capacity = Opts.Capacity;
   Out.Fail = failure();
-  uint64_t Pos = Position.load(std::memory_order_relaxed);
-  Out.Position = RankActivity(Pos & 0xff);
-  Out.PositionStep = uint32_t(Pos >> 8);
-  Out.Replays = Replays.load(std::memory_order_relaxed);
   uint64_t End = Next.load(std::memory_order_acquire);
   Out.Recorded = End;
   if (Opts.On) {
@@ -255,6 +234,12 @@ FlightRecorder::Snapshot FlightRecorder::snapshot() const {
       }
     }
   }
+  // After the events: the replay and the position are then at least as
+  // new as any event's.
+  uint64_t Pos = Position.load(std::memory_order_relaxed);
+  Out.Position = RankActivity(Pos & 0xff);
+  Out.PositionStep = uint32_t(Pos >> 8);
+  Out.Replays = Replays.load(std::memory_order_relaxed);
   Out.TakenNs = unixNowNs();
   return Out;
 }

@@ -58,9 +58,6 @@ enum class CommState : uint8_t {
 };
 llvm::StringRef commStateName(CommState S);
 std::optional<CommState> parseCommState(llvm::StringRef Name);
-/// The spelling of an error kind in a dump ("peer_lost", "timeout", ...).
-std::string errorKindKey(ErrorKind K);
-std::optional<ErrorKind> parseErrorKindKey(llvm::StringRef Key);
 
 /// What an executor does with its record (ExecutorOptions::Record).
 struct RecordOptions {
@@ -138,9 +135,6 @@ public:
     ErrorKind Kind = ErrorKind::Backend;
     int64_t Peer = -1; ///< world rank blamed, or -1
     std::string Message;
-    /// The first failure as the rendezvous told it (FailureBoard.h), if
-    /// this rank asked.
-    std::string FirstFailure;
   };
   /// Keeps the first failure of the rank (later ones follow from it).
   void noteFailure(Failure F);

@@ -127,7 +127,6 @@ void writeFlightRecord(const FlightRecorder &Record, DumpReason Why, raw_ostream
         J.attribute("kind", errorKindKey(S.Fail->Kind));
         J.attribute("peer", S.Fail->Peer);
         J.attribute("message", S.Fail->Message);
-        J.attribute("first_failure", S.Fail->FirstFailure);
       });
     J.attribute("capacity", int64_t(S.Capacity));
     J.attribute("recorded", int64_t(S.Recorded));
@@ -154,11 +153,10 @@ Error dumpFlightRecord(const FlightRecorder &Record, StringRef Dir, DumpReason W
   return (*Out)->commit();
 }
 
-Error recordFailure(FlightRecorder &Record, Error E, int64_t Blamed) {
+Error recordFailure(FlightRecorder &Record, Error E, std::optional<int64_t> Blamed) {
   if (!E)
     return E;
   FlightRecorder::Failure F;
-  F.Peer = Blamed;
   // The first error of a list gives the kind and the peer; every one's
   // text is kept.
   int64_t Peer = -1;
@@ -180,6 +178,7 @@ Error recordFailure(FlightRecorder &Record, Error E, int64_t Blamed) {
         First = false;
         Add(B.message());
       });
+  F.Peer = Blamed.value_or(Peer);
   std::string Message = F.Message;
   ErrorKind Kind = F.Kind;
   Record.noteFailure(std::move(F));

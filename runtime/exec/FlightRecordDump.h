@@ -13,8 +13,7 @@
 //    "groups": [{"name": "dp", "subgroup": 0, "ranks": [0, 1, 2, 3]}],
 //    "replays": 5,
 //    "position": {"replay": 5, "step": 81, "activity": "wait"},
-//    "error": {"kind": "peer_lost", "peer": 1, "message": "...",
-//              "first_failure": "..."},
+//    "error": {"kind": "peer_lost", "peer": 1, "message": "..."},
 //    "capacity": 1024, "recorded": 4012,
 //    "events": [{"seq": 4011, "replay": 5, "step": 81, "comm": 0,
 //                "op": "all_reduce", "group": "dp", "subgroup": 0,
@@ -59,11 +58,13 @@ llvm::Error dumpFlightRecord(const FlightRecorder &Record, llvm::StringRef Dir, 
 /// What every backend (and a run whose rank fails before its executor
 /// exists) does with an error that ends an operation of the rank: keeps
 /// it in \p Record as the rank's failure, with \p Blamed the world rank it
-/// blames (-1: nobody), and dumps the record where it has a directory
-/// (reason "timeout" for a timeout, else "failure"). Returns the error as
-/// it came (kind, text, peer), its text extended only when the dump could
-/// not be written.
-llvm::Error recordFailure(FlightRecorder &Record, llvm::Error E, int64_t Blamed);
+/// blames (-1: nobody; nullopt: the error's own peer, where that is a world
+/// rank: an error of the world's communicator), and dumps the record where
+/// it has a directory (reason "timeout" for a timeout, else "failure").
+/// Returns the error as it came (kind, text, peer), its text extended only
+/// when the dump could not be written.
+llvm::Error recordFailure(FlightRecorder &Record, llvm::Error E,
+                          std::optional<int64_t> Blamed);
 
 } // namespace collc::rt
 

@@ -268,7 +268,7 @@ public:
                      formatv("no comm of rank {0} produces %{1}", Rank, P.Tensors[*T].Name));
   }
 
-  Error capture() override { return failed(captureGraphs(), -1); }
+  Error capture() override { return failed(captureGraphs(), std::nullopt); }
 
   Error captureGraphs() {
     if (Captured)

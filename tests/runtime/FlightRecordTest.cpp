@@ -127,8 +127,8 @@ TEST_F(FlightRecordTest, AFailureKeepsItsKindAndTheWorldRankBlamed) {
   EXPECT_EQ(S.Events[0].Peer, 0);
   EXPECT_EQ(S.Events[0].Replay, 1u);
   // The first failure of the rank is kept; later ones follow from it.
-  R.noteFailure({ErrorKind::Timeout, 0, "first", ""});
-  R.noteFailure({ErrorKind::Broken, -1, "second", ""});
+  R.noteFailure({ErrorKind::Timeout, 0, "first"});
+  R.noteFailure({ErrorKind::Broken, -1, "second"});
   ASSERT_TRUE(R.failure());
   EXPECT_EQ(R.failure()->Message, "first");
 }

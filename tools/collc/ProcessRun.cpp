@@ -27,7 +27,7 @@ static Error recordBeforeTheExecutor(const plan::Plan &P, const ProcessRunOption
   if (O.Exec.Record.Dir.empty())
     return E;
   rt::FlightRecorder Record(P, O.Place.Rank, O.Backend, O.Exec.Record);
-  return rt::recordFailure(Record, std::move(E), -1);
+  return rt::recordFailure(Record, std::move(E), std::nullopt); // the world's ranks
 }
 
 int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, rt::ProcessMeeting &Met,
