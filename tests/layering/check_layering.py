@@ -28,7 +28,7 @@ IR_VOCABULARY = ["ir/Types.h", "ir/Collectives.def"]
 BELOW_TOOLS = ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis",
                "compiler/dump", "runtime/exec", "runtime/verify", "runtime/seeds",
                "runtime/launch", "runtime/local", "runtime/mpi", "runtime/gloo", "runtime/nccl",
-               "runtime/process"]
+               "runtime/process", "runtime/diagnose"]
 
 # Bottom to top. Order matters only for reading.
 LAYERS = [
@@ -51,6 +51,10 @@ LAYERS = [
     ("compiler/dump", ["ir", "passes/analysis", "compiler", "plan", "plan/analysis"]),
     ("runtime/exec", [*IR_VOCABULARY, "plan"]),
     ("runtime/verify", [*IR_VOCABULARY, "plan", "runtime/exec"]),
+    # The diagnosis of a run's flight records (collc's and PyTorch's): it
+    # reads the dumps runtime/exec writes and checks them against a plan,
+    # for `collc diagnose` and the C API alike.
+    ("runtime/diagnose", [*IR_VOCABULARY, "plan", "runtime/exec"]),
     ("runtime/seeds", [*IR_VOCABULARY, "runtime/exec"]),
     # Where a process learns its rank and world and how to meet its peers
     # (launcher environment, rendezvous address): shared by the process
@@ -75,7 +79,7 @@ LAYERS = [
     # sits below the tool and sees none of it.
     ("api", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
              "runtime/exec", "runtime/launch", "runtime/local", "runtime/nccl",
-             "runtime/process"]),
+             "runtime/process", "runtime/diagnose"]),
     # The bench harness is a library below the commands: it sees the run
     # harness (LocalRun.h) and the input helpers (ToolSupport.h) of the
     # tool, never a command, so no include runs back up inside the tool.
