@@ -7,6 +7,8 @@
 
 #include "ir/OpKind.h"
 
+#include "ir/NamedRows.h"
+
 #include <iterator>
 #include <string>
 
@@ -36,12 +38,7 @@ static const OpKindInfo &info(OpKind K) { return Infos[unsigned(K)]; }
 
 StringRef opKindName(OpKind K) { return info(K).Name; }
 
-Optional<OpKind> parseOpKind(StringRef Name) {
-  for (unsigned I = 0; I != NumOpKinds; ++I)
-    if (Name == Infos[I].Name)
-      return OpKind(I);
-  return None;
-}
+Optional<OpKind> parseOpKind(StringRef Name) { return enumNamed<OpKind>(Infos, Name); }
 
 StringRef allOpKindNames() {
   static const std::string Names = [] {

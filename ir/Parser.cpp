@@ -78,6 +78,18 @@ private:
   bool parseItem();
   bool parseGroup();
   bool parseOp();
+  /// The pieces of an op, in source order; each reports its own error.
+  using ResultNameList = SmallVector<std::pair<StringRef, SMLoc>, 2>;
+  bool parseResultNames(ResultNameList &Names);
+  bool checkResultNameCount(const Op &O, bool AsyncSend, bool HasResults,
+                            const ResultNameList &Names, SMLoc OpLoc, SMLoc KindLoc);
+  bool parseOperands(Op &O);
+  bool parseComputeOperands(Op &O);
+  bool parseCollectiveOperands(Op &O);
+  bool parseResultTypes(const Op &O, bool AsyncSend, bool HasResults, size_t NameCount,
+                        SmallVectorImpl<TensorType> &Types);
+  bool inferResultTypes(const Op &O, size_t NameCount, SMLoc OpLoc,
+                        SmallVectorImpl<TensorType> &Types);
   /// `p2p {` opens a block of sends and recvs issued together; `}` closes it.
   bool parseBatchStart();
   bool parseBatchEnd();
@@ -230,14 +242,14 @@ bool Parser::parseGroupRef(GroupId &Out) {
 
 bool Parser::parseReduceOp(Op &O) {
   if (!Tok.is(Token::Identifier))
-    return errorExpected("a reduce op (sum, prod, min, max, avg, premul_sum)");
+    return errorExpected("a reduce op (" + allReduceOpNames() + ")");
   Optional<ReduceOp> R = collc::parseReduceOp(Tok.Text);
   if (!R)
-    return error(Tok.loc(), "unknown reduce op '" + Tok.Text +
-                                "'; expected one of sum, prod, min, max, avg, premul_sum");
+    return error(Tok.loc(),
+                 "unknown reduce op '" + Tok.Text + "'; expected one of " + allReduceOpNames());
   consume();
   O.Reduce = *R;
-  if (*R != ReduceOp::PremulSum)
+  if (!takesScale(*R))
     return true;
   if (!expect(Token::LParen, "'(' and the scale of premul_sum"))
     return false;
@@ -584,31 +596,162 @@ bool Parser::parseGroup() {
   return true;
 }
 
+bool Parser::parseResultNames(ResultNameList &Names) {
+  if (!Tok.is(Token::ValueName))
+    return true;
+  do {
+    if (!Tok.is(Token::ValueName))
+      return errorExpected("a result name (%name)");
+    Names.push_back({Tok.Text, Tok.loc()});
+    consume();
+  } while (consumeIf(Token::Comma));
+  if (!expect(Token::Equal, "'=' after the result names")) {
+    for (auto &R : Names)
+      Poisoned.insert(R.first);
+    return false;
+  }
+  for (auto &R : Names)
+    if (Prog->lookupValue(R.first) != InvalidId)
+      return error(R.second, "value %" + R.first + " is already defined");
+  return true;
+}
+
+bool Parser::checkResultNameCount(const Op &O, bool AsyncSend, bool HasResults,
+                                  const ResultNameList &Names, SMLoc OpLoc, SMLoc KindLoc) {
+  if (!HasResults && !Names.empty())
+    return error(OpLoc, opKindName(O.Kind) + " has no results" +
+                            (O.Kind == OpKind::Send ? " (only `send async` names a token)" : ""));
+  if (AsyncSend && Names.size() != 1)
+    return error(KindLoc, Names.empty()
+                              ? "send async needs a token name to wait for (%t = send async ...)"
+                              : "send async defines one token, not several values");
+  if (HasResults && O.Kind != OpKind::Compute && Names.empty())
+    return error(KindLoc,
+                 opKindName(O.Kind) + " needs result names (%r = " + opKindName(O.Kind) + " ...)");
+  return true;
+}
+
+bool Parser::parseComputeOperands(Op &O) {
+  if (!Tok.is(Token::SymbolName))
+    return errorExpected("the compute name (@name)");
+  O.Callee = Prog->save(Tok.Text);
+  consume();
+  if (consumeIf(Token::LParen)) {
+    if (!Tok.is(Token::RParen) && !parseValueUses(O.Operands))
+      return false;
+    if (!expect(Token::RParen, "',' or ')' in the argument list"))
+      return false;
+  }
+  while (true) {
+    if (consumeKeyword("cost")) {
+      if (!expect(Token::LParen, "'('") || !parseDuration(O.CostNs) ||
+          !expect(Token::RParen, "')'"))
+        return false;
+    } else if (consumeKeyword("stream")) {
+      SMLoc Loc = Tok.loc();
+      int64_t S;
+      if (!expect(Token::LParen, "'('") || !parseInteger(S, "a stream number") ||
+          !expect(Token::RParen, "')'"))
+        return false;
+      if (S > 1023)
+        return error(Loc, formatv("stream {0} is not in 0..1023", S));
+      O.Stream = S;
+    } else {
+      return true;
+    }
+  }
+}
+
+bool Parser::parseCollectiveOperands(Op &O) {
+  if (hasReduceOp(O.Kind) && !parseReduceOp(O))
+    return false;
+  if (!parseValueUses(O.Operands))
+    return false;
+  if (hasRoot(O.Kind) && (!expectKeyword("root") || !(O.Peer = parseExpr())))
+    return false;
+  if (!expectKeyword("in") || !parseGroupRef(O.Group))
+    return false;
+  if (!takesSplits(O.Kind))
+    return true;
+  if (!expectKeyword("splits"))
+    return false;
+  if (!Tok.is(Token::ValueName))
+    return parseSplitMatrix(O.Splits);
+  ValueId Counts;
+  if (!parseValueUse(Counts))
+    return false;
+  O.Operands.push_back(Counts);
+  O.HasCountsOperand = true;
+  return true;
+}
+
+bool Parser::parseOperands(Op &O) {
+  switch (O.Kind) {
+  case OpKind::Compute:
+    return parseComputeOperands(O);
+  case OpKind::AllReduce:
+  case OpKind::ReduceScatter:
+  case OpKind::AllGather:
+  case OpKind::AllToAll:
+  case OpKind::AllToAllV:
+  case OpKind::Broadcast:
+    return parseCollectiveOperands(O);
+  case OpKind::Send:
+  case OpKind::Recv:
+    if (O.Kind == OpKind::Send && !parseValueUses(O.Operands))
+      return false;
+    if (!expectKeyword(O.Kind == OpKind::Send ? "to" : "from") || !(O.Peer = parseExpr()))
+      return false;
+    return !consumeKeyword("in") || parseGroupRef(O.Group);
+  case OpKind::Barrier:
+    return expectKeyword("in") && parseGroupRef(O.Group);
+  case OpKind::Wait:
+    return parseValueUses(O.Operands);
+  }
+  llvm_unreachable("every op kind is parsed above");
+}
+
+bool Parser::parseResultTypes(const Op &O, bool AsyncSend, bool HasResults, size_t NameCount,
+                              SmallVectorImpl<TensorType> &Types) {
+  SMLoc TypesLoc = Tok.loc();
+  if (!consumeIf(Token::Colon))
+    return true;
+  if (!HasResults || AsyncSend)
+    return error(TypesLoc, AsyncSend ? "a send's token has no type"
+                                     : opKindName(O.Kind) + " has no results to give types to");
+  do {
+    TensorType T;
+    if (!parseType(T))
+      return false;
+    Types.push_back(std::move(T));
+  } while (consumeIf(Token::Comma));
+  if (Types.size() != NameCount)
+    return error(TypesLoc, formatv("{0} result names but {1} types", NameCount, Types.size()));
+  return true;
+}
+
+bool Parser::inferResultTypes(const Op &O, size_t NameCount, SMLoc OpLoc,
+                              SmallVectorImpl<TensorType> &Types) {
+  if (!hasInferredResultTypes(O.Kind))
+    return error(OpLoc, opKindName(O.Kind) + " needs its result types written (': f32[...]')");
+  // Every operand's type must be known, and the counts must agree.
+  if (O.Operands.size() != NameCount)
+    return error(OpLoc, formatv("{0} has {1} operands but {2} results; each operand has one result",
+                                opKindName(O.Kind), O.Operands.size(), NameCount));
+  for (unsigned I = 0; I != NameCount; ++I) {
+    Expected<TensorType> T = inferResultType(*Prog, O, I);
+    if (!T)
+      return error(OpLoc, toString(T.takeError()));
+    Types.push_back(std::move(*T));
+  }
+  return true;
+}
+
 bool Parser::parseOp() {
   SMLoc OpLoc = Tok.loc();
-  // Results.
-  SmallVector<std::pair<StringRef, SMLoc>, 2> ResultNames;
-  if (Tok.is(Token::ValueName)) {
-    do {
-      if (!Tok.is(Token::ValueName))
-        return errorExpected("a result name (%name)");
-      ResultNames.push_back({Tok.Text, Tok.loc()});
-      consume();
-    } while (consumeIf(Token::Comma));
-    auto PoisonResults = [&] {
-      for (auto &R : ResultNames)
-        Poisoned.insert(R.first);
-    };
-    if (!expect(Token::Equal, "'=' after the result names")) {
-      PoisonResults();
-      return false;
-    }
-    for (auto &R : ResultNames)
-      if (Prog->lookupValue(R.first) != InvalidId) {
-        error(R.second, "value %" + R.first + " is already defined");
-        return false;
-      }
-  }
+  ResultNameList ResultNames;
+  if (!parseResultNames(ResultNames))
+    return false;
   auto Fail = [&] {
     for (auto &R : ResultNames)
       Poisoned.insert(R.first);
@@ -632,134 +775,18 @@ bool Parser::parseOp() {
   // `send async` defines one value, its completion token.
   bool AsyncSend = *Kind == OpKind::Send && Tok.isKeyword("async");
   bool HasResults = hasResults(*Kind) || AsyncSend;
-  if (!HasResults && !ResultNames.empty()) {
-    error(OpLoc, opKindName(*Kind) + " has no results" +
-                     (*Kind == OpKind::Send ? " (only `send async` names a token)" : ""));
+  if (!checkResultNameCount(O, AsyncSend, HasResults, ResultNames, OpLoc, KindLoc))
     return Fail();
-  }
-  if (AsyncSend && ResultNames.size() != 1) {
-    error(KindLoc, ResultNames.empty()
-                       ? "send async needs a token name to wait for (%t = send async ...)"
-                       : "send async defines one token, not several values");
-    return Fail();
-  }
-  if (HasResults && *Kind != OpKind::Compute && ResultNames.empty()) {
-    error(KindLoc, opKindName(*Kind) + " needs result names (%r = " + opKindName(*Kind) + " ...)");
-    return Fail();
-  }
-
   if (isCommunication(*Kind) && HasResults && consumeKeyword("async")) {
     O.Async = true;
     O.Fenced = consumeKeyword("fenced");
   }
+  if (!parseOperands(O))
+    return Fail();
 
-  switch (*Kind) {
-  case OpKind::Compute: {
-    if (!Tok.is(Token::SymbolName)) {
-      errorExpected("the compute name (@name)");
-      return Fail();
-    }
-    O.Callee = Prog->save(Tok.Text);
-    consume();
-    if (consumeIf(Token::LParen)) {
-      if (!Tok.is(Token::RParen) && !parseValueUses(O.Operands))
-        return Fail();
-      if (!expect(Token::RParen, "',' or ')' in the argument list"))
-        return Fail();
-    }
-    while (true) {
-      if (consumeKeyword("cost")) {
-        if (!expect(Token::LParen, "'('") || !parseDuration(O.CostNs) ||
-            !expect(Token::RParen, "')'"))
-          return Fail();
-      } else if (consumeKeyword("stream")) {
-        SMLoc Loc = Tok.loc();
-        int64_t S;
-        if (!expect(Token::LParen, "'('") || !parseInteger(S, "a stream number") ||
-            !expect(Token::RParen, "')'"))
-          return Fail();
-        if (S > 1023) {
-          error(Loc, formatv("stream {0} is not in 0..1023", S));
-          return Fail();
-        }
-        O.Stream = S;
-      } else {
-        break;
-      }
-    }
-    break;
-  }
-  case OpKind::AllReduce:
-  case OpKind::ReduceScatter:
-    if (!parseReduceOp(O))
-      return Fail();
-    [[fallthrough]];
-  case OpKind::AllGather:
-  case OpKind::AllToAll:
-  case OpKind::AllToAllV:
-  case OpKind::Broadcast:
-    if (!parseValueUses(O.Operands))
-      return Fail();
-    if (hasRoot(*Kind)) {
-      if (!expectKeyword("root") || !(O.Peer = parseExpr()))
-        return Fail();
-    }
-    if (!expectKeyword("in") || !parseGroupRef(O.Group))
-      return Fail();
-    if (takesSplits(*Kind)) {
-      if (!expectKeyword("splits"))
-        return Fail();
-      if (Tok.is(Token::ValueName)) {
-        ValueId Counts;
-        if (!parseValueUse(Counts))
-          return Fail();
-        O.Operands.push_back(Counts);
-        O.HasCountsOperand = true;
-      } else if (!parseSplitMatrix(O.Splits)) {
-        return Fail();
-      }
-    }
-    break;
-  case OpKind::Send:
-  case OpKind::Recv:
-    if (*Kind == OpKind::Send && !parseValueUses(O.Operands))
-      return Fail();
-    if (!expectKeyword(*Kind == OpKind::Send ? "to" : "from") || !(O.Peer = parseExpr()))
-      return Fail();
-    if (consumeKeyword("in") && !parseGroupRef(O.Group))
-      return Fail();
-    break;
-  case OpKind::Barrier:
-    if (!expectKeyword("in") || !parseGroupRef(O.Group))
-      return Fail();
-    break;
-  case OpKind::Wait:
-    if (!parseValueUses(O.Operands))
-      return Fail();
-    break;
-  }
-
-  // Result types.
   SmallVector<TensorType, 2> Types;
-  SMLoc TypesLoc = Tok.loc();
-  if (consumeIf(Token::Colon)) {
-    if (!HasResults || AsyncSend) {
-      error(TypesLoc, AsyncSend ? "a send's token has no type"
-                                : opKindName(*Kind) + " has no results to give types to");
-      return Fail();
-    }
-    do {
-      TensorType T;
-      if (!parseType(T))
-        return Fail();
-      Types.push_back(std::move(T));
-    } while (consumeIf(Token::Comma));
-    if (Types.size() != ResultNames.size()) {
-      error(TypesLoc, formatv("{0} result names but {1} types", ResultNames.size(), Types.size()));
-      return Fail();
-    }
-  }
-
+  if (!parseResultTypes(O, AsyncSend, HasResults, ResultNames.size(), Types))
+    return Fail();
   if (consumeKeyword("when") && !(O.When = parseExpr()))
     return Fail();
   if (Tok.is(Token::LBrace) && !parseAttrDict(O))
@@ -772,26 +799,9 @@ bool Parser::parseOp() {
   // Results: written types, or inferred ones.
   if (AsyncSend)
     Types.push_back(tokenType());
-  if (Types.empty() && !ResultNames.empty()) {
-    if (!hasInferredResultTypes(*Kind)) {
-      error(OpLoc, opKindName(*Kind) + " needs its result types written (': f32[...]')");
-      return Fail();
-    }
-    // Every operand's type must be known, and the counts must agree.
-    if (O.Operands.size() != ResultNames.size()) {
-      error(OpLoc, formatv("{0} has {1} operands but {2} results; each operand has one result",
-                           opKindName(*Kind), O.Operands.size(), ResultNames.size()));
-      return Fail();
-    }
-    for (unsigned I = 0; I != ResultNames.size(); ++I) {
-      Expected<TensorType> T = inferResultType(*Prog, O, I);
-      if (!T) {
-        error(OpLoc, toString(T.takeError()));
-        return Fail();
-      }
-      Types.push_back(std::move(*T));
-    }
-  }
+  if (Types.empty() && !ResultNames.empty() &&
+      !inferResultTypes(O, ResultNames.size(), OpLoc, Types))
+    return Fail();
   for (unsigned I = 0; I != ResultNames.size(); ++I) {
     Expected<ValueId> V = Prog->addValue(ResultNames[I].first, std::move(Types[I]));
     if (!V) {

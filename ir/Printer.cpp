@@ -49,7 +49,7 @@ void printOp(const Program &P, const Op &O, raw_ostream &OS) {
     OS << " fenced";
   if (hasReduceOp(O.Kind)) {
     OS << ' ' << reduceOpName(O.Reduce);
-    if (O.Reduce == ReduceOp::PremulSum)
+    if (takesScale(O.Reduce))
       OS << '(' << formatExactDouble(O.Scale) << ')';
   }
   switch (O.Kind) {

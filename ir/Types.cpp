@@ -2,12 +2,14 @@
 
 #include "ir/Types.h"
 
-#include "llvm/ADT/StringSwitch.h"
+#include "ir/NamedRows.h"
+
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <charconv>
+#include <iterator>
 
 using namespace llvm;
 
@@ -19,12 +21,34 @@ struct ElemTypeInfo {
   unsigned Bytes;
   bool IsFloat;
 };
-// Indexed by ElemType.
-constexpr ElemTypeInfo ElemTypeTable[NumElemTypes] = {
-    {"f32", 4, true},  {"f16", 2, true},  {"bf16", 2, true},   {"f64", 8, true},
-    {"i8", 1, false},  {"u8", 1, false},  {"i32", 4, false},   {"u32", 4, false},
-    {"i64", 8, false}, {"u64", 8, false}, {"f8e4m3", 1, true}, {"f8e5m2", 1, true},
+// One row per type, generated from ir/ElemTypes.def in the enum's order, so
+// a type's row is at its enumerator's index.
+constexpr ElemTypeInfo ElemTypeTable[] = {
+#define COLLC_INT_TYPE(Enum, Spelling, Storage, Nccl, Mpi) {Spelling, sizeof(Storage), false},
+#define COLLC_FLOAT_TYPE(Enum, Spelling, Storage, Nccl, Mpi, Digits, MinSubnormal, MaxFinite)      \
+  {Spelling, sizeof(Storage), true},
+#include "ir/ElemTypes.def"
 };
+static_assert(std::size(ElemTypeTable) == NumElemTypes, "one row per type");
+
+struct ReduceOpInfo {
+  const char *Name;
+  bool Scaled;
+};
+constexpr ReduceOpInfo ReduceOpTable[] = {
+#define COLLC_PLAIN_REDUCE(Enum, Spelling, Combine, Mpi, Nccl) {Spelling, false},
+#define COLLC_SCALED_REDUCE(Enum, Spelling, Combine, Mpi) {Spelling, true},
+#include "ir/ReduceOps.def"
+};
+static_assert(std::size(ReduceOpTable) == NumReduceOps, "one row per op");
+
+/// "a, b, c": the names of a table's rows, for "expected one of" messages.
+template <typename Row, size_t N> std::string joinNames(const Row (&Table)[N]) {
+  std::string S;
+  for (const Row &R : Table)
+    S += std::string(S.empty() ? "" : ", ") + R.Name;
+  return S;
+}
 } // namespace
 
 StringRef elemTypeName(ElemType T) { return ElemTypeTable[unsigned(T)].Name; }
@@ -32,14 +56,24 @@ unsigned elemTypeBytes(ElemType T) { return ElemTypeTable[unsigned(T)].Bytes; }
 bool isFloatType(ElemType T) { return ElemTypeTable[unsigned(T)].IsFloat; }
 
 Optional<ElemType> parseElemType(StringRef Name) {
-  for (unsigned I = 0; I != NumElemTypes; ++I)
-    if (Name == ElemTypeTable[I].Name)
-      return ElemType(I);
-  return None;
+  return enumNamed<ElemType>(ElemTypeTable, Name);
 }
 
 StringRef allElemTypeNames() {
-  return "f32, f16, bf16, f64, i8, u8, i32, u32, i64, u64, f8e4m3, f8e5m2";
+  static const std::string Names = joinNames(ElemTypeTable);
+  return Names;
+}
+
+StringRef reduceOpName(ReduceOp Op) { return ReduceOpTable[unsigned(Op)].Name; }
+bool takesScale(ReduceOp Op) { return ReduceOpTable[unsigned(Op)].Scaled; }
+
+Optional<ReduceOp> parseReduceOp(StringRef Name) {
+  return enumNamed<ReduceOp>(ReduceOpTable, Name);
+}
+
+StringRef allReduceOpNames() {
+  static const std::string Names = joinNames(ReduceOpTable);
+  return Names;
 }
 
 int64_t TensorType::numElements() const {
@@ -97,24 +131,6 @@ std::string TensorType::str() const {
   return S;
 }
 
-StringRef reduceOpName(ReduceOp Op) {
-  switch (Op) {
-  case ReduceOp::Sum:
-    return "sum";
-  case ReduceOp::Prod:
-    return "prod";
-  case ReduceOp::Min:
-    return "min";
-  case ReduceOp::Max:
-    return "max";
-  case ReduceOp::Avg:
-    return "avg";
-  case ReduceOp::PremulSum:
-    return "premul_sum";
-  }
-  llvm_unreachable("bad reduce op");
-}
-
 StringRef slotModeName(SlotMode M) {
   switch (M) {
   case SlotMode::View:
@@ -125,17 +141,6 @@ StringRef slotModeName(SlotMode M) {
     return "unpack";
   }
   llvm_unreachable("bad slot mode");
-}
-
-Optional<ReduceOp> parseReduceOp(StringRef Name) {
-  return StringSwitch<Optional<ReduceOp>>(Name)
-      .Case("sum", ReduceOp::Sum)
-      .Case("prod", ReduceOp::Prod)
-      .Case("min", ReduceOp::Min)
-      .Case("max", ReduceOp::Max)
-      .Case("avg", ReduceOp::Avg)
-      .Case("premul_sum", ReduceOp::PremulSum)
-      .Default(None);
 }
 
 std::string formatExactDouble(double V) {

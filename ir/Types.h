@@ -19,23 +19,17 @@
 
 namespace collc {
 
-/// Element types. The order is part of the plan format (digests hash the
-/// spelling, not the number), so new types go at the end.
+/// Element types, generated from ir/ElemTypes.def (add a type there, not
+/// here). The order is part of the plan format (digests hash the spelling,
+/// not the number), so new types go at the end.
 enum class ElemType : uint8_t {
-  F32,
-  F16,
-  BF16,
-  F64,
-  I8,
-  U8,
-  I32,
-  U32,
-  I64,
-  U64,
-  F8E4M3,
-  F8E5M2,
+#define COLLC_ELEM_TYPE(Enum, ...) Enum,
+#include "ir/ElemTypes.def"
 };
-constexpr unsigned NumElemTypes = 12;
+constexpr unsigned NumElemTypes = 0
+#define COLLC_ELEM_TYPE(...) +1
+#include "ir/ElemTypes.def"
+    ;
 
 /// The spelling used by the text formats: "f32", "bf16", "f8e4m3", ...
 llvm::StringRef elemTypeName(ElemType T);
@@ -81,10 +75,24 @@ struct TensorType {
 /// Types from input pass this before anything sizes a buffer from them.
 llvm::Error checkTensorSize(const TensorType &T);
 
-/// How a reduction combines the elements of every rank.
-enum class ReduceOp : uint8_t { Sum, Prod, Min, Max, Avg, PremulSum };
+/// How a reduction combines the elements of every rank, generated from
+/// ir/ReduceOps.def (add an op there, not here).
+enum class ReduceOp : uint8_t {
+#define COLLC_REDUCE_OP(Enum, ...) Enum,
+#include "ir/ReduceOps.def"
+};
+constexpr unsigned NumReduceOps = 0
+#define COLLC_REDUCE_OP(...) +1
+#include "ir/ReduceOps.def"
+    ;
+
+/// The spelling used by the text formats: "sum", "premul_sum", ...
 llvm::StringRef reduceOpName(ReduceOp Op);
 llvm::Optional<ReduceOp> parseReduceOp(llvm::StringRef Name);
+/// A comma-separated list of every spelling, for "expected one of" messages.
+llvm::StringRef allReduceOpNames();
+/// Takes a scale, which multiplies every element first (premul_sum).
+bool takesScale(ReduceOp Op);
 
 /// How a tensor sits in a bucket buffer (plan-memory decides; the plan file
 /// records it): written there by the model (a zero-copy view), copied in

@@ -289,7 +289,7 @@ void Verifier::verifyOp(OpId I) {
   case OpKind::AllToAll:
     verifyTypes(O);
     if (hasReduceOp(O.Kind))
-      if (O.Reduce == ReduceOp::PremulSum && !std::isfinite(O.Scale))
+      if (takesScale(O.Reduce) && !std::isfinite(O.Scale))
         errorAt(O.Loc, "premul_sum scale is not a finite number");
     break;
   case OpKind::AllToAllV:

@@ -133,8 +133,7 @@ std::string CrossRankChecker::groupDesc(GroupId G, ArrayRef<int32_t> Members) co
 std::string CrossRankChecker::mismatch(const Op &A, int64_t RA, const Op &B, int64_t RB) const {
   if (A.Kind != B.Kind)
     return "kind";
-  if (hasReduceOp(A.Kind) &&
-      (A.Reduce != B.Reduce || (A.Reduce == ReduceOp::PremulSum && A.Scale != B.Scale)))
+  if (hasReduceOp(A.Kind) && (A.Reduce != B.Reduce || (takesScale(A.Reduce) && A.Scale != B.Scale)))
     return "reduce op";
   ArrayRef<ValueId> DA = A.dataOperands(), DB = B.dataOperands();
   if (DA.size() != DB.size())

@@ -11,7 +11,7 @@ namespace collc {
 
 CombineKey CombineKey::of(const Op &O) {
   return CombineKey{
-      O.Kind, O.Reduce, O.Reduce == ReduceOp::PremulSum ? O.Scale : 1.0, O.Group, O.Async,
+      O.Kind, O.Reduce, takesScale(O.Reduce) ? O.Scale : 1.0, O.Group, O.Async,
       O.Peer, O.When,   O.Kind == OpKind::AllToAllV ? &O : nullptr};
 }
 

@@ -503,7 +503,7 @@ Error Reader::comm() {
     if (!Op)
       return err("unknown reduce op '" + *R + "'");
     C.Reduce = *Op;
-    if (C.Reduce == ReduceOp::PremulSum) {
+    if (takesScale(C.Reduce)) {
       if (Error E = keyword("scale"))
         return E;
       Expected<StringRef> S = word("the scale");

@@ -141,7 +141,7 @@ void writeBody(const Plan &P, DigestingStream &OS) {
     OS << "comm " << I << ' ' << commKindName(C.Kind);
     if (hasReduceOp(C.Kind)) {
       OS << ' ' << reduceOpName(C.Reduce);
-      if (C.Reduce == ReduceOp::PremulSum)
+      if (takesScale(C.Reduce))
         OS << " scale " << formatExactDouble(C.Scale);
     }
     OS << ' ' << elemTypeName(C.Elem);

@@ -2,6 +2,7 @@
 
 #include "runtime/exec/SplitSizes.h"
 
+#include "runtime/exec/ElementTraits.h"
 #include "runtime/exec/RuntimeError.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -9,43 +10,32 @@
 
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 using namespace llvm;
 
 namespace collc::rt {
 
-template <typename T> static T load(const char *Data, uint64_t Index) {
-  T V;
-  std::memcpy(&V, Data + Index * sizeof(T), sizeof(T));
-  return V;
-}
-
 Expected<int64_t> readSplitSize(ElemType T, const char *Data, uint64_t Index) {
-  switch (T) {
-  case ElemType::I8:
-    return load<int8_t>(Data, Index);
-  case ElemType::U8:
-    return load<uint8_t>(Data, Index);
-  case ElemType::I32:
-    return load<int32_t>(Data, Index);
-  case ElemType::U32:
-    return load<uint32_t>(Data, Index);
-  case ElemType::I64:
-    return load<int64_t>(Data, Index);
-  case ElemType::U64: {
-    uint64_t V = load<uint64_t>(Data, Index);
-    if (V > uint64_t(std::numeric_limits<int64_t>::max()))
-      return makeError(ErrorKind::InvalidArgument,
-                       formatv("split size {0} (entry {1}) is beyond the largest row count, "
-                               "2^63-1",
-                               V, Index));
-    return int64_t(V);
-  }
-  default:
-    return makeError(ErrorKind::InvalidArgument,
-                     formatv("split sizes of type {0}: expected an integer type",
-                             elemTypeName(T)));
-  }
+  return visitElemType(T, [&](auto E) -> Expected<int64_t> {
+    using Traits = decltype(E);
+    using S = typename Traits::Storage;
+    if constexpr (Traits::IsFloat) {
+      return makeError(
+          ErrorKind::InvalidArgument,
+          formatv("split sizes of type {0}: expected an integer type", elemTypeName(T)));
+    } else {
+      S V;
+      std::memcpy(&V, Data + Index * sizeof(S), sizeof(S));
+      if constexpr (std::is_unsigned_v<S>)
+        if (uint64_t(V) > uint64_t(std::numeric_limits<int64_t>::max()))
+          return makeError(ErrorKind::InvalidArgument,
+                           formatv("split size {0} (entry {1}) is beyond the largest row count, "
+                                   "2^63-1",
+                                   uint64_t(V), Index));
+      return int64_t(V);
+    }
+  });
 }
 
 Expected<SplitRows> checkSplitMatrix(uint32_t CommIndex, ArrayRef<int64_t> Matrix, int64_t N,

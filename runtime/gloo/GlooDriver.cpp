@@ -418,11 +418,6 @@ Error GlooDriver::allReduceScaled(const Communicator &C, const Resource &Src, co
   });
 }
 
-Error GlooDriver::allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
-                            Elems E, ReduceOp Op, CommStream S) {
-  return allReduceScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
-}
-
 Error GlooDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
                                       const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
                                       double Scale, CommStream S) {
@@ -438,11 +433,6 @@ Error GlooDriver::reduceScatterScaled(const Communicator &C, const Resource &Src
   return enqueue(C, S, "reduce_scatter", [=](Membership &M) {
     reduce(M, In, Out, Count, T, Op, Scale, M.Rank);
   });
-}
-
-Error GlooDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
-                                Elems E, ReduceOp Op, CommStream S) {
-  return reduceScatterScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
 }
 
 Error GlooDriver::allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
@@ -612,7 +602,7 @@ Error GlooDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size
 }
 
 Expected<std::vector<uint32_t>> GlooDriver::allGatherWords(const Communicator &C,
-                                                           ArrayRef<uint32_t> Local) {
+                                                           ArrayRef<uint32_t> Local, CommStream) {
   if (Error Err = checkComm(C))
     return Err;
   if (Error Err = checkNothingPending(C->Pending.load()))

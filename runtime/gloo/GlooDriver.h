@@ -38,8 +38,9 @@ namespace collc::rt::gloo {
 /// One process's membership of one Gloo group (GlooDriver.cpp).
 class Membership;
 
-/// Types, elements() and the stream calls come from HostDriverBase.
-struct GlooDriver : HostDriverBase {
+/// Types, elements(), the stream calls and the reductions without a factor
+/// come from HostDriverBase.
+struct GlooDriver : HostDriverBase<GlooDriver> {
   using Communicator = std::shared_ptr<Membership>;
   /// A group is named, and every process names it alike: the name is the id.
   using UniqueId = std::string;
@@ -48,59 +49,29 @@ struct GlooDriver : HostDriverBase {
   /// Gloo takes ranks and counts as int.
   static constexpr size_t MaxRanks = 1 << 16;
 
-  // --- the seed's interface ------------------------------------------------
-  static llvm::Expected<UniqueId> groupId(const CommunicationId &Id);
-  /// Connects a full mesh with the other \p Ranks - 1 processes that join
-  /// \p Id; needs the process's rendezvous (configureRendezvous) first.
-  static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
-  static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems E, ReduceOp Op, CommStream S);
-  static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems E, CommStream S);
-  static llvm::Error reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
-                                   Elems E, ReduceOp Op, CommStream S);
-  static llvm::Error broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
-                               Elems E, size_t Root, CommStream S);
-  static llvm::Error allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
-                              Elems E, size_t Ranks, CommStream S);
-  static llvm::Error send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
-                          CommStream S);
-  static llvm::Error recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
-                          CommStream S);
+  // The driver's operations (runtime/exec/DriverOps.def), as Gloo runs them:
+  // - join connects a full mesh with the other Ranks - 1 processes that join
+  //   the id; it needs the process's rendezvous (configureRendezvous) first.
+  // - reduceScatterScaled: Gloo has no reduce_scatter for every type (its
+  //   halving-doubling one is typed and takes a plain function, no factor),
+  //   so it is Gloo's allreduce on a copy of the source, of which the rank
+  //   keeps its chunk.
+  // - allGatherWords runs on the caller's thread, stream or not, and needs
+  //   no outstanding stream work on the communicator (the ranks would
+  //   otherwise pair it with different operations).
+  // - split: ranks of equal non-negative color join a new group named after
+  //   the parent, the split's number and the color, ordered by key then rank.
+  // - health never blocks: the error that broke the communicator, if any.
+  // - setTimeout sets Gloo's context timeout (connect and every operation).
+#define COLLC_UNSCALED_OP(Result, Name, Params)
+#define COLLC_DRIVER_OP(Result, Name, Params) static Result Name Params;
+#include "runtime/exec/DriverOps.def"
 
-  // --- beyond the seed -------------------------------------------------------
-  static llvm::Error allReduceScaled(const Communicator &C, const Resource &Src,
-                                     const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
-                                     double Scale, CommStream S);
-  /// Gloo has no reduce_scatter for every type (its halving-doubling one is
-  /// typed and takes a plain function, no factor): this is Gloo's
-  /// allreduce on a copy of the source, of which the rank keeps its chunk.
-  static llvm::Error reduceScatterScaled(const Communicator &C, const Resource &Src,
-                                         const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
-                                         double Scale, CommStream S);
-  static llvm::Error allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               ElemType T, llvm::ArrayRef<uint64_t> SendCounts,
-                               llvm::ArrayRef<uint64_t> RecvCounts, CommStream S);
-  static llvm::Error barrier(const Communicator &C, CommStream S);
-  /// Synchronous, on the caller's thread; needs no outstanding stream work
-  /// on \p C (the ranks would otherwise pair it with different operations).
-  static llvm::Expected<std::vector<uint32_t>> allGatherWords(const Communicator &C,
-                                                              llvm::ArrayRef<uint32_t> Local);
-  static llvm::Expected<std::vector<uint32_t>>
-  allGatherWords(const Communicator &C, llvm::ArrayRef<uint32_t> Local, CommStream) {
-    return allGatherWords(C, Local);
-  }
-  /// Ranks of equal non-negative \p Color join a new group named after the
-  /// parent, the split's number and the color, ordered by \p Key then rank.
-  static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
+  // --- beyond the driver's operations ------------------------------------------
   /// This process's rank in \p C and its size (the communicator is opaque
   /// here; the seed communicator asks them of a split's result).
   static size_t rankOf(const Communicator &C);
   static size_t sizeOf(const Communicator &C);
-  /// Never blocks: the error that broke the communicator, if any.
-  static llvm::Error health(const Communicator &C);
-  /// Gloo's context timeout (connect and every operation).
-  static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
   /// The connected Gloo context under \p C (null for none), for
   /// runtime/gloo/GlooCommContext.h only.
   static std::shared_ptr<::gloo::Context> context(const Communicator &C);

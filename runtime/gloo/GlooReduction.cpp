@@ -9,7 +9,7 @@
 
 #include "runtime/gloo/GlooReduction.h"
 
-#include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/ElementTraits.h"
 #include "runtime/exec/WrapArithmetic.h"
 
 #include <cstring>
@@ -44,74 +44,39 @@ void pairwise(void *Out, const void *X, const void *Y, size_t Count) {
   }
 }
 
+/// Gloo's pairwise function for \p Op over \p A: partial results combine
+/// by the op's Combine in ir/ReduceOps.def (avg and premul_sum: a sum).
 template <typename A> PairReduce reducerFor(ReduceOp Op) {
   switch (Op) {
-  case ReduceOp::Prod:
-    return pairwise<A, ReduceOp::Prod>;
-  case ReduceOp::Min:
-    return pairwise<A, ReduceOp::Min>;
-  case ReduceOp::Max:
-    return pairwise<A, ReduceOp::Max>;
-  case ReduceOp::Sum:
-  case ReduceOp::Avg:
-  case ReduceOp::PremulSum:
-    break;
+#define COLLC_REDUCE_OP(Enum, Spelling, Combine, Mpi)                                              \
+  case ReduceOp::Enum:                                                                             \
+    return pairwise<A, ReduceOp::Combine>;
+#include "ir/ReduceOps.def"
   }
   return pairwise<A, ReduceOp::Sum>;
 }
 
-/// Calls \p F with a value of the accumulation type of \p T (f32 for the
-/// narrow floats) and the conversions to and from its storage.
-template <typename F> void withType(ElemType T, F &&Fn) {
-  auto Plain = [](auto V) { return V; };
-  switch (T) {
-  case ElemType::F32:
-    return Fn(float(), Plain, Plain, float());
-  case ElemType::F64:
-    return Fn(double(), Plain, Plain, double());
-  case ElemType::I8:
-    return Fn(int8_t(), Plain, Plain, int8_t());
-  case ElemType::U8:
-    return Fn(uint8_t(), Plain, Plain, uint8_t());
-  case ElemType::I32:
-    return Fn(int32_t(), Plain, Plain, int32_t());
-  case ElemType::U32:
-    return Fn(uint32_t(), Plain, Plain, uint32_t());
-  case ElemType::I64:
-    return Fn(int64_t(), Plain, Plain, int64_t());
-  case ElemType::U64:
-    return Fn(uint64_t(), Plain, Plain, uint64_t());
-  case ElemType::F16:
-    return Fn(uint16_t(), halfToFloat, floatToHalf, float());
-  case ElemType::BF16:
-    return Fn(uint16_t(), bf16ToFloat, floatToBf16, float());
-  case ElemType::F8E4M3:
-    return Fn(uint8_t(), e4m3ToFloat, floatToE4m3, float());
-  case ElemType::F8E5M2:
-    return Fn(uint8_t(), e5m2ToFloat, floatToE5m2, float());
-  }
+/// f16, bf16 and fp8: they travel and accumulate as f32.
+bool isNarrowFloat(ElemType T) {
+  return visitElemType(T, [](auto E) { return decltype(E)::IsNarrowFloat; });
 }
-
-bool isNarrowFloat(ElemType T) { return isFloatType(T) && elemTypeBytes(T) < 4; }
 
 } // namespace
 
 ElemType wireType(ElemType T) { return isNarrowFloat(T) ? ElemType::F32 : T; }
 
-bool needsStaging(ElemType T, ReduceOp Op) {
-  return isNarrowFloat(T) || Op == ReduceOp::PremulSum;
-}
+bool needsStaging(ElemType T, ReduceOp Op) { return isNarrowFloat(T) || takesScale(Op); }
 
 bool needsFinish(ElemType T, ReduceOp Op) { return needsStaging(T, Op) || Op == ReduceOp::Avg; }
 
 void toWire(ElemType T, ReduceOp Op, double Scale, const char *Src, char *Wire, uint64_t Count) {
-  withType(T, [&](auto Stored, auto ToAcc, auto, auto Acc) {
-    using S = decltype(Stored);
-    using A = decltype(Acc);
+  visitElemType(T, [&](auto E) {
+    using Traits = decltype(E);
+    using A = typename Traits::Acc;
     A Factor = A(Scale);
-    bool Scaled = Op == ReduceOp::PremulSum;
+    bool Scaled = takesScale(Op);
     for (uint64_t I = 0; I != Count; ++I) {
-      A V = A(ToAcc(load<S>(Src, I)));
+      A V = Traits::load(load<typename Traits::Storage>(Src, I));
       store<A>(Wire, I, Scaled ? mulWrap(V, Factor) : V);
     }
   });
@@ -119,22 +84,20 @@ void toWire(ElemType T, ReduceOp Op, double Scale, const char *Src, char *Wire, 
 
 void fromWire(ElemType T, ReduceOp Op, unsigned Ranks, const char *Wire, char *Dst,
               uint64_t Count) {
-  withType(T, [&](auto Stored, auto, auto FromAcc, auto Acc) {
-    using S = decltype(Stored);
-    using A = decltype(Acc);
+  visitElemType(T, [&](auto E) {
+    using Traits = decltype(E);
+    using A = typename Traits::Acc;
     for (uint64_t I = 0; I != Count; ++I) {
       A V = load<A>(Wire, I);
       if (Op == ReduceOp::Avg)
         V = averageOf(V, Ranks);
-      store<S>(Dst, I, S(FromAcc(V)));
+      store<typename Traits::Storage>(Dst, I, Traits::store(V));
     }
   });
 }
 
 PairReduce wireReducer(ElemType Wire, ReduceOp Op) {
-  PairReduce Fn = nullptr;
-  withType(Wire, [&](auto, auto, auto, auto Acc) { Fn = reducerFor<decltype(Acc)>(Op); });
-  return Fn;
+  return visitElemType(Wire, [&](auto E) { return reducerFor<typename decltype(E)::Acc>(Op); });
 }
 
 } // namespace collc::rt::gloo

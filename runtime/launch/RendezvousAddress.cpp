@@ -79,23 +79,51 @@ Expected<RendezvousAddress> parseRendezvous(StringRef Whole, StringRef Source) {
   return Bad("unknown form");
 }
 
+namespace {
+
+/// How each process backend meets its peers: one table for collc run,
+/// collc bench and the C API.
+struct MeetingRule {
+  const char *Backend;
+  const char *Default; ///< its rendezvous when none is given ("": none)
+  bool ThroughMpi;     ///< MPI_COMM_WORLD (under mpirun)
+  bool ThroughStore;   ///< a store: file:DIR or redis://HOST:PORT
+};
+const MeetingRule Rules[] = {
+    {"mpi", "mpi", true, false},
+    {"gloo", "", false, true},
+    // The unique ids of its communicators meet either way.
+    {"nccl", "mpi", true, true},
+};
+
+const MeetingRule *ruleOf(StringRef Backend) {
+  for (const MeetingRule &R : Rules)
+    if (Backend == R.Backend)
+      return &R;
+  return nullptr;
+}
+
+} // namespace
+
 StringRef defaultRendezvous(StringRef Backend) {
-  return Backend == "mpi" || Backend == "nccl" ? "mpi" : "";
+  const MeetingRule *R = ruleOf(Backend);
+  return R ? R->Default : "";
 }
 
 std::optional<std::string> rendezvousMismatch(StringRef Backend, const RendezvousAddress &Where) {
+  const MeetingRule *R = ruleOf(Backend);
   bool Mpi = Where.How == RendezvousAddress::Kind::Mpi;
-  if (Backend == "mpi" && !Mpi)
-    return formatv("the mpi backend meets through MPI_COMM_WORLD, not rendezvous '{0}' (from "
-                   "{1}; use 'mpi')",
-                   Where.text(), Where.Source)
-        .str();
-  if (Backend == "gloo" && Mpi)
-    return formatv("the gloo backend meets through a store, not rendezvous 'mpi' (from {0}; give "
+  if (!R || (Mpi ? R->ThroughMpi : R->ThroughStore))
+    return std::nullopt;
+  if (Mpi)
+    return formatv("the {0} backend meets through a store, not rendezvous 'mpi' (from {1}; give "
                    "file:DIR or redis://HOST:PORT)",
-                   Where.Source)
+                   Backend, Where.Source)
         .str();
-  return std::nullopt;
+  return formatv("the {0} backend meets through MPI_COMM_WORLD, not rendezvous '{1}' (from "
+                 "{2}; use 'mpi')",
+                 Backend, Where.text(), Where.Source)
+      .str();
 }
 
 } // namespace collc::rt

@@ -11,7 +11,7 @@
 
 #include "runtime/local/Kernels.h"
 
-#include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/ElementTraits.h"
 #include "runtime/exec/WrapArithmetic.h"
 
 #include <algorithm>
@@ -56,47 +56,7 @@ void copyBytes(char *Dst, const char *Src, uint64_t Bytes, bool Streaming) {
 
 namespace {
 
-/// Storage type S, accumulator type A, and the conversions between them.
-template <typename S, typename A> struct Plain {
-  using Storage = S;
-  using Acc = A;
-  static A load(S V) { return A(V); }
-  static S store(A V) { return S(V); }
-};
-struct Half {
-  using Storage = uint16_t;
-  using Acc = float;
-  static float load(uint16_t V) { return halfToFloat(V); }
-  static uint16_t store(float V) { return floatToHalf(V); }
-};
-struct BF16 {
-  using Storage = uint16_t;
-  using Acc = float;
-  static float load(uint16_t V) { return bf16ToFloat(V); }
-  static uint16_t store(float V) { return floatToBf16(V); }
-};
-struct E4M3 {
-  using Storage = uint8_t;
-  using Acc = float;
-  static float load(uint8_t V) { return e4m3ToFloat(V); }
-  static uint8_t store(float V) { return floatToE4m3(V); }
-};
-struct E5M2 {
-  using Storage = uint8_t;
-  using Acc = float;
-  static float load(uint8_t V) { return e5m2ToFloat(V); }
-  static uint8_t store(float V) { return floatToE5m2(V); }
-};
-
-using F32T = Plain<float, float>;
-using F64T = Plain<double, double>;
-using I8T = Plain<int8_t, int8_t>;
-using U8T = Plain<uint8_t, uint8_t>;
-using I32T = Plain<int32_t, int32_t>;
-using U32T = Plain<uint32_t, uint32_t>;
-using I64T = Plain<int64_t, int64_t>;
-using U64T = Plain<uint64_t, uint64_t>;
-
+/// \p T: the ElementTraits of the element type (runtime/exec/ElementTraits.h).
 template <typename T>
 void reduceTyped(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t SrcOffset,
                  char *const *Dsts, unsigned NDsts, uint64_t DstOffset, uint64_t Count,
@@ -175,36 +135,10 @@ void reduceInto(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, 
   Count -= Done;
   if (Count == 0)
     return;
-#define COLLC_REDUCE(TRAITS)                                                                       \
-  return reduceTyped<TRAITS>(Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,         \
-                             Streaming)
-  switch (T) {
-  case ElemType::F32:
-    COLLC_REDUCE(F32T);
-  case ElemType::F64:
-    COLLC_REDUCE(F64T);
-  case ElemType::F16:
-    COLLC_REDUCE(Half);
-  case ElemType::BF16:
-    COLLC_REDUCE(BF16);
-  case ElemType::F8E4M3:
-    COLLC_REDUCE(E4M3);
-  case ElemType::F8E5M2:
-    COLLC_REDUCE(E5M2);
-  case ElemType::I8:
-    COLLC_REDUCE(I8T);
-  case ElemType::U8:
-    COLLC_REDUCE(U8T);
-  case ElemType::I32:
-    COLLC_REDUCE(I32T);
-  case ElemType::U32:
-    COLLC_REDUCE(U32T);
-  case ElemType::I64:
-    COLLC_REDUCE(I64T);
-  case ElemType::U64:
-    COLLC_REDUCE(U64T);
-  }
-#undef COLLC_REDUCE
+  visitElemType(T, [&](auto E) {
+    reduceTyped<decltype(E)>(Op, Scale, Srcs, N, SrcOffset, Dsts, NDsts, DstOffset, Count,
+                             Streaming);
+  });
 }
 
 } // namespace collc::rt::local

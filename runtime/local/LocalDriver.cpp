@@ -390,11 +390,6 @@ Error LocalDriver::allReduceScaled(const Communicator &C, const Resource &Src, c
   return enqueue(C, S, P);
 }
 
-Error LocalDriver::allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
-                             Elems E, ReduceOp Op, CommStream S) {
-  return allReduceScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
-}
-
 Error LocalDriver::allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
                              Elems E, CommStream S) {
   if (Error Err = checkComm(C))
@@ -415,11 +410,6 @@ Error LocalDriver::reduceScatterScaled(const Communicator &C, const Resource &Sr
   P.Op = Op;
   P.Scale = Scale;
   return enqueue(C, S, P);
-}
-
-Error LocalDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
-                                 Elems E, ReduceOp Op, CommStream S) {
-  return reduceScatterScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
 }
 
 Error LocalDriver::broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
@@ -520,7 +510,7 @@ Error LocalDriver::recv(const Communicator &C, const Resource &Dst, Elems E, siz
 }
 
 Expected<std::vector<uint32_t>> LocalDriver::allGatherWords(const Communicator &C,
-                                                            ArrayRef<uint32_t> Local) {
+                                                            ArrayRef<uint32_t> Local, CommStream) {
   if (Error Err = checkComm(C))
     return Err;
   if (Error Err = checkNothingPending(C->pending()))

@@ -94,8 +94,9 @@ struct FaultPlan {
 };
 void setFaultPlan(std::optional<FaultPlan> Plan);
 
-/// Types, elements() and the stream calls come from HostDriverBase.
-struct LocalDriver : HostDriverBase {
+/// Types, elements(), the stream calls and the reductions without a factor
+/// come from HostDriverBase.
+struct LocalDriver : HostDriverBase<LocalDriver> {
   using Communicator = std::shared_ptr<Membership>;
   using UniqueId = uint64_t;
 
@@ -103,56 +104,18 @@ struct LocalDriver : HostDriverBase {
   /// Ranks are threads: a group has at most this many.
   static constexpr size_t MaxRanks = 4096;
 
-  // --- the seed's interface ------------------------------------------------
-  static llvm::Expected<UniqueId> groupId(const CommunicationId &Id);
-  static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
-  static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems E, ReduceOp Op, CommStream S);
-  static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems E, CommStream S);
-  static llvm::Error reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
-                                   Elems E, ReduceOp Op, CommStream S);
-  static llvm::Error broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
-                               Elems E, size_t Root, CommStream S);
-  static llvm::Error allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
-                              Elems E, size_t Ranks, CommStream S);
-  static llvm::Error send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
-                          CommStream S);
-  static llvm::Error recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
-                          CommStream S);
-
-  // --- beyond the seed -------------------------------------------------------
-  /// premul_sum with its factor (allReduce with PremulSum uses 1.0).
-  /// \p T is E.Type here (the local driver names types as collc does).
-  static llvm::Error allReduceScaled(const Communicator &C, const Resource &Src,
-                                     const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
-                                     double Scale, CommStream S);
-  static llvm::Error reduceScatterScaled(const Communicator &C, const Resource &Src,
-                                         const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
-                                         double Scale, CommStream S);
-  /// Variable all_to_all: \p SendCounts[r] elements of \p E.Type to rank r,
-  /// packed in rank order in Src; \p RecvCounts[r] from rank r, packed in
-  /// Dst. Every rank's send count to r must equal r's receive count.
-  static llvm::Error allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               ElemType T, llvm::ArrayRef<uint64_t> SendCounts,
-                               llvm::ArrayRef<uint64_t> RecvCounts, CommStream S);
-  static llvm::Error barrier(const Communicator &C, CommStream S);
-  /// Synchronous all_gather of a few words, on the caller's thread (the
-  /// plan-digest handshake). Needs no outstanding stream work on \p C.
-  static llvm::Expected<std::vector<uint32_t>> allGatherWords(const Communicator &C,
-                                                              llvm::ArrayRef<uint32_t> Local);
-  /// The same for the executor: it runs on the caller's thread, so the
-  /// stream (which NCCL's needs) plays no part.
-  static llvm::Expected<std::vector<uint32_t>>
-  allGatherWords(const Communicator &C, llvm::ArrayRef<uint32_t> Local, CommStream) {
-    return allGatherWords(C, Local);
-  }
-  /// Collective over \p C: ranks of equal non-negative \p Color form a new
-  /// group ordered by \p Key (ties by rank). Null for a negative color.
-  static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
-  /// Never blocks; names a lost peer.
-  static llvm::Error health(const Communicator &C);
-  static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
+  // The driver's operations (runtime/exec/DriverOps.def), as the local
+  // backend runs them:
+  // - allToAllV: every rank's send count to r must equal r's receive count.
+  // - allGatherWords (the plan-digest handshake) runs on the caller's
+  //   thread, so the stream plays no part; it needs no outstanding stream
+  //   work on the communicator.
+  // - split: ranks of equal non-negative color form a new group ordered by
+  //   key (ties by rank); null for a negative color.
+  // - health never blocks and names a lost peer.
+#define COLLC_UNSCALED_OP(Result, Name, Params)
+#define COLLC_DRIVER_OP(Result, Name, Params) static Result Name Params;
+#include "runtime/exec/DriverOps.def"
 };
 
 static_assert(ExecutorDriver<LocalDriver>);

@@ -326,11 +326,6 @@ Error MpiDriver::allReduceScaled(const Communicator &C, const Resource &Src, con
   });
 }
 
-Error MpiDriver::allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
-                           Elems E, ReduceOp Op, CommStream S) {
-  return allReduceScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
-}
-
 Error MpiDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
                                      const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
                                      double Scale, CommStream S) {
@@ -380,11 +375,6 @@ Error MpiDriver::reduceScatterScaled(const Communicator &C, const Resource &Src,
       finishOutput(T, Op, unsigned(G.size()), Wire, Count, Out);
     return Error::success();
   });
-}
-
-Error MpiDriver::reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems E, ReduceOp Op, CommStream S) {
-  return reduceScatterScaled(C, Src, Dst, E, Op, E.Type, 1.0, S);
 }
 
 Error MpiDriver::allGather(const Communicator &C, const Resource &Src, const Resource &Dst,

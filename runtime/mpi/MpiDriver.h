@@ -37,9 +37,10 @@
 
 namespace collc::rt::mpi {
 
-/// Types and elements() come from HostDriverBase (every element type moves;
-/// narrow floats reduce through f32).
-struct MpiDriver : HostDriverBase {
+/// Types, elements(), the stream calls and the reductions without a factor
+/// come from HostDriverBase (every element type moves; narrow floats reduce
+/// through f32).
+struct MpiDriver : HostDriverBase<MpiDriver> {
   using Communicator = std::shared_ptr<MpiGroup>;
   /// The group's name: MPI needs no id beyond MPI_COMM_WORLD.
   using UniqueId = std::string;
@@ -49,48 +50,24 @@ struct MpiDriver : HostDriverBase {
   /// every rank in the same order (see DriverExecutor).
   static constexpr bool GroupsBySplit = true;
 
-  // --- the seed's interface ------------------------------------------------
-  static llvm::Expected<UniqueId> groupId(const CommunicationId &Id);
-  /// A dup of MPI_COMM_WORLD: \p Ranks and \p Rank must be its size and
-  /// this process's rank in it.
-  static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
-  static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems E, ReduceOp Op, CommStream S);
-  static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems E, CommStream S);
-  static llvm::Error reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
-                                   Elems E, ReduceOp Op, CommStream S);
-  static llvm::Error broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
-                               Elems E, size_t Root, CommStream S);
-  static llvm::Error allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
-                              Elems E, size_t Ranks, CommStream S);
-  static llvm::Error send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
-                          CommStream S);
-  static llvm::Error recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
-                          CommStream S);
+  // The driver's operations (runtime/exec/DriverOps.def), as MPI runs them:
+  // - join: a dup of MPI_COMM_WORLD; Ranks and Rank must be its size and
+  //   this process's rank in it.
+  // - allGatherWords runs on the caller's thread, stream or not, and needs
+  //   no outstanding stream work on the communicator (MPI pairs collectives
+  //   by issue order).
+  // - split: MPI_Comm_split, after a bounded exchange of every rank's
+  //   (color, key) that names a rank that does not come; null for a
+  //   negative color.
+  // - health never blocks: the failure that broke the group, naming its
+  //   peer.
+#define COLLC_UNSCALED_OP(Result, Name, Params)
+#define COLLC_DRIVER_OP(Result, Name, Params) static Result Name Params;
+#include "runtime/exec/DriverOps.def"
+  /// The interface's all_reduce, beside the prepared one below.
+  using HostDriverBase::allReduce;
 
-  // --- beyond the seed -------------------------------------------------------
-  static llvm::Error allReduceScaled(const Communicator &C, const Resource &Src,
-                                     const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
-                                     double Scale, CommStream S);
-  static llvm::Error reduceScatterScaled(const Communicator &C, const Resource &Src,
-                                         const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
-                                         double Scale, CommStream S);
-  static llvm::Error allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               ElemType T, llvm::ArrayRef<uint64_t> SendCounts,
-                               llvm::ArrayRef<uint64_t> RecvCounts, CommStream S);
-  static llvm::Error barrier(const Communicator &C, CommStream S);
-  /// Synchronous, on the caller's thread; needs no outstanding stream work
-  /// on \p C (MPI pairs collectives by issue order).
-  static llvm::Expected<std::vector<uint32_t>>
-  allGatherWords(const Communicator &C, llvm::ArrayRef<uint32_t> Local, CommStream S = nullptr);
-  /// MPI_Comm_split, after a bounded exchange of every rank's (color, key)
-  /// that names a rank that does not come. Null for a negative color.
-  static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
-  /// Never blocks: the failure that broke the group, naming its peer.
-  static llvm::Error health(const Communicator &C);
-  static void setTimeout(const Communicator &C, std::chrono::milliseconds T);
-
+  // --- beyond the driver's operations ------------------------------------------
   /// Whether an all_reduce of \p WireBytes of \p Wire elements (the type
   /// MPI reduces) by \p Op in a group of \p Ranks, passing MPI's in place
   /// or not (\p InPlace), passes a gate with a deadline and then calls MPI's

@@ -176,53 +176,31 @@ CommStreamOwner::~CommStreamOwner() {
 
 // --- types and ops --------------------------------------------------------------
 
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 24, 0)
+// NCCL before 2.24 has no fp8: those types map to no NCCL type, and
+// elements() refuses them by name.
+constexpr ncclDataType_t ncclFloat8e4m3 = ncclNumTypes, ncclFloat8e5m2 = ncclNumTypes;
+#endif
+
 ncclDataType_t ncclTypeOf(ElemType T) {
   switch (T) {
-  case ElemType::F32:
-    return ncclFloat32;
-  case ElemType::F16:
-    return ncclFloat16;
-  case ElemType::BF16:
-    return ncclBfloat16;
-  case ElemType::F64:
-    return ncclFloat64;
-  case ElemType::I8:
-    return ncclInt8;
-  case ElemType::U8:
-    return ncclUint8;
-  case ElemType::I32:
-    return ncclInt32;
-  case ElemType::U32:
-    return ncclUint32;
-  case ElemType::I64:
-    return ncclInt64;
-  case ElemType::U64:
-    return ncclUint64;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
-  case ElemType::F8E4M3:
-    return ncclFloat8e4m3;
-  case ElemType::F8E5M2:
-    return ncclFloat8e5m2;
-#endif
-  default:
-    return ncclNumTypes;
+#define COLLC_ELEM_TYPE(Enum, Spelling, Storage, Nccl, Mpi)                                        \
+  case ElemType::Enum:                                                                             \
+    return Nccl;
+#include "ir/ElemTypes.def"
   }
+  return ncclNumTypes;
 }
 
 ncclRedOp_t ncclOpOf(ReduceOp Op) {
   switch (Op) {
-  case ReduceOp::Sum:
-    return ncclSum;
-  case ReduceOp::Prod:
-    return ncclProd;
-  case ReduceOp::Min:
-    return ncclMin;
-  case ReduceOp::Max:
-    return ncclMax;
-  case ReduceOp::Avg:
-    return ncclAvg;
-  case ReduceOp::PremulSum:
+#define COLLC_PLAIN_REDUCE(Enum, Spelling, Combine, Mpi, Nccl)                                     \
+  case ReduceOp::Enum:                                                                             \
+    return Nccl;
+#define COLLC_SCALED_REDUCE(Enum, Spelling, Combine, Mpi)                                          \
+  case ReduceOp::Enum:                                                                             \
     break;
+#include "ir/ReduceOps.def"
   }
   return ncclNumOps;
 }

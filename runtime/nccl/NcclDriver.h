@@ -127,53 +127,23 @@ struct NcclDriver {
 
   static llvm::StringRef name() { return "nccl"; }
 
-  // --- the seed's interface ------------------------------------------------
-  /// In-process: minted by the first rank that asks, remembered.
-  static llvm::Expected<UniqueId> groupId(const CommunicationId &Id);
-  /// Joins on the current device; waits (bounded) for the non-blocking init.
-  static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank);
   /// An unknown type, a partial element, or fp8 without NCCL 2.24 and an
   /// SM90 GPU is an error value.
   static llvm::Expected<Elems> elements(ElemType T, uint64_t Bytes);
-  static llvm::Error allReduce(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems E, ReduceOp Op, CommStream S);
-  static llvm::Error allGather(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               Elems E, CommStream S);
-  static llvm::Error reduceScatter(const Communicator &C, const Resource &Src, const Resource &Dst,
-                                   Elems E, ReduceOp Op, CommStream S);
-  static llvm::Error broadcast(const Communicator &C, const Resource *Src, const Resource &Dst,
-                               Elems E, size_t Root, CommStream S);
-  static llvm::Error allToAll(const Communicator &C, const Resource &Src, const Resource &Dst,
-                              Elems E, size_t Ranks, CommStream S);
-  static llvm::Error send(const Communicator &C, const Resource &Src, Elems E, size_t Peer,
-                          CommStream S);
-  static llvm::Error recv(const Communicator &C, const Resource &Dst, Elems E, size_t Peer,
-                          CommStream S);
 
-  // --- beyond the seed -------------------------------------------------------
-  static llvm::Error allReduceScaled(const Communicator &C, const Resource &Src,
-                                     const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
-                                     double Scale, CommStream S);
-  static llvm::Error reduceScatterScaled(const Communicator &C, const Resource &Src,
-                                         const Resource &Dst, Elems E, ReduceOp Op, ElemType T,
-                                         double Scale, CommStream S);
-  /// Counts in elements of \p T, per peer, packed in rank order.
-  static llvm::Error allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
-                               ElemType T, llvm::ArrayRef<uint64_t> SendCounts,
-                               llvm::ArrayRef<uint64_t> RecvCounts, CommStream S);
-  /// Synchronous all_gather of a few host words (the plan-digest
-  /// handshake), through device memory on \p S.
-  static llvm::Expected<std::vector<uint32_t>> allGatherWords(const Communicator &C,
-                                                              llvm::ArrayRef<uint32_t> Local,
-                                                              CommStream S);
-  /// ncclCommSplit: ranks of equal non-negative \p Color, ordered by \p Key.
-  /// Null for a negative color.
-  /// NCCL has no barrier: a one-element all_reduce on the communicator's
-  /// scratch, which no rank leaves before every rank entered.
-  static llvm::Error barrier(const Communicator &C, CommStream S);
-  static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key);
-  static llvm::Error health(const Communicator &C) { return C->health(); }
-  static void setTimeout(const Communicator &C, std::chrono::milliseconds T) { C->Timeout = T; }
+  // The driver's operations (runtime/exec/DriverOps.def), as NCCL runs them:
+  // - groupId: in-process, minted by the first rank that asks, remembered.
+  // - join joins on the current device and waits (bounded) for the
+  //   non-blocking init.
+  // - allReduce and reduceScatter refuse premul_sum, which needs its factor
+  //   (the scaled ones take it).
+  // - allGatherWords: a synchronous all_gather of a few host words (the
+  //   plan-digest handshake), through device memory on the stream.
+  // - split: ncclCommSplit; null for a negative color.
+  // - barrier: NCCL has none, so a one-element all_reduce on the
+  //   communicator's scratch, which no rank leaves before every rank entered.
+#define COLLC_DRIVER_OP(Result, Name, Params) static Result Name Params;
+#include "runtime/exec/DriverOps.def"
 
   // --- streams ----------------------------------------------------------------
   using StreamOwner = std::unique_ptr<CommStreamOwner>;
@@ -190,6 +160,11 @@ struct NcclDriver {
   static void flush(CommStream) {}
   static Resource resource(void *Data, uint64_t Bytes) { return Resource{Data, Bytes}; }
 };
+
+inline llvm::Error NcclDriver::health(const Communicator &C) { return C->health(); }
+inline void NcclDriver::setTimeout(const Communicator &C, std::chrono::milliseconds T) {
+  C->Timeout = T;
+}
 
 static_assert(ExecutorDriver<NcclDriver>);
 

@@ -21,48 +21,23 @@ namespace collc::rt::nccl {
 
 StringRef ncclTypeName(ElemType T) {
   switch (T) {
-  case ElemType::F32:
-    return "ncclFloat32";
-  case ElemType::F16:
-    return "ncclFloat16";
-  case ElemType::BF16:
-    return "ncclBfloat16";
-  case ElemType::F64:
-    return "ncclFloat64";
-  case ElemType::I8:
-    return "ncclInt8";
-  case ElemType::U8:
-    return "ncclUint8";
-  case ElemType::I32:
-    return "ncclInt32";
-  case ElemType::U32:
-    return "ncclUint32";
-  case ElemType::I64:
-    return "ncclInt64";
-  case ElemType::U64:
-    return "ncclUint64";
-  case ElemType::F8E4M3:
-    return "ncclFloat8e4m3";
-  case ElemType::F8E5M2:
-    return "ncclFloat8e5m2";
+#define COLLC_ELEM_TYPE(Enum, Spelling, Storage, Nccl, Mpi)                                        \
+  case ElemType::Enum:                                                                             \
+    return #Nccl;
+#include "ir/ElemTypes.def"
   }
   return "?";
 }
 
 StringRef ncclOpName(ReduceOp Op) {
   switch (Op) {
-  case ReduceOp::Sum:
-    return "ncclSum";
-  case ReduceOp::Prod:
-    return "ncclProd";
-  case ReduceOp::Min:
-    return "ncclMin";
-  case ReduceOp::Max:
-    return "ncclMax";
-  case ReduceOp::Avg:
-    return "ncclAvg";
-  case ReduceOp::PremulSum:
-    return "premul_sum";
+#define COLLC_PLAIN_REDUCE(Enum, Spelling, Combine, Mpi, Nccl)                                     \
+  case ReduceOp::Enum:                                                                             \
+    return #Nccl;
+#define COLLC_SCALED_REDUCE(Enum, Spelling, Combine, Mpi)                                          \
+  case ReduceOp::Enum:                                                                             \
+    return Spelling;
+#include "ir/ReduceOps.def"
   }
   return "?";
 }

@@ -2,9 +2,9 @@
 
 #include "runtime/verify/PlanChecker.h"
 
-#include "runtime/exec/ElementConversion.h"
-#include "runtime/exec/WrapArithmetic.h"
+#include "runtime/exec/ElementTraits.h"
 #include "runtime/exec/RuntimeError.h"
+#include "runtime/exec/WrapArithmetic.h"
 #include "runtime/verify/SyntheticData.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -69,54 +69,12 @@ void reduceOne(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, u
   Store(Out, R);
 }
 
-template <typename S>
-void reducePlain(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
-                 char *Out) {
-  reduceOne<S, S>(
-      Op, Scale, Srcs, N, I, Out, [](const char *P, uint64_t K) { return loadRaw<S>(P, K); },
-      [](char *O, S V) { std::memcpy(O, &V, sizeof(S)); });
-}
-
-template <typename S>
-void reduceNarrow(ReduceOp Op, double Scale, const char *const *Srcs, unsigned N, uint64_t I,
-                  char *Out, float (*ToF)(S), S (*FromF)(float)) {
-  reduceOne<S, float>(
-      Op, Scale, Srcs, N, I, Out,
-      [ToF](const char *P, uint64_t K) { return ToF(loadRaw<S>(P, K)); },
-      [FromF](char *O, float V) {
-        S X = FromF(V);
-        std::memcpy(O, &X, sizeof(S));
-      });
-}
-
 std::string showElement(ElemType T, const char *P) {
-  switch (T) {
-  case ElemType::F32:
-    return formatv("{0}", loadRaw<float>(P, 0));
-  case ElemType::F64:
-    return formatv("{0}", loadRaw<double>(P, 0));
-  case ElemType::F16:
-    return formatv("{0}", halfToFloat(loadRaw<uint16_t>(P, 0)));
-  case ElemType::BF16:
-    return formatv("{0}", bf16ToFloat(loadRaw<uint16_t>(P, 0)));
-  case ElemType::F8E4M3:
-    return formatv("{0}", e4m3ToFloat(loadRaw<uint8_t>(P, 0)));
-  case ElemType::F8E5M2:
-    return formatv("{0}", e5m2ToFloat(loadRaw<uint8_t>(P, 0)));
-  case ElemType::I8:
-    return formatv("{0}", int(loadRaw<int8_t>(P, 0)));
-  case ElemType::U8:
-    return formatv("{0}", unsigned(loadRaw<uint8_t>(P, 0)));
-  case ElemType::I32:
-    return formatv("{0}", loadRaw<int32_t>(P, 0));
-  case ElemType::U32:
-    return formatv("{0}", loadRaw<uint32_t>(P, 0));
-  case ElemType::I64:
-    return formatv("{0}", loadRaw<int64_t>(P, 0));
-  case ElemType::U64:
-    return formatv("{0}", loadRaw<uint64_t>(P, 0));
-  }
-  return "?";
+  return visitElemType(T, [&](auto E) -> std::string {
+    using Traits = decltype(E);
+    // Unary plus: 8-bit integers print as numbers, not characters.
+    return formatv("{0}", +Traits::load(loadRaw<typename Traits::Storage>(P, 0)));
+  });
 }
 
 class Checker {
@@ -522,32 +480,17 @@ Expected<CheckSummary> Checker::run() {
 
 void referenceReduce(ElemType T, ReduceOp Op, double Scale, const char *const *Srcs, unsigned N,
                      uint64_t I, char *Out) {
-  switch (T) {
-  case ElemType::F32:
-    return reducePlain<float>(Op, Scale, Srcs, N, I, Out);
-  case ElemType::F64:
-    return reducePlain<double>(Op, Scale, Srcs, N, I, Out);
-  case ElemType::I8:
-    return reducePlain<int8_t>(Op, Scale, Srcs, N, I, Out);
-  case ElemType::U8:
-    return reducePlain<uint8_t>(Op, Scale, Srcs, N, I, Out);
-  case ElemType::I32:
-    return reducePlain<int32_t>(Op, Scale, Srcs, N, I, Out);
-  case ElemType::U32:
-    return reducePlain<uint32_t>(Op, Scale, Srcs, N, I, Out);
-  case ElemType::I64:
-    return reducePlain<int64_t>(Op, Scale, Srcs, N, I, Out);
-  case ElemType::U64:
-    return reducePlain<uint64_t>(Op, Scale, Srcs, N, I, Out);
-  case ElemType::F16:
-    return reduceNarrow<uint16_t>(Op, Scale, Srcs, N, I, Out, halfToFloat, floatToHalf);
-  case ElemType::BF16:
-    return reduceNarrow<uint16_t>(Op, Scale, Srcs, N, I, Out, bf16ToFloat, floatToBf16);
-  case ElemType::F8E4M3:
-    return reduceNarrow<uint8_t>(Op, Scale, Srcs, N, I, Out, e4m3ToFloat, floatToE4m3);
-  case ElemType::F8E5M2:
-    return reduceNarrow<uint8_t>(Op, Scale, Srcs, N, I, Out, e5m2ToFloat, floatToE5m2);
-  }
+  visitElemType(T, [&](auto E) {
+    using Traits = decltype(E);
+    using S = typename Traits::Storage;
+    reduceOne<S, typename Traits::Acc>(
+        Op, Scale, Srcs, N, I, Out,
+        [](const char *P, uint64_t K) { return Traits::load(loadRaw<S>(P, K)); },
+        [](char *O, typename Traits::Acc V) {
+          S X = Traits::store(V);
+          std::memcpy(O, &X, sizeof(S));
+        });
+  });
 }
 
 Expected<CheckSummary> checkPlanResults(const plan::Plan &P, ActualTensor Actual,

@@ -18,7 +18,7 @@
 
 #include "runtime/verify/ReductionBound.h"
 
-#include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/ElementTraits.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -33,58 +33,39 @@ namespace collc::rt {
 
 namespace {
 
-/// What the bound needs to know of a float type.
+/// What the bound needs to know of a float type: its limits in
+/// ir/ElemTypes.def, with the unit roundoff 2^-Digits (never asked of an
+/// integer type).
 struct FloatFormat {
-  double UnitRoundoff; ///< 2^-p for p bits of precision
+  double UnitRoundoff;
   double MinSubnormal;
   double MaxFinite;
 };
 
 FloatFormat formatOf(ElemType T) {
-  switch (T) {
-  case ElemType::F32:
-    return {std::ldexp(1.0, -24), double(std::numeric_limits<float>::denorm_min()),
-            double(std::numeric_limits<float>::max())};
-  case ElemType::F64:
-    return {std::ldexp(1.0, -53), std::numeric_limits<double>::denorm_min(),
-            std::numeric_limits<double>::max()};
-  case ElemType::F16:
-    return {std::ldexp(1.0, -11), std::ldexp(1.0, -24), 65504.0};
-  case ElemType::BF16:
-    return {std::ldexp(1.0, -8), std::ldexp(1.0, -133), std::ldexp(255.0, 120)};
-  case ElemType::F8E4M3:
-    return {std::ldexp(1.0, -4), std::ldexp(1.0, -9), 448.0};
-  case ElemType::F8E5M2:
-    return {std::ldexp(1.0, -3), std::ldexp(1.0, -16), 57344.0};
-  default:
-    return {0, 0, 0}; // integers: never asked
-  }
-}
-
-template <typename S> S loadRaw(const char *P, uint64_t I) {
-  S V;
-  std::memcpy(&V, P + I * sizeof(S), sizeof(S));
-  return V;
+  return visitElemType(T, [](auto E) -> FloatFormat {
+    using Traits = decltype(E);
+    if constexpr (Traits::IsFloat)
+      return {std::ldexp(1.0, -int(Traits::Limits.Digits)), Traits::Limits.MinSubnormal,
+              Traits::Limits.MaxFinite};
+    else
+      return {0, 0, 0};
+  });
 }
 
 /// Element \p I of float type \p T at \p P, exactly, as a double.
 double loadFloat(ElemType T, const char *P, uint64_t I) {
-  switch (T) {
-  case ElemType::F32:
-    return loadRaw<float>(P, I);
-  case ElemType::F64:
-    return loadRaw<double>(P, I);
-  case ElemType::F16:
-    return halfToFloat(loadRaw<uint16_t>(P, I));
-  case ElemType::BF16:
-    return bf16ToFloat(loadRaw<uint16_t>(P, I));
-  case ElemType::F8E4M3:
-    return e4m3ToFloat(loadRaw<uint8_t>(P, I));
-  case ElemType::F8E5M2:
-    return e5m2ToFloat(loadRaw<uint8_t>(P, I));
-  default:
-    return 0;
-  }
+  return visitElemType(T, [&](auto E) -> double {
+    using Traits = decltype(E);
+    using S = typename Traits::Storage;
+    if constexpr (Traits::IsFloat) {
+      S V;
+      std::memcpy(&V, P + I * sizeof(S), sizeof(S));
+      return Traits::load(V);
+    } else {
+      return 0;
+    }
+  });
 }
 
 /// Whether no source of element \p I is an infinity (or NaN): then an

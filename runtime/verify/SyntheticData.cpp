@@ -2,7 +2,7 @@
 
 #include "runtime/verify/SyntheticData.h"
 
-#include "runtime/exec/ElementConversion.h"
+#include "runtime/exec/ElementTraits.h"
 
 #include <algorithm>
 #include <cstring>
@@ -17,46 +17,16 @@ void syntheticElement(ElemType T, int64_t Rank, uint32_t Tensor, uint64_t I, cha
   uint64_t K = (uint64_t(Rank) * 7 + Tensor * 5 + I * 3) % 13;
   float F = 0.5f + 0.125f * float(K);
   int64_t N = int64_t((uint64_t(Rank) + Tensor + I) % 5) + 1;
-  switch (T) {
-  case ElemType::F32:
-    std::memcpy(Out, &F, 4);
-    return;
-  case ElemType::F64: {
-    double D = F;
-    std::memcpy(Out, &D, 8);
-    return;
-  }
-  case ElemType::F16: {
-    uint16_t H = floatToHalf(F);
-    std::memcpy(Out, &H, 2);
-    return;
-  }
-  case ElemType::BF16: {
-    uint16_t B = floatToBf16(F);
-    std::memcpy(Out, &B, 2);
-    return;
-  }
-  case ElemType::F8E4M3:
-    *reinterpret_cast<uint8_t *>(Out) = floatToE4m3(F);
-    return;
-  case ElemType::F8E5M2:
-    *reinterpret_cast<uint8_t *>(Out) = floatToE5m2(F);
-    return;
-  case ElemType::I8:
-  case ElemType::U8:
-    *reinterpret_cast<int8_t *>(Out) = int8_t(N);
-    return;
-  case ElemType::I32:
-  case ElemType::U32: {
-    int32_t V = int32_t(N);
-    std::memcpy(Out, &V, 4);
-    return;
-  }
-  case ElemType::I64:
-  case ElemType::U64:
-    std::memcpy(Out, &N, 8);
-    return;
-  }
+  visitElemType(T, [&](auto E) {
+    using Traits = decltype(E);
+    using S = typename Traits::Storage;
+    S V;
+    if constexpr (Traits::IsFloat)
+      V = Traits::store(typename Traits::Acc(F));
+    else
+      V = S(N);
+    std::memcpy(Out, &V, sizeof(S));
+  });
 }
 
 /// Split sizes (rows to each peer) that every sender can send and every

@@ -235,50 +235,49 @@ bool parseList(llvm::StringRef Arg, llvm::SmallVectorImpl<llvm::StringRef> &Out)
   return !Out.empty();
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+struct Options {
   std::vector<int64_t> Worlds = {8, 64, 512};
-  std::vector<LinkClass> Links(linkClasses().begin(), linkClasses().end());
+  std::vector<LinkClass> Links{linkClasses().begin(), linkClasses().end()};
   std::vector<std::string> Paths;
+};
+
+/// The command line, or a usage error for stderr.
+Expected<Options> parseOptions(int argc, char **argv) {
+  auto Fail = [](const llvm::Twine &Msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+  };
+  Options O;
   for (int I = 1; I < argc; ++I) {
     llvm::StringRef A = argv[I];
     llvm::SmallVector<llvm::StringRef, 8> Items;
-    if ((A == "--worlds" || A == "--links") && (I + 1 == argc || !parseList(argv[I + 1], Items))) {
-      llvm::errs() << A << ": expected a comma-separated list\n";
-      return 2;
-    }
+    if ((A == "--worlds" || A == "--links") && (I + 1 == argc || !parseList(argv[I + 1], Items)))
+      return Fail(A + ": expected a comma-separated list");
     if (A == "--worlds") {
-      Worlds.clear();
+      O.Worlds.clear();
       for (llvm::StringRef W : Items) {
         int64_t N;
-        if (W.getAsInteger(10, N) || N < 1 || N > 1 << 20) {
-          llvm::errs() << "--worlds: '" << W << "' is not a world size in 1..1048576\n";
-          return 2;
-        }
-        Worlds.push_back(N);
+        if (W.getAsInteger(10, N) || N < 1 || N > 1 << 20)
+          return Fail("--worlds: '" + W + "' is not a world size in 1..1048576");
+        O.Worlds.push_back(N);
       }
       ++I;
     } else if (A == "--links") {
-      Links.clear();
+      O.Links.clear();
       for (llvm::StringRef L : Items) {
         Expected<LinkClass> Link = findLinkClass(L);
-        if (!Link) {
-          llvm::errs() << "--links: " << llvm::toString(Link.takeError()) << '\n';
-          return 2;
-        }
-        Links.push_back(*Link);
+        if (!Link)
+          return Fail("--links: " + llvm::toString(Link.takeError()));
+        O.Links.push_back(*Link);
       }
       ++I;
     } else if (A.startswith("-")) {
-      llvm::errs() << "usage: collc_plan_quality [--worlds 8,64,512] [--links L,...] "
-                      "[PROGRAM.coll...]\n";
-      return 2;
+      return Fail("usage: collc_plan_quality [--worlds 8,64,512] [--links L,...] "
+                  "[PROGRAM.coll...]");
     } else {
-      Paths.push_back(A.str());
+      O.Paths.push_back(A.str());
     }
   }
-  if (Paths.empty())
+  if (O.Paths.empty())
     for (const char *P : {"examples/gpt2_ddp.coll", "tests/bench/programs/gpt2_xl_ddp.coll",
                           "tests/bench/programs/llama2_7b_ddp.coll",
                           "tests/bench/programs/gpt2_xl_fsdp_w8.coll",
@@ -287,8 +286,11 @@ int main(int argc, char **argv) {
                           "examples/llama2_7b_fsdp.coll",
                           "tests/bench/programs/llama2_7b_fsdp_w64.coll",
                           "tests/bench/programs/llama2_7b_fsdp_w512.coll"})
-      Paths.push_back(std::string(COLLC_SOURCE_DIR "/") + P);
+      O.Paths.push_back(std::string(COLLC_SOURCE_DIR "/") + P);
+  return O;
+}
 
+void printLegend() {
   llvm::outs() << "# exposed communication per step, ms, simulated (passes/analysis/StepSimulator.h):\n";
   for (const Column &C : Columns)
     llvm::outs() << llvm::formatv("#   {0,-8} {1}\n", C.Name, C.Says);
@@ -298,68 +300,96 @@ int main(int argc, char **argv) {
                   "# FSDP tables: fsdp, FSDP's default prefetch (two units in flight); early, every\n"
                   "#   gather as early as its shard allows; auto, auto's buckets under fsdp; budget,\n"
                   "#   collc's per-unit launch points with fsdp's peak as the memory budget\n";
+}
+
+/// How the DDP cases stand against the targets, summed over the tables.
+struct DdpTally {
   int Worse = 0, Below13 = 0, Impossible = 0, Over10 = 0, Cases = 0;
+};
+
+/// One row of a DDP table: every column's figure for \p C, and the ratios.
+llvm::Error printDdpRow(const Case &C, DdpTally &T) {
+  std::vector<double> Us;
+  for (const Column &Col : Columns) {
+    Expected<double> V = Col.Figure(C);
+    if (!V)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "at world %lld on %s, %s: %s",
+                                     (long long)C.World, C.Link.Name.str().c_str(), Col.Name,
+                                     llvm::toString(V.takeError()).c_str());
+    Us.push_back(*V);
+  }
+  auto Ratio = [](double A, double B) {
+    return B > 0 ? llvm::formatv("{0:f2}", A / B).str() : std::string("-");
+  };
+  llvm::outs() << llvm::formatv("{0,6} {1,-12}", C.World, C.Link.Name);
+  for (size_t K = 0; K != Us.size(); ++K)
+    llvm::outs() << llvm::formatv(" {0,10:f3}", Us[K] / Columns[K].Divisor);
+  bool Exposed = exposedCase(Us[BoundSplitTail]);
+  bool IsWorse = Us[Auto] > Us[Ddp] + 1e-3;
+  // A microsecond of slack: the figures are sums of doubles.
+  bool IsOver = Us[Auto] > 1.10 * Us[Bound] + 1.0;
+  bool IsBelow = Exposed && Us[Ddp] < 1.3 * Us[Auto];
+  T.Worse += IsWorse, T.Over10 += IsOver, T.Below13 += IsBelow, ++T.Cases;
+  T.Impossible += IsBelow && Us[Ddp] < 1.3 * Us[Bound];
+  llvm::outs() << llvm::formatv(" {0,9} {1,8} {2,8} {3,8}{4}{5}\n", Ratio(Us[Ddp], Us[Auto]),
+                                Ratio(Us[Auto], Us[Bound]), Ratio(Us[Ddp], Us[Bound]),
+                                Ratio(Us[Ddp], Us[BoundSplitTail]),
+                                IsWorse ? "  auto WORSE than ddp" : "",
+                                IsOver ? "  auto >10% over the bound" : "");
+  return llvm::Error::success();
+}
+
+/// The DDP table of one program: a row per world and link.
+llvm::Error printDdp(llvm::StringRef Path, llvm::StringRef Text, const Options &O, DdpTally &T) {
+  llvm::outs() << "\n" << Path << "\n";
+  llvm::outs() << llvm::formatv("{0,6} {1,-12}", "world", "link");
+  for (const Column &C : Columns)
+    llvm::outs() << llvm::formatv(" {0,10}", C.Name);
+  llvm::outs() << llvm::formatv(" {0,9} {1,8} {2,8} {3,8}\n", "ddp/auto", "auto/bnd", "ddp/bnd",
+                                "ddp/spl");
+  for (int64_t W : O.Worlds)
+    for (const LinkClass &L : O.Links)
+      if (llvm::Error E = printDdpRow(Case{Path, Text, W, L}, T))
+        return E;
+  return llvm::Error::success();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Expected<Options> O = parseOptions(argc, argv);
+  if (!O) {
+    llvm::errs() << llvm::toString(O.takeError()) << '\n';
+    return 2;
+  }
+  printLegend();
+  DdpTally Ddp;
   int FsdpMisses = 0, FsdpCases = 0, BudgetMisses = 0;
-  for (const std::string &Path : Paths) {
+  for (const std::string &Path : O->Paths) {
     auto Buffer = llvm::MemoryBuffer::getFile(Path);
     if (!Buffer) {
       llvm::errs() << Path << ": " << Buffer.getError().message() << '\n';
       return 1;
     }
-    if (isFsdp((*Buffer)->getBuffer())) {
-      Expected<int> Misses = printFsdp(Path, (*Buffer)->getBuffer(), Links, BudgetMisses);
+    llvm::StringRef Text = (*Buffer)->getBuffer();
+    if (isFsdp(Text)) {
+      Expected<int> Misses = printFsdp(Path, Text, O->Links, BudgetMisses);
       if (!Misses) {
         llvm::errs() << Path << ": " << llvm::toString(Misses.takeError()) << '\n';
         return 1;
       }
       FsdpMisses += *Misses;
-      FsdpCases += Links.size();
-      continue;
-    }
-    llvm::outs() << "\n" << Path << "\n";
-    llvm::outs() << llvm::formatv("{0,6} {1,-12}", "world", "link");
-    for (const Column &C : Columns)
-      llvm::outs() << llvm::formatv(" {0,10}", C.Name);
-    llvm::outs() << llvm::formatv(" {0,9} {1,8} {2,8} {3,8}\n", "ddp/auto", "auto/bnd", "ddp/bnd",
-                                  "ddp/spl");
-    for (int64_t W : Worlds) {
-      for (const LinkClass &L : Links) {
-        Case C{Path, (*Buffer)->getBuffer(), W, L};
-        std::vector<double> Us;
-        for (const Column &Col : Columns) {
-          Expected<double> V = Col.Figure(C);
-          if (!V) {
-            llvm::errs() << Path << " at world " << W << " on " << L.Name << ", " << Col.Name
-                         << ": " << llvm::toString(V.takeError()) << '\n';
-            return 1;
-          }
-          Us.push_back(*V);
-        }
-        auto Ratio = [](double A, double B) {
-          return B > 0 ? llvm::formatv("{0:f2}", A / B).str() : std::string("-");
-        };
-        llvm::outs() << llvm::formatv("{0,6} {1,-12}", W, L.Name);
-        for (size_t K = 0; K != Us.size(); ++K)
-          llvm::outs() << llvm::formatv(" {0,10:f3}", Us[K] / Columns[K].Divisor);
-        bool Exposed = exposedCase(Us[BoundSplitTail]);
-        bool IsWorse = Us[Auto] > Us[Ddp] + 1e-3;
-        // A microsecond of slack: the figures are sums of doubles.
-        bool IsOver = Us[Auto] > 1.10 * Us[Bound] + 1.0;
-        bool IsBelow = Exposed && Us[Ddp] < 1.3 * Us[Auto];
-        Worse += IsWorse, Over10 += IsOver, Below13 += IsBelow, ++Cases;
-        Impossible += IsBelow && Us[Ddp] < 1.3 * Us[Bound];
-        llvm::outs() << llvm::formatv(" {0,9} {1,8} {2,8} {3,8}{4}{5}\n", Ratio(Us[Ddp], Us[Auto]),
-                                      Ratio(Us[Auto], Us[Bound]), Ratio(Us[Ddp], Us[Bound]),
-                                      Ratio(Us[Ddp], Us[BoundSplitTail]), IsWorse ? "  auto WORSE than ddp" : "",
-                                      IsOver ? "  auto >10% over the bound" : "");
-      }
+      FsdpCases += O->Links.size();
+    } else if (llvm::Error E = printDdp(Path, Text, *O, Ddp)) {
+      llvm::errs() << Path << " " << llvm::toString(std::move(E)) << '\n';
+      return 1;
     }
   }
   llvm::outs() << llvm::formatv(
       "\n# {0} cases: auto worse than ddp on {1}; more than 10% over the bound on {2}; "
       "under 1.3x better than ddp on {3} with exposed comm, on {4} of which no plan can be "
       "(ddp/bnd < 1.3)\n",
-      Cases, Worse, Over10, Below13, Impossible);
+      Ddp.Cases, Ddp.Worse, Ddp.Over10, Ddp.Below13, Ddp.Impossible);
   if (FsdpCases)
     llvm::outs() << llvm::formatv("# {0} FSDP cases: FSDP's default prefetch holds more memory, or "
                                   "exposes more than 1% more comm, than unbounded on {1}; "

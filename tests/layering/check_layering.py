@@ -21,8 +21,9 @@ import sys
 import tempfile
 
 # The part of the IR that the plan and the runtime see: element types and
-# reduce ops, and the table of op kinds their enums are generated from.
-IR_VOCABULARY = ["ir/Types.h", "ir/Collectives.def"]
+# reduce ops, and the tables their enums are generated from (op kinds,
+# element types, reduce ops).
+IR_VOCABULARY = ["ir/Types.h", "ir/Collectives.def", "ir/ElemTypes.def", "ir/ReduceOps.def"]
 
 # What the tool's layers see of the libraries: everything but the C API.
 BELOW_TOOLS = ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis",

@@ -21,6 +21,7 @@
 #include "runtime/mpi/MpiDriver.h"
 #include "runtime/mpi/MpiExecutor.h"
 #include "runtime/mpi/MpiSession.h"
+#include "runtime/mpi/MpiUserOps.h"
 #include "runtime/mpi/PairAllReduce.h"
 #include "runtime/mpi/PersistentAllReduce.h"
 #include "runtime/verify/PlanChecker.h"
@@ -1129,6 +1130,46 @@ TEST(MpiExecutorTest, ARecvTimeoutNamesThePeer) {
 }
 
 } // namespace
+
+/// ir/ElemTypes.def and ir/ReduceOps.def as MPI reads them: every type is
+/// reduced as its row's datatype and every op by its row's MPI_Op, but for
+/// collc's own ops (MpiUserOps.h): the narrow floats' min and max, and the
+/// wrapping sums of 8-bit integers.
+TEST(MpiReductionTest, EveryTypeAndOpReducesAsTheTablesSay) {
+  struct TypeRow {
+    ElemType T;
+    MPI_Datatype Mpi;
+    bool Narrow, Byte;
+  };
+  const TypeRow Types[] = {
+#define COLLC_INT_TYPE(Enum, Spelling, Storage, Nccl, Mpi)                                         \
+  {ElemType::Enum, Mpi, false, sizeof(Storage) == 1},
+#define COLLC_NATIVE_FLOAT(Enum, Spelling, Storage, Nccl, Mpi, Digits, MinSubnormal, MaxFinite)    \
+  {ElemType::Enum, Mpi, false, false},
+#define COLLC_NARROW_FLOAT(Enum, Spelling, Storage, Nccl, Mpi, Digits, MinSubnormal, MaxFinite,    \
+                           Decode, Encode)                                                         \
+  {ElemType::Enum, Mpi, true, false},
+#include "ir/ElemTypes.def"
+  };
+  const std::pair<ReduceOp, MPI_Op> Ops[] = {
+#define COLLC_REDUCE_OP(Enum, Spelling, Combine, Mpi) {ReduceOp::Enum, Mpi},
+#include "ir/ReduceOps.def"
+  };
+  for (const TypeRow &R : Types) {
+    for (auto [Op, MpiOp] : Ops) {
+      SCOPED_TRACE(elemTypeName(R.T).str() + " " + reduceOpName(Op).str());
+      mpi::MpiReduction M = mpi::mpiReduction(R.T, Op);
+      bool MinMax = Op == ReduceOp::Min || Op == ReduceOp::Max;
+      if ((R.Narrow && MinMax) || (R.Byte && MpiOp == MPI_SUM)) {
+        EXPECT_NE(M.Op, MpiOp) << "collc's own op, not MPI's";
+        EXPECT_EQ(M.Type, R.Byte ? MPI_UINT8_T : R.Mpi);
+        continue;
+      }
+      EXPECT_EQ(M.Type, R.Mpi);
+      EXPECT_EQ(M.Op, MpiOp);
+    }
+  }
+}
 
 int main(int Argc, char **Argv) {
   Expected<std::unique_ptr<mpi::MpiSession>> Session = mpi::MpiSession::start();

@@ -37,7 +37,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/WithColor.h"
 
 #include <map>
 #include <thread>
@@ -157,7 +156,7 @@ extern const char *CollcArgv0;
 /// prints and writes).
 static int runLinkCheck(uint64_t Max) {
   auto Usage = [](const Twine &Msg) {
-    WithColor::error(errs(), "collc bench") << Msg << '\n';
+    ErrorLine("collc bench") << Msg << '\n';
     return ExitUsage;
   };
   bool Local = Backend == "local";
@@ -255,7 +254,7 @@ namespace {
 /// they are wrong.
 std::optional<int> checkBenchFlags(uint64_t &Max) {
   auto Usage = [](const Twine &Why) {
-    WithColor::error(errs(), "collc bench") << Why << '\n';
+    ErrorLine("collc bench") << Why << '\n';
     return ExitUsage;
   };
   Expected<uint64_t> Given = parseByteSize(MaxBytes);
@@ -307,7 +306,7 @@ int benchThisProcess(uint64_t Max) {
   Expected<std::chrono::milliseconds> Timeout =
       Launched ? rt::timeoutFromEnvironment() : Launched.takeError();
   if (!Timeout) {
-    WithColor::error(errs(), "collc bench") << toString(Timeout.takeError()) << '\n';
+    ErrorLine("collc bench") << toString(Timeout.takeError()) << '\n';
     return ExitUsage;
   }
   ProcessBenchOptions O;

@@ -12,7 +12,6 @@
 #include "compiler/Compile.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/WithColor.h"
 
 using namespace llvm;
 
@@ -63,7 +62,7 @@ int run_compileCommand() {
   bool LayoutFlags = Align.getNumOccurrences() || NoViews.getNumOccurrences();
   bool ScheduleFlags = MemoryBudget.getNumOccurrences() || Prefetch.getNumOccurrences();
   if (!Pipeline.empty() && (Bucket.getNumOccurrences() || LayoutFlags || ScheduleFlags)) {
-    WithColor::error(errs(), "collc compile")
+    ErrorLine("collc compile")
         << "--passes cannot be combined with "
         << (Bucket.getNumOccurrences() ? "--bucket: put the bucket pass in the pipeline"
             : LayoutFlags ? "--align or --no-views: give them to the pipeline's "
@@ -79,7 +78,7 @@ int run_compileCommand() {
     if (!B || *B == 0) {
       if (!B)
         consumeError(B.takeError());
-      WithColor::error(errs(), "collc compile")
+      ErrorLine("collc compile")
           << "--memory-budget=" << MemoryBudget << ": expected a size in bytes > 0 (40GiB)\n";
       return ExitUsage;
     }
@@ -90,14 +89,14 @@ int run_compileCommand() {
     PrefetchUnits = Prefetch;
   Expected<std::string> BucketPass = bucketPassFor(Bucket, BudgetBytes);
   if (!BucketPass) {
-    WithColor::error(errs(), "collc compile") << toString(BucketPass.takeError()) << '\n';
+    ErrorLine("collc compile") << toString(BucketPass.takeError()) << '\n';
     return ExitUsage;
   }
   Expected<uint64_t> AlignBytes = parseByteSize(Align);
   if (!AlignBytes || *AlignBytes == 0 || (*AlignBytes & (*AlignBytes - 1))) {
     if (!AlignBytes)
       consumeError(AlignBytes.takeError());
-    WithColor::error(errs(), "collc compile")
+    ErrorLine("collc compile")
         << "--align=" << Align << ": expected a power of two\n";
     return ExitUsage;
   }
@@ -110,12 +109,12 @@ int run_compileCommand() {
           ? defaultPipeline(*BucketPass, PlanMemoryPass, schedulePassFor(BudgetBytes, PrefetchUnits))
           : std::string(Pipeline);
   if (Error E = PassManager().addPipeline(Opts.Pipeline)) {
-    WithColor::error(errs(), "collc compile") << toString(std::move(E)) << '\n';
+    ErrorLine("collc compile") << toString(std::move(E)) << '\n';
     return ExitUsage;
   }
   // 0 is the default's value: given, it is a mistake, not "the declared one".
   if ((World.getNumOccurrences() && World < 1) || World > MaxWorldSize) {
-    WithColor::error(errs(), "collc compile")
+    ErrorLine("collc compile")
         << "--world=" << World << " is not in 1.." << MaxWorldSize << '\n';
     return ExitUsage;
   }
@@ -130,7 +129,7 @@ int run_compileCommand() {
   // old output as it was (and the input is not an output).
   Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output, {StringRef(In.Path)});
   if (!Out) {
-    WithColor::error(errs(), "collc compile") << toString(Out.takeError()) << '\n';
+    ErrorLine("collc compile") << toString(Out.takeError()) << '\n';
     return ExitUserError;
   }
   unsigned Written = 0;
@@ -156,7 +155,7 @@ int run_compileCommand() {
   });
   if (Exit == ExitOk)
     if (Error E = (*Out)->commit()) {
-      WithColor::error(errs(), "collc compile") << toString(std::move(E)) << '\n';
+      ErrorLine("collc compile") << toString(std::move(E)) << '\n';
       return ExitUserError;
     }
   return Exit;

@@ -14,7 +14,6 @@
 #include "passes/analysis/LinkFile.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/WithColor.h"
 
 using namespace llvm;
 
@@ -88,20 +87,20 @@ static Expected<DotFocus> focusFlags() {
 
 int run_dumpCommand() {
   if (Rank.getNumOccurrences() && Fmt != Format::Nccl) {
-    WithColor::error(errs(), "collc dump") << "--rank applies to --format nccl only\n";
+    ErrorLine("collc dump") << "--rank applies to --format nccl only\n";
     return ExitUsage;
   }
   DumpOptions Opts;
   Opts.Explain = Explain;
   Expected<LinkClass> L = resolveLink(Link);
   if (!L) {
-    WithColor::error(errs(), "collc dump") << toString(L.takeError()) << '\n';
+    ErrorLine("collc dump") << toString(L.takeError()) << '\n';
     return ExitUsage;
   }
   Opts.Link = *L;
   Expected<DotFocus> Focus = focusFlags();
   if (!Focus) {
-    WithColor::error(errs(), "collc dump") << toString(Focus.takeError()) << '\n';
+    ErrorLine("collc dump") << toString(Focus.takeError()) << '\n';
     return ExitUsage;
   }
   Opts.Focus = *Focus;
@@ -116,7 +115,7 @@ int run_dumpCommand() {
   // old output as it was (and the input is not an output).
   Expected<std::unique_ptr<OutputFile>> Out = OutputFile::create(Output, {StringRef(Input)});
   if (!Out) {
-    WithColor::error(errs(), "collc dump") << toString(Out.takeError()) << '\n';
+    ErrorLine("collc dump") << toString(Out.takeError()) << '\n';
     return ExitUserError;
   }
   switch (Fmt) {

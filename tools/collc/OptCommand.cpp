@@ -13,7 +13,6 @@
 #include "ir/Printer.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/WithColor.h"
 
 using namespace llvm;
 
@@ -41,12 +40,12 @@ int run_optCommand() {
   }
   // Validate the pipeline once, before reading any input.
   if (Expected<std::vector<PassSpec>> Specs = parsePipeline(Pipeline); !Specs) {
-    WithColor::error(errs(), "collc opt") << toString(Specs.takeError()) << '\n';
+    ErrorLine("collc opt") << toString(Specs.takeError()) << '\n';
     return ExitUsage;
   } else {
     for (const PassSpec &S : *Specs)
       if (Expected<std::unique_ptr<Pass>> P = createPass(S); !P) {
-        WithColor::error(errs(), "collc opt") << toString(P.takeError()) << '\n';
+        ErrorLine("collc opt") << toString(P.takeError()) << '\n';
         return ExitUsage;
       }
   }
@@ -56,7 +55,7 @@ int run_optCommand() {
   Expected<std::unique_ptr<OutputFile>> Out =
       OutputFile::create(Output, {StringRef(Flags.Input.getValue())});
   if (!Out) {
-    WithColor::error(errs(), "collc opt") << toString(Out.takeError()) << '\n';
+    ErrorLine("collc opt") << toString(Out.takeError()) << '\n';
     return ExitUserError;
   }
   PassManagerOptions PMOpts = Instrument.get();
@@ -86,7 +85,7 @@ int run_optCommand() {
   });
   if (Exit == ExitOk)
     if (Error E = (*Out)->commit()) {
-      WithColor::error(errs(), "collc opt") << toString(std::move(E)) << '\n';
+      ErrorLine("collc opt") << toString(std::move(E)) << '\n';
       return ExitUserError;
     }
   return Exit;

@@ -35,7 +35,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/WithColor.h"
 
 #include <atomic>
 #include <chrono>
@@ -323,7 +322,7 @@ public:
 
 private:
   int fail(const Twine &Why, int Exit) {
-    WithColor::error(errs(), "collc run") << Why << '\n';
+    ErrorLine("collc run") << Why << '\n';
     return Exit;
   }
   int rankFailedWith(Error E) { return rankFailed(*O, toString(std::move(E)), errs()); }
@@ -546,7 +545,7 @@ int RunSession::runLocalRanks(const plan::Plan &P) {
   bool Failed = false;
   for (int64_t R = 0; R != World; ++R)
     if (!Run.Ranks[R].Error.empty()) {
-      WithColor::error(errs(), "collc run") << "rank " << R << ": " << Run.Ranks[R].Error << '\n';
+      ErrorLine("collc run") << "rank " << R << ": " << Run.Ranks[R].Error << '\n';
       Failed = true;
     }
   if (Failed)

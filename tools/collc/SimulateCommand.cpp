@@ -17,7 +17,6 @@
 #include "passes/analysis/LinkFile.h"
 
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/WithColor.h"
 
 using namespace llvm;
 
@@ -46,13 +45,13 @@ int run_simulateCommand() {
     return ExitOk;
   }
   if (Input.empty()) {
-    WithColor::error(errs(), "collc simulate")
+    ErrorLine("collc simulate")
         << "expected a plan or a .coll program (or --list-links)\n";
     return ExitUsage;
   }
   Expected<LinkClass> L = resolveLink(Link);
   if (!L) {
-    WithColor::error(errs(), "collc simulate") << toString(L.takeError()) << '\n';
+    ErrorLine("collc simulate") << toString(L.takeError()) << '\n';
     return ExitUsage;
   }
   SimOptions Opts;

@@ -68,10 +68,18 @@ Error checkRoundTrip(const Program &P) {
                            I < B.size() ? B[I].str().c_str() : "<end>");
 }
 
+ErrorLine::ErrorLine(StringRef Tool) : OS(Text) { WithColor::error(OS, Tool); }
+
+ErrorLine::~ErrorLine() {
+  OS.flush();
+  // Unbuffered, so this is one write(2) of the whole message.
+  errs() << Text;
+}
+
 int reportError(StringRef Command, Error E) {
   std::string Msg = toString(std::move(E));
   bool Internal = StringRef(Msg).startswith("internal error");
-  WithColor::error(errs(), ("collc " + Command).str()) << Msg << '\n';
+  ErrorLine(("collc " + Command).str()) << Msg << '\n';
   return Internal ? ExitInternal : ExitUserError;
 }
 
@@ -79,7 +87,7 @@ int forEachProgram(const InputOptions &In, function_ref<Error(Program &, Diagnos
   SourceMgr SM;
   Expected<std::vector<SourceChunk>> Chunks = loadSourceChunks(In.Path, In.SplitInputFile, SM);
   if (!Chunks) {
-    WithColor::error(errs(), "collc") << toString(Chunks.takeError()) << '\n';
+    ErrorLine("collc") << toString(Chunks.takeError()) << '\n';
     return ExitUserError;
   }
   int Exit = ExitOk;
@@ -103,12 +111,12 @@ int forEachProgram(const InputOptions &In, function_ref<Error(Program &, Diagnos
       // match. An error without any diagnostic is still a failure.
       std::string Msg = Failure ? toString(std::move(Failure)) : "";
       if (!Msg.empty() && Diags.diagnostics().empty()) {
-        WithColor::error(errs(), "collc") << Msg << '\n';
+        ErrorLine("collc") << Msg << '\n';
         Exit = StringRef(Msg).startswith("internal error") ? ExitInternal : ExitUserError;
         continue;
       }
       if (Error E = Diags.verifyExpected(Chunk.Buffer, Chunk.Text)) {
-        WithColor::error(errs(), "collc") << "diagnostics do not match the expectations:\n"
+        ErrorLine("collc") << "diagnostics do not match the expectations:\n"
                                           << toString(std::move(E));
         Exit = ExitUserError;
       }
@@ -119,7 +127,7 @@ int forEachProgram(const InputOptions &In, function_ref<Error(Program &, Diagnos
       // Located diagnostics were already printed as they arrived; print
       // only what they did not say.
       if (Diags.diagnostics().empty() || StringRef(Msg).startswith("internal error"))
-        WithColor::error(errs(), "collc") << Msg << '\n';
+        ErrorLine("collc") << Msg << '\n';
       int Code = StringRef(Msg).startswith("internal error") ? ExitInternal : ExitUserError;
       Exit = std::max(Exit, Code);
     }
@@ -169,7 +177,7 @@ std::optional<CommandInput> readBucketedInput(StringRef Command, StringRef Path,
     return std::nullopt;
   }
   if (In->isPlan() && Bucket.getNumOccurrences()) {
-    WithColor::error(errs(), ("collc " + Command).str())
+    ErrorLine(("collc " + Command).str())
         << "--" << Bucket.ArgStr << " applies to programs; the buckets of plan '" << In->Name
         << "' are fixed: give its program, or compile it with the policy\n";
     Exit = ExitUsage;

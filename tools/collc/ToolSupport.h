@@ -12,8 +12,10 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <optional>
+#include <string>
 
 namespace collc::tool {
 
@@ -49,6 +51,26 @@ llvm::Error checkRoundTrip(const Program &P);
 /// True when the environment asks every tool run to check round trips
 /// (COLLC_VERIFY_ROUNDTRIP=1, set by the golden test suite).
 bool roundTripRequestedByEnvironment();
+
+/// One error message for stderr, "<tool>: error: ...", written with a single
+/// write when the statement ends: the ranks under a launcher share one stderr,
+/// and a message written piecewise interleaves with another rank's.
+class ErrorLine {
+public:
+  explicit ErrorLine(llvm::StringRef Tool);
+  ~ErrorLine();
+  ErrorLine(const ErrorLine &) = delete;
+  ErrorLine &operator=(const ErrorLine &) = delete;
+
+  template <typename T> ErrorLine &operator<<(const T &Value) {
+    OS << Value;
+    return *this;
+  }
+
+private:
+  std::string Text;
+  llvm::raw_string_ostream OS;
+};
 
 /// Reports \p E to stderr as "collc <cmd>: error: ..." and returns the
 /// matching exit code (internal errors give ExitInternal).

@@ -12,7 +12,6 @@
 #include "tools/collc/BatchMalloc.h"
 
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -30,7 +29,7 @@ static int withStandardOutputChecked(int Rc) {
   outs().flush();
   if (!outs().has_error())
     return Rc;
-  WithColor::error(errs(), "collc")
+  ErrorLine("collc")
       << "cannot write standard output: " << outs().error().message() << '\n';
   outs().clear_error();
   return Rc == ExitOk ? ExitUserError : Rc;
@@ -53,6 +52,6 @@ int main(int argc, char **argv) {
   if (NAME##Command())                                                                             \
     return withStandardOutputChecked(run_##NAME##Command());
 #include "Commands.def"
-  WithColor::error(errs(), "collc") << "no subcommand given; see `collc --help`\n";
+  ErrorLine("collc") << "no subcommand given; see `collc --help`\n";
   return ExitUsage;
 }

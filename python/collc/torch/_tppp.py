@@ -139,14 +139,8 @@ def _layer_of(name, prefix):
     return None, None
 
 
-def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f1b",
-                world=None, layers=None, boundaries=None, device_class="h100",
-                program="tp_pp", cost=None, title=None):
-    """The IR text of one training step of module with tensor parallel `tp`,
-    pipeline parallel `pp` over `microbatches` micro-batches (the example
-    inputs are one), on `world` ranks (default tp x pp; a multiple of it
-    adds data parallel). `boundaries` are the first layer of stages 1..pp-1
-    (default: layers split evenly)."""
+def _check_args(tp, pp, microbatches, schedule, world, cost):
+    """The world size, once every argument is one trace_tp_pp can honour."""
     for name, v in (("tp", tp), ("pp", pp), ("microbatches", microbatches)):
         if not isinstance(v, int) or v < 1:
             raise TraceError(f"{name} must be a positive integer, not {v!r}")
@@ -156,154 +150,195 @@ def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f
     world = tp * pp if world is None else world
     if not isinstance(world, int) or world < 1 or world % (tp * pp):
         raise TraceError(f"world {world!r} is not a positive multiple of tp x pp = {tp * pp}")
-    dp = world // (tp * pp)
     if cost not in (None, "flops"):
         raise TraceError("tp-pp traces costs from the FLOP estimate only (cost='flops')")
-    costs = Costs("flops", device_class)
-    inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
-    layers_name = layers or _largest_module_list(module)
-    shape = _Shape(module, inputs, layers_name, tp)
+    return world
 
+
+def _stage_layers(n, pp, boundaries):
+    """The layers of each stage: `boundaries` start stages 1..pp-1 (default:
+    n layers split evenly)."""
     if boundaries is None:
-        if shape.n < pp:
-            raise TraceError(f"{shape.n} layers cannot fill {pp} stages")
-        boundaries = [shape.n * s // pp for s in range(1, pp)]
+        if n < pp:
+            raise TraceError(f"{n} layers cannot fill {pp} stages")
+        boundaries = [n * s // pp for s in range(1, pp)]
     starts = [0] + list(boundaries)
-    if len(starts) != pp or starts != sorted(set(starts)) or starts[-1] >= shape.n:
+    if len(starts) != pp or starts != sorted(set(starts)) or starts[-1] >= n:
         raise TraceError(f"boundaries {list(boundaries)} must be {pp - 1} increasing layer "
-                         f"indices in 1..{shape.n - 1}")
-    stage_layers = [list(range(a, b)) for a, b in zip(starts, starts[1:] + [shape.n])]
+                         f"indices in 1..{n - 1}")
+    return [list(range(a, b)) for a, b in zip(starts, starts[1:] + [n])]
 
-    span = tp * dp  # ranks per stage
-    act_type = type_of(shape.act[1], shape.act[0])
-    on = [f"rank / {span} == {s}" for s in range(pp)]
-    last = pp - 1
 
-    lines = wrap(
-        f"{title or type(module).__name__} trained with tensor parallel {tp} x pipeline parallel {pp}"
-        f"{f' x data parallel {dp}' if dp > 1 else ''} on {world} ranks, traced by collc.torch: "
-        f"rank r is tensor rank r % {tp} of stage r / {span}; stages hold layers "
-        f"{', '.join(f'{l[0]}-{l[-1]}' for l in stage_layers)} of {layers_name}; a step runs "
-        f"{microbatches} micro-batches of {'x'.join(map(str, shape.act[0][:-1]))} tokens on a "
-        f"{'GPipe (all forwards, then all backwards)' if schedule == 'gpipe' else '1F1B'} "
-        "schedule. Each tensor-parallel block ("
-        f"{', '.join(sorted({b for bl in shape.blocks for b in bl}))}) all-reduces its output "
-        "in forward and its input gradient in backward over @tp; activations and their "
-        "gradients go between stages by send/recv"
-        + f", each layer's gradient shard is averaged over @dp ({dp} rank{'s' if dp > 1 else ''}"
-        f" a group: Megatron issues it also for one)"
-        + (", and the tied embedding's gradient is summed over the first and last stage"
-           if shape.tied and pp > 1 else "")
-        + f". Costs: {costs.words}, the split blocks' divided by {tp}.")
-    lines.append(f"program @{program} world({world}) {{")
-    if tp > 1:
-        lines.append(f"  group @tp = split(rank / {tp}, rank)")
-    lines.append(f"  group @dp = split(rank / {span} * {tp} + rank % {tp}, rank)")
-    tied = shape.tied and pp > 1
-    if tied:
-        ends = f"rank / {span} == 0 || rank / {span} == {last}"
-        lines.append("  // the first and last stage's ranks of one tensor and data index")
-        lines.append(f"  group @embed = split(({ends}) * (rank % {span} + 1) - 1, rank)")
+class _StepWriter:
+    """Writes one step's IR lines: the header, then each stage's actions in
+    the interleaved order, then the gradient averaging."""
 
-    plans = [schedule_of(schedule, s, pp, microbatches) for s in range(pp)]
-    step, posted, last_bwd = [0] * pp, [None] * pp, [None] * pp
+    def __init__(self, shape, tp, pp, dp, microbatches, schedule, stage_layers, costs):
+        self.shape, self.tp, self.pp, self.dp = shape, tp, pp, dp
+        self.stage_layers, self.costs, self.schedule = stage_layers, costs, schedule
+        self.microbatches = microbatches
+        self.span = tp * dp  # ranks per stage
+        self.act_type = type_of(shape.act[1], shape.act[0])
+        self.on = [f"rank / {self.span} == {s}" for s in range(pp)]
+        self.last = pp - 1
+        self.tied = bool(shape.tied) and pp > 1
+        self.ends = f"rank / {self.span} == 0 || rank / {self.span} == {self.last}"
+        self.lines = []
+        self.plans = [schedule_of(schedule, s, pp, microbatches) for s in range(pp)]
+        self.step, self.posted, self.last_bwd = [0] * pp, [None] * pp, [None] * pp
 
-    def receive(kind, m, s, when):
+    def header(self, title, layers_name, world, program):
+        shape, tp, pp, dp, span = self.shape, self.tp, self.pp, self.dp, self.span
+        self.lines += wrap(
+            f"{title} trained with tensor parallel {tp} x pipeline parallel {pp}"
+            f"{f' x data parallel {dp}' if dp > 1 else ''} on {world} ranks, traced by collc.torch: "
+            f"rank r is tensor rank r % {tp} of stage r / {span}; stages hold layers "
+            f"{', '.join(f'{l[0]}-{l[-1]}' for l in self.stage_layers)} of {layers_name}; a step "
+            f"runs {self.microbatches} micro-batches of {'x'.join(map(str, shape.act[0][:-1]))} "
+            f"tokens on a "
+            f"{'GPipe (all forwards, then all backwards)' if self.schedule == 'gpipe' else '1F1B'} "
+            "schedule. Each tensor-parallel block ("
+            f"{', '.join(sorted({b for bl in shape.blocks for b in bl}))}) all-reduces its output "
+            "in forward and its input gradient in backward over @tp; activations and their "
+            "gradients go between stages by send/recv"
+            + f", each layer's gradient shard is averaged over @dp ({dp} rank{'s' if dp > 1 else ''}"
+            f" a group: Megatron issues it also for one)"
+            + (", and the tied embedding's gradient is summed over the first and last stage"
+               if self.tied else "")
+            + f". Costs: {self.costs.words}, the split blocks' divided by {tp}.")
+        self.lines.append(f"program @{program} world({world}) {{")
+        if tp > 1:
+            self.lines.append(f"  group @tp = split(rank / {tp}, rank)")
+        self.lines.append(f"  group @dp = split(rank / {span} * {tp} + rank % {tp}, rank)")
+        if self.tied:
+            self.lines.append("  // the first and last stage's ranks of one tensor and data index")
+            self.lines.append(f"  group @embed = split(({self.ends}) * (rank % {span} + 1) - 1, rank)")
+
+    def receive(self, kind, m, s, when):
         """The recv of what action (kind, m) of stage s needs, or None."""
         if kind == "F" and s > 0:
-            return f"%a.m{m}.s{s}.in", f"recv from (rank - {span}) : {act_type}{when}"
-        if kind == "B" and s < last:
-            return f"%d.m{m}.s{s}.out", f"recv from (rank + {span}) : {act_type}{when}"
+            return f"%a.m{m}.s{s}.in", f"recv from (rank - {self.span}) : {self.act_type}{when}"
+        if kind == "B" and s < self.last:
+            return f"%d.m{m}.s{s}.out", f"recv from (rank + {self.span}) : {self.act_type}{when}"
         return None
 
-    def send(value, peer, s, when):
+    def send(self, value, peer, s, when):
         # A stage that sends a gradient down and next receives an activation
         # from the same neighbour receives first: that neighbour is sending
         # it now and only then receives the gradient (sends block until
         # received; this is the order that pairs 1F1B's crossing transfers).
-        step[s] += 1
-        if value and peer.startswith("-") and step[s] < len(plans[s]):
-            kind, m = plans[s][step[s]]
+        self.step[s] += 1
+        if value and peer.startswith("-") and self.step[s] < len(self.plans[s]):
+            kind, m = self.plans[s][self.step[s]]
             if kind == "F":
-                got = receive(kind, m, s, when)
-                lines.append(f"  {got[0]} = {got[1]}")
-                posted[s] = got[0]
+                got = self.receive(kind, m, s, when)
+                self.lines.append(f"  {got[0]} = {got[1]}")
+                self.posted[s] = got[0]
         if value:
-            lines.append(f"  send {value} to (rank {peer}){when}")
+            self.lines.append(f"  send {value} to (rank {peer}){when}")
 
-    def arrive(kind, m, s, when):
-        if posted[s]:
-            posted[s] = None  # received before the last send
+    def arrive(self, kind, m, s, when):
+        if self.posted[s]:
+            self.posted[s] = None  # received before the last send
             return
-        got = receive(kind, m, s, when)
-        lines.append(f"  {got[0]} = {got[1]}")
+        got = self.receive(kind, m, s, when)
+        self.lines.append(f"  {got[0]} = {got[1]}")
 
-    for kind, m, s in interleave(schedule, pp, microbatches):
-        when = f" when {on[s]}"
-        lines.append("")
-        lines.append(f"  // micro-batch {m}, stage {s}, {'forward' if kind == 'F' else 'backward'}")
-        if kind == "F":
-            x = f"%a.m{m}.s{s}.in"
-            if s == 0:
-                lines.append(f"  {x} = compute @fwd.embed cost({costs.of(flops=shape.pre)}) : "
-                             f"{act_type}{when}")
-            else:
-                arrive(kind, m, s, when)
-            for k in stage_layers[s]:
-                for b in shape.blocks[k]:
-                    tag = f"m{m}.l{k}.{ir_name(b)}"
-                    lines.append(f"  %p.{tag} = compute @fwd.l{k}.{ir_name(b)}({x}) "
-                                 f"cost({costs.of(flops=shape.flops[k][b])}) : {act_type}{when}")
-                    x = f"%p.{tag}"
-                    if tp > 1:
-                        lines.append(f"  %y.{tag} = all_reduce sum %p.{tag} in @tp{when}")
-                        x = f"%y.{tag}"
-            if s == last:
-                lines.append(f"  %loss.m{m} = compute @fwd.head({x}) "
-                             f"cost({costs.of(flops=shape.post)}) : f32{when}")
-            send(x if s < last else None, f"+ {span}", s, when)
+    def _blocks(self, s, m, x, when, backward):
+        """Every split block of stage s's layers, in the direction's order,
+        each followed by its all_reduce over @tp; returns the last value."""
+        shape, costs, tp = self.shape, self.costs, self.tp
+        layers = reversed(self.stage_layers[s]) if backward else self.stage_layers[s]
+        fn, v, r, scale = ("bwd", "q", "z", 2) if backward else ("fwd", "p", "y", 1)
+        for k in layers:
+            for b in (reversed(shape.blocks[k]) if backward else shape.blocks[k]):
+                tag = f"m{m}.l{k}.{ir_name(b)}"
+                self.lines.append(f"  %{v}.{tag} = compute @{fn}.l{k}.{ir_name(b)}({x}) "
+                                  f"cost({costs.of(flops=scale * shape.flops[k][b])}) : "
+                                  f"{self.act_type}{when}")
+                x = f"%{v}.{tag}"
+                if tp > 1:
+                    self.lines.append(f"  %{r}.{tag} = all_reduce sum %{v}.{tag} in @tp{when}")
+                    x = f"%{r}.{tag}"
+        return x
+
+    def forward(self, m, s, when):
+        shape, costs = self.shape, self.costs
+        x = f"%a.m{m}.s{s}.in"
+        if s == 0:
+            self.lines.append(f"  {x} = compute @fwd.embed cost({costs.of(flops=shape.pre)}) : "
+                              f"{self.act_type}{when}")
         else:
-            d = f"%d.m{m}.s{s}.out"
-            if s == last:
-                lines.append(f"  {d} = compute @bwd.head(%loss.m{m}) "
-                             f"cost({costs.of(flops=2 * shape.post)}) : {act_type}{when}")
-            else:
-                arrive(kind, m, s, when)
-            for k in reversed(stage_layers[s]):
-                for b in reversed(shape.blocks[k]):
-                    tag = f"m{m}.l{k}.{ir_name(b)}"
-                    lines.append(f"  %q.{tag} = compute @bwd.l{k}.{ir_name(b)}({d}) "
-                                 f"cost({costs.of(flops=2 * shape.flops[k][b])}) : "
-                                 f"{act_type}{when}")
-                    d = f"%q.{tag}"
-                    if tp > 1:
-                        lines.append(f"  %z.{tag} = all_reduce sum %q.{tag} in @tp{when}")
-                        d = f"%z.{tag}"
-            last_bwd[s] = d
-            if s == 0:
-                lines.append(f"  compute @bwd.embed({d}) cost({costs.of(flops=2 * shape.pre)})"
-                             f"{when}")
-            send(d if s > 0 else None, f"- {span}", s, when)
+            self.arrive("F", m, s, when)
+        x = self._blocks(s, m, x, when, backward=False)
+        if s == self.last:
+            self.lines.append(f"  %loss.m{m} = compute @fwd.head({x}) "
+                              f"cost({costs.of(flops=shape.post)}) : f32{when}")
+        self.send(x if s < self.last else None, f"+ {self.span}", s, when)
 
-    # Megatron averages over the data-parallel group after every step, also
-    # when the group is one rank (its DDP wrapper issues the all_reduce).
-    lines += ["", "  // data-parallel averaging of each layer's gradient shard, once the "
-                  "stage's last backward is done"]
-    for s in range(pp):
-        names = [f"%g.l{k}" for k in stage_layers[s]]
-        types = [type_of(shape.ref.dtype, [shape.grad_elems[k]]) for k in stage_layers[s]]
-        lines.append(f"  {', '.join(names)} = compute @grads.s{s}({last_bwd[s]}) : "
-                     f"{', '.join(types)} when {on[s]}")
-        for k in stage_layers[s]:
-            lines.append(f"  %r.l{k} = all_reduce avg %g.l{k} in @dp when {on[s]}")
-    if tied:
-        t = shape.tied[0]
-        rows = t.shape[0] // tp if t.shape[0] % tp == 0 else t.shape[0]
-        lines += ["", "  // the tied embedding: the first stage's input embedding and the "
-                      "last stage's head"]
-        lines.append(f"  %g.embed = compute @grads.embed : "
-                     f"{type_of(t.dtype, [rows, *t.shape[1:]])} when {ends}")
-        lines.append(f"  %r.embed = all_reduce sum %g.embed in @embed when {ends}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    def backward(self, m, s, when):
+        shape, costs = self.shape, self.costs
+        d = f"%d.m{m}.s{s}.out"
+        if s == self.last:
+            self.lines.append(f"  {d} = compute @bwd.head(%loss.m{m}) "
+                              f"cost({costs.of(flops=2 * shape.post)}) : {self.act_type}{when}")
+        else:
+            self.arrive("B", m, s, when)
+        d = self._blocks(s, m, d, when, backward=True)
+        self.last_bwd[s] = d
+        if s == 0:
+            self.lines.append(f"  compute @bwd.embed({d}) cost({costs.of(flops=2 * shape.pre)})"
+                              f"{when}")
+        self.send(d if s > 0 else None, f"- {self.span}", s, when)
 
+    def actions(self):
+        for kind, m, s in interleave(self.schedule, self.pp, self.microbatches):
+            when = f" when {self.on[s]}"
+            self.lines.append("")
+            self.lines.append(f"  // micro-batch {m}, stage {s}, "
+                              f"{'forward' if kind == 'F' else 'backward'}")
+            (self.forward if kind == "F" else self.backward)(m, s, when)
+
+    def averaging(self):
+        # Megatron averages over the data-parallel group after every step, also
+        # when the group is one rank (its DDP wrapper issues the all_reduce).
+        shape, lines = self.shape, self.lines
+        lines += ["", "  // data-parallel averaging of each layer's gradient shard, once the "
+                      "stage's last backward is done"]
+        for s in range(self.pp):
+            names = [f"%g.l{k}" for k in self.stage_layers[s]]
+            types = [type_of(shape.ref.dtype, [shape.grad_elems[k]]) for k in self.stage_layers[s]]
+            lines.append(f"  {', '.join(names)} = compute @grads.s{s}({self.last_bwd[s]}) : "
+                         f"{', '.join(types)} when {self.on[s]}")
+            for k in self.stage_layers[s]:
+                lines.append(f"  %r.l{k} = all_reduce avg %g.l{k} in @dp when {self.on[s]}")
+        if self.tied:
+            t = shape.tied[0]
+            rows = t.shape[0] // self.tp if t.shape[0] % self.tp == 0 else t.shape[0]
+            lines += ["", "  // the tied embedding: the first stage's input embedding and the "
+                          "last stage's head"]
+            lines.append(f"  %g.embed = compute @grads.embed : "
+                         f"{type_of(t.dtype, [rows, *t.shape[1:]])} when {self.ends}")
+            lines.append(f"  %r.embed = all_reduce sum %g.embed in @embed when {self.ends}")
+
+
+def trace_tp_pp(module, example_inputs, tp=1, pp=1, microbatches=1, schedule="1f1b",
+                world=None, layers=None, boundaries=None, device_class="h100",
+                program="tp_pp", cost=None, title=None):
+    """The IR text of one training step of module with tensor parallel `tp`,
+    pipeline parallel `pp` over `microbatches` micro-batches (the example
+    inputs are one), on `world` ranks (default tp x pp; a multiple of it
+    adds data parallel). `boundaries` are the first layer of stages 1..pp-1
+    (default: layers split evenly)."""
+    world = _check_args(tp, pp, microbatches, schedule, world, cost)
+    costs = Costs("flops", device_class)
+    inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    layers_name = layers or _largest_module_list(module)
+    shape = _Shape(module, inputs, layers_name, tp)
+    stage_layers = _stage_layers(shape.n, pp, boundaries)
+    w = _StepWriter(shape, tp, pp, world // (tp * pp), microbatches, schedule, stage_layers, costs)
+    w.header(title or type(module).__name__, layers_name, world, program)
+    w.actions()
+    w.averaging()
+    w.lines.append("}")
+    return "\n".join(w.lines) + "\n"
