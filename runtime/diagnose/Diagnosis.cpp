@@ -314,7 +314,7 @@ private:
         std::vector<SkippedLaunch> Skips = skippedLaunches(*R, *O.Plan);
         if (Skips.empty())
           continue;
-        if (!PlanSkip || R->Rank < int64_t(Why.size()))
+        if (!PlanSkip) // the lowest rank's: ranks come in order
           PlanSkip = Skips.front();
         std::string &W = Why[R->Rank];
         W += (W.empty() ? "" : "; ") +
@@ -342,9 +342,13 @@ private:
       D.Comm = PlanSkip->Comm;
       Op = PlanSkip->Label;
     }
-    D.RootCause = formatv("{0} skipped {1}: {2} on to later ops while its peers wait there.",
-                          capitalized(rankList(D.Culprits)), Op,
-                          D.Culprits.size() == 1 ? "it went" : "they went")
+    bool One = D.Culprits.size() == 1;
+    D.RootCause = formatv("{0} skipped {1}: {2} on to later ops{3}.",
+                          capitalized(rankList(D.Culprits)), Op, One ? "it went" : "they went",
+                          WhereSkipped.count(First)
+                              ? (One ? " while its peers wait there" : " while their peers wait there")
+                              : (One ? ", though the plan gives it that launch"
+                                     : ", though the plan gives them those launches"))
                       .str();
     return true;
   }
@@ -587,9 +591,7 @@ private:
                                ? formatv("{0} {1} at {2}", capitalized(rankList(Blocked)),
                                          Blocked.size() == 1 ? "waits" : "wait", at(*At))
                                      .str()
-                               : formatv("{0} {1} for it at {2}", capitalized(rankList(Waiters)),
-                                         Waiters.size() == 1 ? "waits" : "wait", at(*At))
-                                     .str();
+                               : waitsAtEachOp(Waiters);
     std::string State;
     if (const RankRecord *R = S.at(C)) {
       D.Class = Cause::RankBehind;
@@ -621,13 +623,35 @@ private:
       if (Waits[W].empty() && Maybe[W].size() == 1)
         D.Evidence.push_back(formatv("rank {0}: every other member of {1} is known to have "
                                      "issued {2}; rank {3} is the one it waits for",
-                                     W, At->Group, At->Label, C)
+                                     W, blockingOp(W)->Group, blockingOp(W)->Label, C)
                                  .str());
-    confinedToGroup(C, Blocked, State);
+    confinedToGroup(C, Blocked);
     D.RootCause = State + ". " + WaitText + ".";
     if (D.Class == Cause::GroupTimeout)
       D.RootCause = GroupText + " " + D.RootCause;
     return true;
+  }
+
+  /// "Ranks 0 and 1 wait for it at OP; rank 2 waits for it at OP2": each
+  /// waiter at the op it waits at, the ops in the order of their first
+  /// waiter.
+  std::string waitsAtEachOp(const std::vector<int64_t> &Waiters) const {
+    std::vector<std::pair<const OpRecord *, std::vector<int64_t>>> ByOp;
+    for (int64_t W : Waiters) {
+      const OpRecord *Op = blockingOp(W);
+      auto Same = find_if(ByOp, [&](const auto &P) { return P.first->Label == Op->Label; });
+      if (Same == ByOp.end())
+        ByOp.push_back({Op, {W}});
+      else
+        Same->second.push_back(W);
+    }
+    std::string Out;
+    for (const auto &[Op, Ranks] : ByOp)
+      Out += formatv("{0}{1} {2} for it at {3}", Out.empty() ? "" : "; ",
+                     Out.empty() ? capitalized(rankList(Ranks)) : rankList(Ranks),
+                     Ranks.size() == 1 ? "waits" : "wait", at(*Op))
+                 .str();
+    return Out;
   }
 
   /// What survivors said of \p C: the connections to it they lost.
@@ -644,7 +668,7 @@ private:
 
   /// The waits are all in one group and ranks outside it went on: a
   /// timeout confined to that group.
-  void confinedToGroup(int64_t C, const std::vector<int64_t> &Blocked, const std::string &) {
+  void confinedToGroup(int64_t C, const std::vector<int64_t> &Blocked) {
     std::set<std::string> Channels;
     for (int64_t R : Blocked)
       Channels.insert(blockingOp(R)->Channel);

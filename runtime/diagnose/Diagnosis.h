@@ -1,6 +1,6 @@
 //===- runtime/diagnose/Diagnosis.h - The root cause of a hang or a death -*- C++ -*-===//
 //
-// `collc diagnose` (and collcDiagnose) reasons over the records of a run
+// `collc diagnose` reasons over the records of a run
 // (RecordSet.h) by one set of rules, for collc's dumps and PyTorch's alike,
 // in this order; the first that finds a cause gives it:
 //

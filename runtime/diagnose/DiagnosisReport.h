@@ -1,6 +1,6 @@
 //===- runtime/diagnose/DiagnosisReport.h - A diagnosis, said -*- C++ -*-===//
 //
-// `collc diagnose`'s two forms, which collcDiagnose returns too. Text: the
+// `collc diagnose`'s two forms. Text: the
 // root cause in one paragraph first, then the culprit, where it shows, the
 // evidence, what every rank was doing and what the dumps lack. JSON
 // (format "collc-diagnosis", version 1): the same fields, for programs.

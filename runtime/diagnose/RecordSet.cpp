@@ -27,8 +27,8 @@ static Expected<RankRecord> readOne(const NamedText &T) {
   // Pickle protocol 2 and later begin with 0x80.
   if (!T.Text.empty() && uint8_t(T.Text[0]) == 0x80)
     return createStringError(inconvertibleErrorCode(),
-                             "%s: a pickle, not JSON (a Flight Recorder pickle dump: read it "
-                             "with python3 -m collc.torch.diagnose)",
+                             "%s: a pickle, not JSON (a Flight Recorder pickle dump: give its "
+                             "JSON form, which dump_json writes)",
                              T.Name.c_str());
   Expected<json::Value> V = parseJson(T.Text, T.Name);
   if (!V)

@@ -1,8 +1,8 @@
 //===- runtime/diagnose/TorchRecordReader.h - PyTorch Flight Recorder dumps -*- C++ -*-===//
 //
 // Reads a dump of PyTorch's Flight Recorder (torch/csrc/distributed/c10d/
-// FlightRecorder.hpp, its JSON form, dump_json; the pickle form is the
-// same dictionary, which the Python package hands over as JSON) into a
+// FlightRecorder.hpp, its JSON form, dump_json; the pickle form holds the
+// same dictionary but is not read here) into a
 // RankRecord, so that the rules of Diagnosis.h run on it with process
 // groups and sequence numbers standing in for the plan:
 //

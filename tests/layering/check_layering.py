@@ -54,7 +54,7 @@ LAYERS = [
     ("runtime/verify", [*IR_VOCABULARY, "plan", "runtime/exec"]),
     # The diagnosis of a run's flight records (collc's and PyTorch's): it
     # reads the dumps runtime/exec writes and checks them against a plan,
-    # for `collc diagnose` and the C API alike.
+    # for `collc diagnose`.
     ("runtime/diagnose", [*IR_VOCABULARY, "plan", "runtime/exec"]),
     ("runtime/seeds", [*IR_VOCABULARY, "runtime/exec"]),
     # Where a process learns its rank and world and how to meet its peers
@@ -80,7 +80,7 @@ LAYERS = [
     # sits below the tool and sees none of it.
     ("api", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
              "runtime/exec", "runtime/launch", "runtime/local", "runtime/nccl",
-             "runtime/process", "runtime/diagnose"]),
+             "runtime/process"]),
     # The bench harness is a library below the commands: it sees the run
     # harness (LocalRun.h) and the input helpers (ToolSupport.h) of the
     # tool, never a command, so no include runs back up inside the tool.

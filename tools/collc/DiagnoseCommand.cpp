@@ -66,7 +66,7 @@ static Expected<std::vector<diag::NamedText>> readInputs() {
 
 int run_diagnoseCommand() {
   if (Format != "text" && Format != "json") {
-    errs() << "collc diagnose: --format " << Format << ": expected text or json\n";
+    ErrorLine("collc diagnose") << "--format " << Format << ": expected text or json\n";
     return ExitUsage;
   }
   std::optional<plan::Plan> Plan;
