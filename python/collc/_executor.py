@@ -251,6 +251,22 @@ class Executor(OwnedHandle):
             raise first from err
         raise err
 
+    def record_to(self, directory, at_exit=False):
+        """From now on, dumps this rank's flight record (its last comm events
+        in plan terms, docs/diagnose.md) into `directory` (None: nowhere) as
+        collc-record-rank<R>.json: when a capture, replay or synchronize
+        fails or times out, when the process gets SIGUSR1, and with
+        `at_exit` when the executor is closed. `collc diagnose DIR` (or
+        collc.diagnose) reads the dumps of every rank."""
+        call("collcExecutorRecordTo", self.handle, encode(None if directory is None else
+                                                          str(directory)), int(bool(at_exit)))
+
+    def dump_record(self, directory=None):
+        """Dumps this rank's flight record now into `directory` (None: the
+        one given to record_to)."""
+        call("collcExecutorRecordDump", self.handle,
+             encode(None if directory is None else str(directory)))
+
     def __repr__(self):
         return f"<collc.Executor rank {self.rank} on {self.backend}>" if self._handle else \
             "<collc.Executor closed>"

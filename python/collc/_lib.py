@@ -154,6 +154,8 @@ _SIGNATURES = {
     "collcExecutorSynchronize": (ctypes.c_int, [_P, ctypes.c_int64]),
     "collcExecutorDestroy": (ctypes.c_int, [_P]),
     "collcFinalize": (ctypes.c_int, []),
+    "collcExecutorRecordTo": (ctypes.c_int, [_P, _S, ctypes.c_int]),
+    "collcExecutorRecordDump": (ctypes.c_int, [_P, _S]),
 }
 
 

@@ -12,6 +12,7 @@
 #define COLLC_RUNTIME_EXEC_DRIVEREXECUTOR_H
 
 #include "runtime/exec/CollectiveDriver.h"
+#include "runtime/exec/CommFacts.h"
 #include "runtime/exec/DigestHandshake.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/GroupJoin.h"
@@ -72,7 +73,9 @@ public:
   DriverExecutor(const plan::Plan &P, int64_t Rank, ExecutorOptions Opts)
       : P(P), Rank(Rank), Opts(std::move(Opts)), Bindings(P, Rank),
         Stream(D::createStream("executor.comm")),
-        Origin(std::chrono::steady_clock::now()) {}
+        Origin(std::chrono::steady_clock::now()) {
+    startRecord(std::make_unique<FlightRecorder>(P, Rank, D::name(), this->Opts.Record));
+  }
 
   /// Joins the communicators and allocates the buffers.
   llvm::Error init() {
@@ -227,7 +230,17 @@ public:
   std::vector<std::string> unboundTensors() const override { return Bindings.unbound(); }
   std::vector<uint32_t> touchedTensors() const override { return Bindings.touched(); }
 
-  llvm::Error capture() override {
+  llvm::Error capture() override { return failed(captureSteps(), std::nullopt); }
+
+  llvm::Error replay(ComputeCallback RunCompute) override {
+    record().beginReplay();
+    llvm::Error E = replaySteps(RunCompute, FailedBlames);
+    record().endReplay();
+    return failed(std::move(E), std::exchange(FailedBlames, -1));
+  }
+
+private:
+  llvm::Error captureSteps() {
     // Where capture sets calls up it is collective throughout: an unbound
     // tensor (or two that overlap) fails this rank's capture only after the
     // digests and the agreement, which tells the other ranks at once
@@ -255,10 +268,13 @@ public:
     return llvm::Error::success();
   }
 
-  llvm::Error replay(ComputeCallback RunCompute) override {
+  /// One step; \p Blamed becomes the world rank a failed comm's error
+  /// blames.
+  llvm::Error replaySteps(ComputeCallback RunCompute, int64_t &Blamed) {
     if (!Captured)
       return makeError(ErrorKind::InvalidArgument,
                        "replay before capture (or after a new binding): call capture() first");
+    FlightRecorder &Rec = record();
     // Streams with async launches since their last flush, in launch order.
     llvm::SmallVector<typename D::CommStream, 4> Unflushed;
     for (Instr &I : Instrs) {
@@ -272,14 +288,16 @@ public:
         for (typename D::CommStream S : Unflushed)
           D::flush(S);
         Unflushed.clear();
+        Rec.atCompute(uint32_t(I.Step));
         if (llvm::Error E = RunCompute(P.Computes[I.Index], I.Index))
           return detail::inContext(std::move(E), where(I));
         break;
       case plan::StepKind::Launch:
         for (const detail::CopyOp &C : I.Copies)
           std::memcpy(C.Dst, C.Src, C.Bytes);
+        Rec.issued(uint32_t(I.Step), I.Index, /*Waiting=*/I.Adjacent);
         if (llvm::Error E = I.Issue())
-          return detail::inContext(std::move(E), where(I));
+          return commFailed(I, std::move(E), Blamed);
         Tickets[I.Index] = D::record(I.On);
         // Async: progress while the model computes (flushed before the next
         // compute or wait). A blocking comm is waited for next, and the
@@ -297,8 +315,11 @@ public:
           D::flush(S);
           return true;
         });
+        if (!I.Adjacent)
+          Rec.started(uint32_t(I.Step), I.Index);
         if (llvm::Error E = D::waitFor(I.On, Tickets[I.Index]))
-          return detail::inContext(std::move(E), where(I));
+          return commFailed(I, std::move(E), Blamed);
+        Rec.completed(I.Index);
         for (const detail::CopyOp &C : I.Copies)
           std::memcpy(C.Dst, C.Src, C.Bytes);
         break;
@@ -312,6 +333,7 @@ public:
     return D::synchronize(D::streamOf(Stream));
   }
 
+public:
   /// The world's health and every group's of this rank: a step that broke
   /// a group (its peer lost) is reported by the next health check too.
   llvm::Error health() const override {
@@ -353,7 +375,25 @@ private:
     /// resolved): the launch that replaces Issue, or none (Issue serves).
     llvm::unique_function<llvm::Expected<llvm::unique_function<llvm::Error()>>()> SetUp;
     typename D::CommStream On{}; ///< the comm's stream (streamFor)
+    /// A launch waited for by the very next step (a blocking comm), and
+    /// that wait: the record starts it as it is issued (one stamp, not two).
+    bool Adjacent = false;
   };
+
+  /// Comm \p I's error: recorded as its failure, blaming the world rank of
+  /// the peer its backend names (\p Blamed), and said where it happened.
+  llvm::Error commFailed(const Instr &I, llvm::Error E, int64_t &Blamed) {
+    ErrorKind Kind = ErrorKind::Backend;
+    int64_t Peer = -1;
+    E = llvm::handleErrors(std::move(E), [&](std::unique_ptr<RuntimeError> R) -> llvm::Error {
+      Kind = R->kind();
+      Peer = R->peer();
+      return llvm::Error(std::move(R));
+    });
+    Blamed = worldRankOf(P, P.Comms[I.Index].Group, Rank, Peer);
+    record().failed(I.Index, Kind, Blamed);
+    return detail::inContext(std::move(E), where(I));
+  }
 
   /// Where comm \p C runs on this rank. Collectives share one stream, in
   /// plan order, as every member issues them. A send or recv runs on a
@@ -425,6 +465,10 @@ private:
       }
       Instrs.push_back(std::move(I));
     }
+    for (size_t K = 1; K < Instrs.size(); ++K)
+      if (Instrs[K - 1].K == plan::StepKind::Launch && Instrs[K].K == plan::StepKind::Wait &&
+          Instrs[K - 1].Index == Instrs[K].Index)
+        Instrs[K - 1].Adjacent = Instrs[K].Adjacent = true;
     return llvm::Error::success();
   }
 
@@ -708,20 +752,27 @@ private:
     }
     ElemType CountsType = P.Tensors[Side.Counts].Type.Elem;
     char *CountsData = Bindings.home(Side.Counts);
+    FlightRecorder *Rec = &record();
     I.Issue = [=]() -> llvm::Error {
-      // This rank's row travels as 32-bit words: refuse what does not fit
-      // before anything is exchanged (every entry is at most the input).
-      std::vector<uint32_t> Mine;
+      std::vector<int64_t> Row;
       for (int64_t J = 0; J != N; ++J) {
         llvm::Expected<int64_t> V = readSplitSize(CountsType, CountsData, uint64_t(J));
         if (!V)
           return V.takeError();
-        if (*V < 0 || *V > InRows || *V > int64_t(UINT32_MAX))
+        Row.push_back(*V);
+      }
+      // What this rank says, recorded before anyone can refuse it.
+      Rec->splitRow(Index, Row);
+      // The row travels as 32-bit words: refuse what does not fit before
+      // anything is exchanged (every entry is at most the input).
+      std::vector<uint32_t> Mine;
+      for (int64_t J = 0; J != N; ++J) {
+        if (Row[J] < 0 || Row[J] > InRows || Row[J] > int64_t(UINT32_MAX))
           return makeError(ErrorKind::InvalidArgument,
                            llvm::formatv("all_to_all_v comm #{0}: rank {1} would send {2} rows "
                                          "to rank {3} (the input has {4})",
-                                         Index, Local, *V, J, InRows));
-        Mine.push_back(uint32_t(*V));
+                                         Index, Local, Row[J], J, InRows));
+        Mine.push_back(uint32_t(Row[J]));
       }
       // Everyone's split sizes: a collective of the group, on this thread.
       if (llvm::Error E = D::synchronize(S))
@@ -785,6 +836,8 @@ private:
   std::vector<uint8_t> InPlaceOf;
   std::chrono::steady_clock::time_point Origin;
   std::vector<TraceEvent> Events;
+  /// The world rank the failing comm of the last replay blamed.
+  int64_t FailedBlames = -1;
 };
 
 /// The executor of rank \p Rank of \p P on driver \p D, initialized (the

@@ -2,7 +2,10 @@
 
 #include "runtime/exec/Executor.h"
 
+#include "runtime/exec/RecordSignal.h"
+
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
 
@@ -14,7 +17,43 @@ StringRef memoryKindName(MemoryKind K) {
   return K == MemoryKind::Host ? "host memory" : "device memory";
 }
 
-Executor::~Executor() = default;
+Executor::Executor() = default;
+
+Executor::~Executor() {
+  if (!Record || !Record->options().DumpAtExit || Record->options().Dir.empty())
+    return;
+  // Nobody to return an error to at the end: it is said.
+  if (Error E = dumpFlightRecord(Record->options().Dir, DumpReason::Exit))
+    errs() << "collc: " << toString(std::move(E)) << '\n';
+}
+
+void Executor::startRecord(std::unique_ptr<FlightRecorder> R) {
+  Enrolled.reset();
+  Record = std::move(R);
+  if (!Record->options().Dir.empty())
+    Enrolled = std::make_unique<RecordSignalEnrollment>(*Record);
+}
+
+void Executor::setRecordPlace(StringRef Dir, bool AtExit) {
+  Enrolled.reset(); // no SIGUSR1 dump reads the place while it changes
+  Record->setDumpPlace(Dir.str(), AtExit);
+  if (!Dir.empty())
+    Enrolled = std::make_unique<RecordSignalEnrollment>(*Record);
+}
+
+Error Executor::dumpFlightRecord(StringRef Dir, DumpReason Why) const {
+  StringRef To = Dir.empty() ? StringRef(Record->options().Dir) : Dir;
+  if (To.empty())
+    return makeError(ErrorKind::InvalidArgument,
+                     formatv("rank {0}: no directory to dump the flight record into (give one, "
+                             "or set the executor's record directory)",
+                             rank()));
+  return rt::dumpFlightRecord(*Record, To, Why);
+}
+
+Error Executor::failed(Error E, std::optional<int64_t> Blamed) {
+  return recordFailure(*Record, std::move(E), Blamed);
+}
 
 Error Executor::unsupported(const Twine &What) const {
   return makeError(ErrorKind::Unsupported,

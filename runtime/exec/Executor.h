@@ -40,6 +40,8 @@
 #define COLLC_RUNTIME_EXEC_EXECUTOR_H
 
 #include "plan/Plan.h"
+#include "runtime/exec/FlightRecord.h"
+#include "runtime/exec/FlightRecordDump.h"
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/exec/Timeout.h"
 
@@ -68,6 +70,9 @@ struct ExecutorOptions {
   /// The device a device backend runs on; -1: the launcher's local rank
   /// modulo the devices this process sees. A host backend refuses any other.
   int Device = -1;
+  /// The flight record: on by default, dumped where Record.Dir says
+  /// (runtime/exec/FlightRecord.h).
+  RecordOptions Record;
 };
 
 /// Where an executor's bindings, views and tensor() addresses live.
@@ -99,8 +104,12 @@ std::string describe(const GroupPath &P);
 /// Called at every compute step of this rank with the compute and its index.
 using ComputeCallback = llvm::function_ref<llvm::Error(const plan::Compute &, uint32_t)>;
 
+class RecordSignalEnrollment;
+
 class Executor {
 public:
+  /// Out of line, as the destructor: they see RecordSignalEnrollment whole.
+  Executor();
   virtual ~Executor();
 
   // --- What it is --------------------------------------------------------------
@@ -176,7 +185,28 @@ public:
   virtual const std::vector<TraceEvent> &trace() const;
   virtual void clearTrace();
 
+  // --- The flight record (runtime/exec/FlightRecord.h) ----------------------------
+  /// This rank's record of its last comm events: every backend keeps one.
+  const FlightRecorder &flightRecord() const { return *Record; }
+  /// Writes the record now into \p Dir (empty: the executor's
+  /// RecordOptions::Dir), as a dump for \p Why; an error when there is no
+  /// directory, or names the file that could not be written.
+  llvm::Error dumpFlightRecord(llvm::StringRef Dir = "", DumpReason Why = DumpReason::Request) const;
+  /// Where the record is dumped from now on, as RecordOptions::Dir and
+  /// DumpAtExit say (an empty \p Dir: nowhere). Not while a step runs.
+  void setRecordPlace(llvm::StringRef Dir, bool AtExit);
+
 protected:
+  /// Starts this executor's flight record (every backend's constructor
+  /// does): with a dump directory it is dumped on SIGUSR1 too.
+  void startRecord(std::unique_ptr<FlightRecorder> R);
+  FlightRecorder &record() { return *Record; }
+  /// What every backend does with an error that ends an operation of the
+  /// rank (a capture, a replay, a wait): recordFailure (FlightRecordDump.h)
+  /// on this executor's record, \p Blamed the world rank it blames (-1:
+  /// nobody; nullopt: the error's own peer, which is a world rank).
+  llvm::Error failed(llvm::Error E, std::optional<int64_t> Blamed);
+
   /// The error of an operation this backend does not offer: kind
   /// Unsupported, naming the backend and \p What.
   llvm::Error unsupported(const llvm::Twine &What) const;
@@ -184,6 +214,11 @@ protected:
   /// copyIn and copyOut move; \p Verb says which in an error.
   llvm::Expected<llvm::MutableArrayRef<char>> homeForCopy(uint32_t T, uint64_t Bytes,
                                                           llvm::StringRef Verb);
+
+private:
+  // Withdrawn from SIGUSR1 (Enrolled) before the record goes.
+  std::unique_ptr<FlightRecorder> Record;
+  std::unique_ptr<RecordSignalEnrollment> Enrolled;
 };
 
 } // namespace collc::rt

@@ -6,6 +6,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace llvm;
 
 namespace collc::rt {
@@ -30,6 +32,21 @@ StringRef errorKindName(ErrorKind K) {
     return "backend";
   }
   llvm_unreachable("bad error kind");
+}
+
+std::string errorKindKey(ErrorKind K) {
+  std::string Key = errorKindName(K).str();
+  std::replace(Key.begin(), Key.end(), ' ', '_');
+  return Key;
+}
+
+std::optional<ErrorKind> parseErrorKindKey(StringRef Key) {
+  for (ErrorKind K : {ErrorKind::InvalidArgument, ErrorKind::Unsupported, ErrorKind::Mismatch,
+                      ErrorKind::Timeout, ErrorKind::PeerLost, ErrorKind::Broken,
+                      ErrorKind::Backend})
+    if (errorKindKey(K) == Key)
+      return K;
+  return std::nullopt;
 }
 
 void RuntimeError::log(raw_ostream &OS) const { OS << Message; }

@@ -14,6 +14,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 
 namespace collc::rt {
@@ -28,6 +29,10 @@ enum class ErrorKind {
   Backend,         ///< the library underneath failed (NCCL, CUDA, Gloo)
 };
 llvm::StringRef errorKindName(ErrorKind K);
+/// The kind as a key of a file or a message ("peer_lost", "timeout"): its
+/// name with '_' for ' ' (flight record dumps).
+std::string errorKindKey(ErrorKind K);
+std::optional<ErrorKind> parseErrorKindKey(llvm::StringRef Key);
 
 class RuntimeError : public llvm::ErrorInfo<RuntimeError> {
 public:

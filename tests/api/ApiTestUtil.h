@@ -9,6 +9,8 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <thread>
+
 #include <string>
 #include <thread>
 
@@ -37,6 +39,15 @@ onTwoRanks(const std::function<collcResult_t(int64_t)> &Body) {
   R[0] = Body(0);
   T1.join();
   return R;
+}
+
+/// Options of a local executor meeting at \p Rendezvous.
+inline collcExecutorOptions_t localOptions(const char *Rendezvous, int64_t TimeoutMs = 20000) {
+  collcExecutorOptions_t O;
+  collcExecutorOptionsInit(&O);
+  O.rendezvous = Rendezvous;
+  O.timeoutMs = TimeoutMs;
+  return O;
 }
 
 #define EXPECT_OK(Call) EXPECT_EQ((Call), collcSuccess) << collcGetLastError()

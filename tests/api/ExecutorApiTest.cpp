@@ -23,14 +23,6 @@ using namespace collc::apitest;
 
 namespace {
 
-collcExecutorOptions_t localOptions(const char *Rendezvous, int64_t TimeoutMs = 20000) {
-  collcExecutorOptions_t O;
-  collcExecutorOptionsInit(&O);
-  O.rendezvous = Rendezvous;
-  O.timeoutMs = TimeoutMs;
-  return O;
-}
-
 /// Rank \p Rank's executor of TwoReduces under \p O in *\p X, %a bound to
 /// \p In and %r to \p Out (4 floats each), captured: the capture's result,
 /// or the create's (*\p X then null).

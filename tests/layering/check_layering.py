@@ -30,7 +30,7 @@ IR_VOCABULARY = ["ir/Types.h", "ir/PremulFactor.h", "ir/Collectives.def", "ir/El
 BELOW_TOOLS = ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis",
                "compiler/dump", "runtime/exec", "runtime/verify", "runtime/seeds",
                "runtime/launch", "runtime/local", "runtime/shm", "runtime/mpi", "runtime/gloo",
-               "runtime/nccl", "runtime/process"]
+               "runtime/nccl", "runtime/process", "runtime/diagnose"]
 
 # Bottom to top. Order matters only for reading.
 LAYERS = [
@@ -55,6 +55,10 @@ LAYERS = [
     # libraries put in it as the IR's diagnostics do (RuntimeError.h).
     ("runtime/exec", [*IR_VOCABULARY, "ir/Quoting.h", "plan"]),
     ("runtime/verify", [*IR_VOCABULARY, "plan", "runtime/exec"]),
+    # The diagnosis of a run's flight records (collc's and PyTorch's): it
+    # reads the dumps runtime/exec writes and checks them against a plan,
+    # for `collc diagnose`.
+    ("runtime/diagnose", [*IR_VOCABULARY, "plan", "runtime/exec"]),
     ("runtime/seeds", [*IR_VOCABULARY, "runtime/exec"]),
     # Where a process learns its rank and world and how to meet its peers
     # (launcher environment, rendezvous address): shared by the process

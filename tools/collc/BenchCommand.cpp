@@ -326,6 +326,8 @@ struct LocalFigures {
   std::map<uint64_t, double> Local, Mpi, Limit;
   std::string MpiNote;
   double FusedUs = 0, EagerUs = 0;
+  /// The flight record on and off (LocalBench.h).
+  rt::RecordCost RecordTiny, RecordFused;
 
   double at(const std::map<uint64_t, double> &M, uint64_t B) const {
     auto It = M.find(B);
@@ -378,6 +380,24 @@ Expected<LocalFigures> measureLocal(uint64_t Max) {
   F.EagerUs = *Eager;
   F.Rows.push_back({"replay-fused", "local", Ranks, ReplayBytes, F.FusedUs});
   F.Rows.push_back({"replay-one-by-one", "local", Ranks, ReplayBytes, F.EagerUs});
+  // The flight record's cost, where it is largest against the work: one
+  // all_reduce of 8 B a step, and the fused replay (Rounds pairs on/off).
+  constexpr unsigned Rounds = 5;
+  Expected<plan::Plan> Tiny = oneAllReducePlan(8, Ranks);
+  if (!Tiny)
+    return Tiny.takeError();
+  Expected<rt::RecordCost> AtTiny = rt::timeRecordCost(*Tiny, 1000, Rounds);
+  if (!AtTiny)
+    return AtTiny.takeError();
+  Expected<rt::RecordCost> AtFused = rt::timeRecordCost(Plans->Fused, 100, Rounds);
+  if (!AtFused)
+    return AtFused.takeError();
+  F.RecordTiny = *AtTiny;
+  F.RecordFused = *AtFused;
+  F.Rows.push_back({"replay-8B", "record", Ranks, 8, AtTiny->OnUs});
+  F.Rows.push_back({"replay-8B", "norecord", Ranks, 8, AtTiny->OffUs});
+  F.Rows.push_back({"replay-fused", "record", Ranks, ReplayBytes, AtFused->OnUs});
+  F.Rows.push_back({"replay-fused", "norecord", Ranks, ReplayBytes, AtFused->OffUs});
   return F;
 }
 
@@ -412,6 +432,8 @@ void printJson(const LocalFigures &F) {
     J.attribute("replay_fused_us", F.FusedUs);
     J.attribute("replay_one_by_one_us", F.EagerUs);
     J.attribute("replay_speedup", F.FusedUs > 0 ? F.EagerUs / F.FusedUs : 0.0);
+    J.attribute("record_overhead_8B", F.RecordTiny.overhead());
+    J.attribute("record_overhead_fused", F.RecordFused.overhead());
   });
   J.objectEnd();
   outs() << '\n';
@@ -424,10 +446,11 @@ void printTable(const LocalFigures &F) {
   outs() << "# local: collc's local backend (ranks are threads); mpi: " << F.MpiNote << "\n";
   outs() << "# memcpy/limit: every rank copying its message at once, the least time an "
             "all_reduce can take\n";
-  outs() << formatv("{0,18} {1,7} {2,5} {3,12} {4,12} {5,11} {6,11}\n", "op", "backend", "ranks",
+  outs() << "# record/norecord: a plan replay with the flight record on (the default) and off\n";
+  outs() << formatv("{0,18} {1,8} {2,5} {3,12} {4,12} {5,11} {6,11}\n", "op", "backend", "ranks",
                     "bytes", "time_us", "algbw_GB/s", "busbw_GB/s");
   for (const Row &R : F.Rows)
-    outs() << formatv("{0,18} {1,7} {2,5} {3,12} {4,12:f2} {5,11:f3} {6,11:f3}\n", R.Op,
+    outs() << formatv("{0,18} {1,8} {2,5} {3,12} {4,12:f2} {5,11:f3} {6,11:f3}\n", R.Op,
                       R.Backend, R.Ranks, R.Bytes, R.TimeUs, R.algbw(), R.busbw());
   outs() << "# summary\n";
   if (!F.Mpi.empty()) {
@@ -451,6 +474,14 @@ void printTable(const LocalFigures &F) {
                     "us/step, issued one by one {2:f1} us/step ({3:f1}x faster fused)\n",
                     ReplayOps.getValue(), F.FusedUs, F.EagerUs,
                     F.FusedUs > 0 ? F.EagerUs / F.FusedUs : 0);
+  auto Percent = [](double Fraction) {
+    return formatv("{0}{1:f2}%", Fraction >= 0 ? "+" : "", 100 * Fraction).str();
+  };
+  outs() << formatv("#   flight record: {0} at 8 B ({1:f3} us/step with it, {2:f3} "
+                    "without), {3} on the fused replay ({4:f1} vs {5:f1} us/step)\n",
+                    Percent(F.RecordTiny.overhead()), F.RecordTiny.OnUs, F.RecordTiny.OffUs,
+                    Percent(F.RecordFused.overhead()), F.RecordFused.OnUs,
+                    F.RecordFused.OffUs);
 }
 
 } // namespace

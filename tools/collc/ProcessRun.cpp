@@ -20,6 +20,16 @@ int rankFailed(const ProcessRunOptions &O, const Twine &Why, raw_ostream &Err) {
   return ExitUserError;
 }
 
+/// A rank that fails before its executor exists (its plan differs from the
+/// others', a group cannot be joined) leaves a record too where the run
+/// keeps them: no events, its error.
+static Error recordBeforeTheExecutor(const plan::Plan &P, const ProcessRunOptions &O, Error E) {
+  if (O.Exec.Record.Dir.empty())
+    return E;
+  rt::FlightRecorder Record(P, O.Place.Rank, O.Backend, O.Exec.Record);
+  return rt::recordFailure(Record, std::move(E), std::nullopt); // the world's ranks
+}
+
 int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, rt::ProcessMeeting &Met,
                        raw_ostream &Out, raw_ostream &Err) {
   int64_t Me = O.Place.Rank;
@@ -34,7 +44,7 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, rt::Proc
   // named by the plan's digest, so processes with different plans would
   // never meet there, each waiting out its timeout instead.)
   if (Error E = Met.agreeOnPlan(P, O.Steps))
-    return Fail(toString(std::move(E)));
+    return Fail(toString(recordBeforeTheExecutor(P, O, std::move(E))));
   // The plans agree: the executor's own handshake would gather them again.
   rt::ExecutorOptions Exec = O.Exec;
   Exec.DigestHandshake = false;
@@ -44,7 +54,7 @@ int runThisProcessRank(const plan::Plan &P, const ProcessRunOptions &O, rt::Proc
   Expected<std::unique_ptr<rt::Executor>> Made =
       rt::createProcessExecutor(O.Backend, P, O.Place, O.Where, Exec);
   if (!Made)
-    return Fail(toString(Made.takeError()));
+    return Fail(toString(recordBeforeTheExecutor(P, O, Made.takeError())));
   rt::Executor &X = **Made;
   // Each process says the paths of the groups it leads (rank 0 the world's):
   // every group once.

@@ -1,6 +1,6 @@
 //===- tools/collc/RunCommand.cpp - collc run --------------------------===//
 //
-// collc run FILE|PLAN [--ranks N] [--steps S] [--trace OUT]
+// collc run FILE|PLAN [--ranks N] [--steps S] [--trace OUT] [--record DIR]
 //           [--backend local|mpi|gloo|nccl] [--rendezvous file:DIR|redis://H:P|mpi]
 //
 // Compiles if given a program, then runs the plan: on the local backend
@@ -10,7 +10,9 @@
 // into the tensors it produces, the executor replays the plan, and after the
 // last step every rank's communicated results are compared with an
 // independently computed reference. Prints the time and bandwidth of each
-// step, and can write the measured events as a Chrome trace.
+// step, and can write the measured events as a Chrome trace. With --record,
+// each rank's flight record is dumped where a failure, a timeout or SIGUSR1
+// finds it (`collc diagnose` reads the dumps).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +80,17 @@ static cl::opt<std::string>
     TimeoutMs("timeout-ms",
               cl::desc("Per-operation timeout in ms (default: COLLC_TIMEOUT_MS, else 300000)"),
               cl::sub(Cmd));
+
+static cl::opt<std::string>
+    RecordDir("record",
+              cl::desc("Dump each rank's flight record (its last comm events, in plan terms) "
+                       "into this directory on a failure, a timeout or SIGUSR1, for `collc "
+                       "diagnose` (default: COLLC_RECORD_DIR; none)"),
+              cl::value_desc("dir"), cl::sub(Cmd));
+static cl::opt<bool> RecordAtExit("record-at-exit",
+                                  cl::desc("With --record: dump every rank's record at the end "
+                                           "of the run too"),
+                                  cl::sub(Cmd));
 
 static cl::opt<std::string>
     Backend("backend",
@@ -359,6 +372,7 @@ private:
 
   bool Processes = false;
   std::chrono::milliseconds Timeout{};
+  rt::RecordOptions Record;
   std::optional<ProcessLaunch> Launched;
   std::optional<ProcessRunOptions> O;
   const rt::ProcessPlace *Place = nullptr;
@@ -397,6 +411,19 @@ std::optional<int> RunSession::checkFlags() {
   if (!T)
     return fail(toString(T.takeError()), ExitUsage);
   Timeout = *T;
+  // Where flight records go: --record, else COLLC_RECORD_DIR.
+  Record.Dir = RecordDir.getNumOccurrences()
+                   ? std::string(RecordDir)
+                   : rt::processEnvironment("COLLC_RECORD_DIR").value_or("");
+  Record.DumpAtExit = RecordAtExit;
+  if (RecordAtExit && Record.Dir.empty())
+    return fail("--record-at-exit needs a directory: --record DIR or COLLC_RECORD_DIR",
+                ExitUsage);
+  if (!Record.Dir.empty())
+    if (std::error_code EC = sys::fs::create_directories(Record.Dir))
+      return fail(formatv("--record {0}: cannot make the directory: {1}", Record.Dir,
+                          EC.message()),
+                  ExitUsage);
   // A process backend: this process is one rank, placed by its launcher.
   Processes = Backend != "local";
   if (InjectFault.getNumOccurrences()) {
@@ -431,6 +458,7 @@ std::optional<int> RunSession::checkFlags() {
   O->Steps = Steps;
   O->Exec.Timeout = Timeout;
   O->Fault = Fault;
+  O->Exec.Record = Record;
   return std::nullopt;
 }
 
@@ -575,6 +603,7 @@ int RunSession::runLocalRanks(const plan::Plan &P) {
   Opts.CommPrefix = formatv("run{0}.{1}", getpid(), Runs++).str();
   Opts.Timeout = Timeout;
   Opts.Trace = !TraceOut.empty();
+  Opts.Record = Record;
   // A trace that cannot be written is said before the steps run: its
   // temporary file is made now. One written in place (a link, a pipe) is
   // opened after the run, which opening would truncate, or wait on.

@@ -384,6 +384,24 @@ COLLC_API collcResult_t collcExecutorSynchronize(collcExecutor_t exec, int64_t t
  * reference. */
 COLLC_API collcResult_t collcExecutorDestroy(collcExecutor_t exec);
 
+/* --- Flight records (docs/diagnose.md) ---------------------------------------
+ * Every executor keeps a ring of its rank's last comm events in plan terms
+ * (op, group, step, program line, state, times): a dump of every rank tells
+ * `collc diagnose` where each one was when a step hung or a rank died. */
+
+/* From now on, dumps the record of \p exec into the directory \p dir (made
+ * if missing; NULL or "": nowhere), one JSON file per rank,
+ * dir/collc-record-rank<R>.json, written whole or not at all: when a
+ * capture, replay or synchronize of it fails or times out, when the
+ * process gets SIGUSR1, and, with \p atExit non-zero, when it is
+ * destroyed. Not while a step of it is queued or runs. (Node COLLC_2 of
+ * the version script.) */
+COLLC_API collcResult_t collcExecutorRecordTo(collcExecutor_t exec, const char *dir, int atExit);
+
+/* Dumps the record of \p exec now into \p dir (NULL: the directory of
+ * collcExecutorRecordTo; collcInvalidArgument when there is none). */
+COLLC_API collcResult_t collcExecutorRecordDump(collcExecutor_t exec, const char *dir);
+
 /* Ends what collc started for process backends once every executor is
  * destroyed (collcInvalidUsage while one is alive): finalizes MPI if collc
  * initialized it (MPI cannot start again in this process), or leaves an MPI

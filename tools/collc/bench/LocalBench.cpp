@@ -163,10 +163,11 @@ double timeParallelMemcpy(int Threads, uint64_t Bytes, double BudgetSec) {
   return medianOfSlowest(Times);
 }
 
-Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps) {
+Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps, bool Record) {
   int64_t World = P.World;
   ExecutorOptions Opts;
   Opts.CommPrefix = uniqueName("replay");
+  Opts.Record.On = Record;
   std::vector<std::vector<double>> Times(World);
   std::vector<std::string> Errors(World);
   auto Main = [&](int64_t R) {
@@ -211,6 +212,20 @@ Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps) {
       PerStep[S] = std::max(PerStep[S], Times[R][S]);
   std::sort(PerStep.begin(), PerStep.end());
   return PerStep[Steps / 2];
+}
+
+Expected<RecordCost> timeRecordCost(const plan::Plan &P, unsigned Steps, unsigned Rounds) {
+  std::vector<double> On, Off;
+  for (unsigned R = 0; R != Rounds; ++R)
+    for (bool Record : {true, false}) {
+      Expected<double> T = timePlanReplay(P, Steps, Record);
+      if (!T)
+        return T.takeError();
+      (Record ? On : Off).push_back(*T);
+    }
+  std::sort(On.begin(), On.end());
+  std::sort(Off.begin(), Off.end());
+  return RecordCost{On[On.size() / 2], Off[Off.size() / 2]};
 }
 
 Expected<double> timePlanReplayFor(const plan::Plan &P, double BudgetSec) {

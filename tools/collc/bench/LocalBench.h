@@ -29,8 +29,20 @@ llvm::Expected<double> timeLocalAllReduce(int Ranks, uint64_t Bytes, double Budg
 /// must read every input once and write every output once.
 double timeParallelMemcpy(int Threads, uint64_t Bytes, double BudgetSec);
 
-/// Median microseconds per step of replaying \p P on the local backend.
-llvm::Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps);
+/// Median microseconds per step of replaying \p P on the local backend,
+/// with the flight record on (the default) or off.
+llvm::Expected<double> timePlanReplay(const plan::Plan &P, unsigned Steps, bool Record = true);
+
+/// What the flight record costs a replay of \p P: timePlanReplay with it on
+/// and off, in \p Rounds alternating pairs (so that a machine whose load
+/// changes weighs on both alike), the median of each.
+struct RecordCost {
+  double OnUs = 0, OffUs = 0;
+  /// The cost as a fraction of the replay without it (negative: within
+  /// the noise).
+  double overhead() const { return OffUs > 0 ? OnUs / OffUs - 1 : 0; }
+};
+llvm::Expected<RecordCost> timeRecordCost(const plan::Plan &P, unsigned Steps, unsigned Rounds);
 
 /// timePlanReplay with as many steps (5 to 1000) as fill \p BudgetSec, judged
 /// from a short first measurement.

@@ -1,6 +1,7 @@
 """Checks `collc bench --json`: nccl-tests-style rows (op, backend, ranks,
 bytes, time_us, algbw, busbw) for every size from 8 B to the maximum, the
-memory-copy limit measured alongside, and the replay comparison.
+memory-copy limit measured alongside, the replay comparison, and the
+flight record's cost on replays.
 Args: file, largest size in bytes."""
 import json
 import sys
@@ -25,6 +26,11 @@ for backend in ("local", "limit"):
     assert got == sizes, (backend, got)
 ops = {r["op"] for r in rows}
 assert {"replay-fused", "replay-one-by-one"} <= ops, ops
+# The flight record's cost: the 8 B replay and the fused one, on and off.
+record = {(r["op"], r["backend"]) for r in rows if r["backend"] in ("record", "norecord")}
+assert record == {(op, b) for op in ("replay-8B", "replay-fused") for b in ("record", "norecord")}, record
+for key in ("record_overhead_8B", "record_overhead_fused"):
+    assert isinstance(doc["summary"][key], float), (key, doc["summary"])
 # A smoke run on a busy machine proves nothing about speed: only that it
 # was measured.
 assert doc["summary"]["replay_speedup"] > 0, doc["summary"]
