@@ -256,16 +256,17 @@ class Executor(OwnedHandle):
         in plan terms, docs/diagnose.md) into `directory` (None: nowhere) as
         collc-record-rank<R>.json: when a capture, replay or synchronize
         fails or times out, when the process gets SIGUSR1, and with
-        `at_exit` when the executor is closed. `collc diagnose DIR` (or
-        collc.diagnose) reads the dumps of every rank."""
+        `at_exit` when the executor is closed. `collc diagnose DIR` reads
+        the dumps of every rank."""
         call("collcExecutorRecordTo", self.handle, encode(None if directory is None else
-                                                          str(directory)), int(bool(at_exit)))
+                                                          str(directory), "directory"),
+             int(bool(at_exit)))
 
     def dump_record(self, directory=None):
         """Dumps this rank's flight record now into `directory` (None: the
         one given to record_to)."""
         call("collcExecutorRecordDump", self.handle,
-             encode(None if directory is None else str(directory)))
+             encode(None if directory is None else str(directory), "directory"))
 
     def __repr__(self):
         return f"<collc.Executor rank {self.rank} on {self.backend}>" if self._handle else \
