@@ -561,6 +561,12 @@ private:
       if (!Seen.insert(X).second)
         continue;
       if (!blockingOp(X)) {
+        // Outside any op, having failed for a peer it lost: it did not stop
+        // on its own, so the wait goes on to that peer.
+        if (std::optional<int64_t> P = lostPeerOf(X)) {
+          Work.push_back(*P);
+          continue;
+        }
         Behind.insert(X); // dumped (a definite wait's target), outside any op
         Ended = true;
         continue;
@@ -654,14 +660,29 @@ private:
     return Out;
   }
 
-  /// What survivors said of \p C: the connections to it they lost.
+  /// The peer rank \p R failed for losing, if its failure names one.
+  std::optional<int64_t> lostPeerOf(int64_t R) const {
+    const RankRecord *Rec = S.at(R);
+    if (!Rec || !Rec->Failure || Rec->Failure->Kind != rt::ErrorKind::PeerLost)
+      return std::nullopt;
+    int64_t P = Rec->Failure->Peer;
+    if (P < 0 || P == R || P >= int64_t(S.Ranks.size()))
+      return std::nullopt;
+    return P;
+  }
+
+  /// What survivors said of \p C: the connections to it they lost, or its
+  /// process they saw end (a peer on the same host, between operations:
+  /// the gloo driver's health check says so in these words).
   std::vector<std::string> lostBy(int64_t C) const {
     std::vector<std::string> Out;
     for (const std::optional<RankRecord> &R : S.Ranks) {
-      if (!R || !R->Failure)
+      if (!R || lostPeerOf(R->Rank) != C)
         continue;
-      if (R->Failure->Peer == C && R->Failure->Kind == rt::ErrorKind::PeerLost)
-        Out.push_back(formatv("rank {0} lost its connection to it", R->Rank).str());
+      bool Ended = StringRef(R->Failure->Message).contains("is no longer running");
+      Out.push_back(formatv("rank {0} {1}", R->Rank,
+                            Ended ? "saw its process end" : "lost its connection to it")
+                        .str());
     }
     return Out;
   }
@@ -703,12 +724,43 @@ private:
       D.RootCause = "No rank waits and none failed: every op of every dumped rank completed.";
       return true;
     }
+    if (deadOutsideOps(Failed))
+      return true;
     D.Class = Cause::Undecided;
     D.Candidates = Failed;
     D.RootCause = formatv("{0} failed, but no rank waits at an op: the records hold no wait "
                           "that leads to a culprit (see each rank's error).",
                           capitalized(rankList(Failed)))
                       .str();
+    return true;
+  }
+
+  /// No rank waits, and every failed one (\p Failed) failed for losing
+  /// the same peer, which left no dump: the survivors found it gone between
+  /// their ops (its process ended), so it died.
+  bool deadOutsideOps(const std::vector<int64_t> &Failed) {
+    std::optional<int64_t> Dead;
+    for (int64_t R : Failed) {
+      std::optional<int64_t> P = lostPeerOf(R);
+      if (!P || (Dead && *Dead != *P))
+        return false;
+      Dead = P;
+    }
+    if (!Dead || S.at(*Dead))
+      return false;
+    D.Class = Cause::DeadRank;
+    D.Culprits = {*Dead};
+    std::vector<std::string> Lost = lostBy(*Dead);
+    const RankRecord &First = *S.at(Failed.front());
+    D.Label = First.Position;
+    D.RootCause = formatv("Rank {0} died: it left no dump, and {1}. No rank waits at an op: "
+                          "{2} found it gone outside any op (rank {3}: {4}).",
+                          *Dead, join(Lost, ", and "), rankList(Failed), First.Rank,
+                          First.Position.empty() ? std::string("outside any op")
+                                                 : First.Position)
+                      .str();
+    for (std::string &L : Lost)
+      D.Evidence.push_back(std::move(L));
     return true;
   }
 

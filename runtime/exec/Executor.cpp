@@ -100,7 +100,12 @@ Error Executor::setStream(void *) {
                      "replay returns)");
 }
 
-Error Executor::synchronize(std::optional<std::chrono::milliseconds>) { return health(); }
+// A peer lost between replays is seen here first (a host step has ended
+// when its replay returned): it is a failure of this rank's run like one
+// seen in a step, so it is recorded, and dumped where the run keeps records.
+Error Executor::synchronize(std::optional<std::chrono::milliseconds>) {
+  return failed(health(), std::nullopt);
+}
 
 std::vector<std::string> Executor::notes() const { return {}; }
 

@@ -68,6 +68,14 @@ def lost(rank, peer):
                    "lost rank %d (Connection reset by peer)" % (rank, peer))
 
 
+def gone(rank, peer, done):
+    """A rank that saw the process of rank `peer` end after `done` replays, between
+    two (the gloo driver's health check, before its next op)."""
+    return collc(rank, replays(done), replays_done=done, activity="idle", step=0,
+                 error=("peer_lost", peer, "group 'collc.run/#world' on rank %d: lost rank %d "
+                        "(process vm:%d is no longer running)" % (rank, peer, 1000 + peer)))
+
+
 def timed_out(rank):
     return waiting(rank, "timeout", -1, "rank %d, step 1 (wait comm #0 all_reduce in @dp): "
                    "timed out after 5000 ms" % rank)
@@ -100,6 +108,12 @@ def scenarios():
     # The same with half of the dumps gone: ranks 1 and 2 both silent, and
     # no survivor tells them apart.
     s["dead-half"] = {0: lost(0, 1), 3: lost(3, 2)}
+    # Rank 2 killed between replays 4 and 5, on rank 0's host: rank 0 saw
+    # its process end before issuing replay 5 (outside any op); rank 1 lost
+    # rank 0, which closed on it; rank 3 lost rank 2.
+    s["dead-between"] = {0: gone(0, 2, 4), 1: lost(1, 0), 3: lost(3, 2)}
+    # The same seen by every survivor between replays: no rank waits.
+    s["dead-outside"] = {r: gone(r, 2, 5) for r in (0, 1, 3)}
     # Rank 1 stopped (SIGSTOP): no dump, its peers time out.
     s["stalled"] = {0: timed_out(0), 2: timed_out(2), 3: timed_out(3)}
     # Rank 3 still computes replay 5's step 0 while the others wait.
