@@ -2,7 +2,7 @@
 //
 // A communicator of one group on the local backend (ranks are threads) or
 // a process backend from the runtime's table (runtime/process/: mpi,
-// gloo), an rt::EagerComm (runtime/seeds/EagerComm.h) either way. Its
+// gloo), an rt::EagerComm (runtime/interfaces/EagerComm.h) either way. Its
 // tickets are the EagerComm's, packed in one word: the stream in the high
 // bits, the operation's place on it in the low ones.
 //

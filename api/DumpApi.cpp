@@ -111,10 +111,10 @@ collcResult_t collcPlanDump(collcPlan_t Plan, const collcDumpOptions_t *Options,
         return E;
       break;
     case collcDumpNccl: {
-      Expected<rt::nccl::Lowering> L = rt::nccl::lowerRunnableForRank(P, O.rank);
+      Expected<rt::nccl::NcclRankPlan> L = rt::nccl::lowerRunnableForRank(P, O.rank);
       if (!L)
         return L.takeError();
-      rt::nccl::printLowering(P, *L, OS);
+      rt::nccl::printRankPlan(P, *L, OS);
       break;
     }
     }

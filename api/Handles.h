@@ -8,7 +8,7 @@
 
 #include "plan/Plan.h"
 #include "runtime/exec/Executor.h"
-#include "runtime/seeds/EagerComm.h"
+#include "runtime/interfaces/EagerComm.h"
 
 #include <atomic>
 #include <memory>

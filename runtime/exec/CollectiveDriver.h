@@ -1,7 +1,7 @@
-//===- runtime/exec/CollectiveDriver.h - The driver interface (seed 000) -*- C++ -*-===//
+//===- runtime/exec/CollectiveDriver.h - The driver interface -*- C++ -*-===//
 //
 // A driver runs collectives across the devices (or host threads) of a
-// backend. Like the seed it comes from, it is a static interface (a concept
+// backend. It is a static interface (a concept
 // with associated types), not a virtual class: the executor and the adapters
 // are written once over any driver. Implementations: runtime/local
 // (threads of one process over host memory), runtime/mpi (Open MPI),
@@ -44,7 +44,7 @@ template <typename DataType> struct Elements {
   uint64_t Count = 0;
 };
 
-/// The seed's driver: the collectives every backend provides.
+/// The driver interface: the collectives every backend provides.
 template <typename D>
 concept CollectiveDriver = requires(const CommunicationId &Id, typename D::UniqueId U,
                                     const typename D::Communicator &C,
@@ -76,7 +76,7 @@ concept CollectiveDriver = requires(const CommunicationId &Id, typename D::Uniqu
   { D::recv(C, Dst, E, N, S) } -> std::same_as<llvm::Error>;
 };
 
-/// Everything an executor calls on a driver, beyond the seed's list: the
+/// Everything an executor calls on a driver, beyond that list: the
 /// scaled reductions (premul_sum and avg), all_to_all_v, barrier, the
 /// word-sized all_gather of the digest handshake and runtime split sizes,
 /// split, health and timeouts, and the comm stream (tickets that a wait

@@ -2,7 +2,7 @@
 //
 // A driver's join takes no timeout: it waits for the other members with the
 // default (defaultTimeout()). Everything that joins a group on behalf of an
-// object with a timeout of its own (an executor, a seed adapter, a run's CPU
+// object with a timeout of its own (an executor, a interface adapter, a run's CPU
 // world) joins through joinGroup, so the join itself waits as long as that
 // object's operations will, and the communicator keeps the timeout.
 //

@@ -1,7 +1,7 @@
 //===- runtime/exec/Timeout.h - The runtime's one timeout default -*- C++ -*-===//
 //
 // Every wait of the runtime is bounded by a timeout, on every backend: the
-// local driver's rendezvous, the executors, the seed adapters, and on NCCL
+// local driver's rendezvous, the executors, the interface adapters, and on NCCL
 // communicator initialization and finalization, ncclInProgress polls, the
 // comm stream and the unique-id files. Its default is 300 s; the
 // environment variable COLLC_TIMEOUT_MS replaces that default everywhere

@@ -1,9 +1,9 @@
-//===- runtime/gloo/GlooAdapters.cpp - The seeds 001-003 on the gloo backend ===//
+//===- runtime/gloo/GlooAdapters.cpp - The three interfaces on the gloo backend ===//
 
 #include "runtime/gloo/GlooAdapters.h"
 
-#include "runtime/seeds/DriverCommunicator.h"
-#include "runtime/seeds/HostEagerComm.h"
+#include "runtime/interfaces/DriverCommunicator.h"
+#include "runtime/interfaces/HostEagerComm.h"
 
 using namespace llvm;
 

@@ -1,10 +1,10 @@
-//===- runtime/gloo/GlooAdapters.h - The seeds 001-003 on the gloo backend -*- C++ -*-===//
+//===- runtime/gloo/GlooAdapters.h - The three interfaces on the gloo backend -*- C++ -*-===//
 //
-// The three seed adapters, instantiated on the gloo driver (one rank per
+// The three interface adapters, instantiated on the gloo driver (one rank per
 // process; the process's rendezvous must be configured first,
-// runtime/gloo/GlooStore.h): createGlooCommunicator (seed 002),
-// GlooSession (seed 003) and GlooServer (seed 001). Gloo joins any group by
-// name, so every group a seed asks for is built, a server's group of some
+// runtime/gloo/GlooStore.h): createGlooCommunicator (Communicator),
+// GlooSession (DistributedSession) and GlooServer (ServerCommunication). Gloo joins any group by
+// name, so every group an interface asks for is built, a server's group of some
 // processes only included.
 //
 //===----------------------------------------------------------------------===//
@@ -12,10 +12,10 @@
 #define COLLC_RUNTIME_GLOO_GLOOADAPTERS_H
 
 #include "runtime/gloo/GlooDriver.h"
-#include "runtime/seeds/Communicator.h"
-#include "runtime/seeds/EagerComm.h"
-#include "runtime/seeds/HostServer.h"
-#include "runtime/seeds/HostSession.h"
+#include "runtime/interfaces/Communicator.h"
+#include "runtime/interfaces/EagerComm.h"
+#include "runtime/interfaces/HostServer.h"
+#include "runtime/interfaces/HostSession.h"
 
 #include <chrono>
 #include <memory>
@@ -36,7 +36,7 @@ extern template class HostSession<gloo::GlooDriver>;
 using GlooServer = HostServer<gloo::GlooDriver>;
 extern template class HostServer<gloo::GlooDriver>;
 
-/// This process's eager communicator (runtime/seeds/EagerComm.h) in group
+/// This process's eager communicator (runtime/interfaces/EagerComm.h) in group
 /// \p GroupName, every wait bounded by \p Timeout.
 llvm::Expected<std::unique_ptr<EagerComm>> createGlooEagerComm(llvm::StringRef GroupName,
                                                                size_t Size, size_t Rank,

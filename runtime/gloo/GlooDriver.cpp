@@ -309,6 +309,124 @@ void reduce(Membership &M, const char *Src, char *Dst, uint64_t Count, ElemType 
            Staged.data() + First * elemTypeBytes(Wire), Dst, Keep);
 }
 
+/// Every failure of a join, in one form: "rank R of N could not join gloo
+/// group 'G'" and then the rest.
+using JoinErrorFn = function_ref<Error(ErrorKind Kind, const Twine &Rest, int64_t Peer)>;
+
+/// Claims this rank, connects the mesh, and exchanges the address each
+/// peer's pair to this rank listens on (one per pair), which Gloo's errors
+/// about that pair quote: to name peers in errors. Throws what the store
+/// and Gloo throw.
+void connectMember(Membership &M, GroupStore &Group,
+                   std::shared_ptr<::gloo::transport::Device> &Device, size_t Rank, size_t Ranks) {
+  Group.claimRank(Rank, Ranks);
+  auto Mesh = std::make_shared<WatchedMeshContext>(int(Rank), int(Ranks));
+  Mesh->setTimeout(M.timeout());
+  Mesh->connectWatched(Group, Device);
+  M.Ctx = std::move(Mesh);
+  M.Addresses.assign(Ranks, "");
+  auto Key = [](size_t From, size_t To) {
+    return "collc.address." + std::to_string(From) + "." + std::to_string(To);
+  };
+  for (size_t R = 0; R != Ranks; ++R) {
+    if (R == Rank)
+      continue;
+    std::string Mine = listeningAddress(M.Ctx->getPair(int(R))->address().str());
+    Group.set(Key(Rank, R), std::vector<char>(Mine.begin(), Mine.end()));
+  }
+  for (size_t R = 0; R != Ranks; ++R) {
+    if (R == Rank)
+      continue;
+    std::vector<char> A = Group.get(Key(R, Rank));
+    M.Addresses[R].assign(A.begin(), A.end());
+  }
+  M.PeersHere = Group.peersSeenFromHere();
+}
+
+/// A join begun at \p Began that Gloo failed with \p Text (\p Limit ms
+/// its timeout): the store's own failures, the cause the ranks posted, a
+/// timeout naming the ranks that never came, else what Gloo said.
+Error explainJoinFailure(const std::string &Text, GroupStore &Group, const ProbedStore &Store,
+                         std::chrono::steady_clock::time_point Began, int64_t Limit,
+                         JoinErrorFn JoinError) {
+  GlooFailure F = classifyFailure(Text, {});
+  // Gloo's FileStore never overwrites a key: a directory that served an
+  // earlier run with the same plan holds its keys.
+  if (StringRef(Text).contains("File already exists"))
+    return JoinError(ErrorKind::InvalidArgument,
+                     ": the rendezvous directory holds the keys of an earlier run (give each run "
+                     "a new or empty directory; gloo: " +
+                         Text + ")",
+                     -1);
+  // Nor is a key it cannot write a peer that did not come.
+  if (StringRef(Text).contains("File cannot be created"))
+    return JoinError(ErrorKind::Backend,
+                     ": the rendezvous directory cannot be written (gloo: " + Text + ")", -1);
+  // The store failed (a key it wrote empty on a full disk, a Redis server
+  // that went away, the program's store: ExternalProbedStore.h): no rank
+  // is late.
+  if ((StringRef(Text).contains("file_store.cc") || StringRef(Text).contains("redis_store.cc") ||
+       StringRef(Text).startswith("store:")) &&
+      !StringRef(Text).contains("Wait timeout"))
+    return JoinError(ErrorKind::Backend,
+                     formatv(": the rendezvous {0} failed (gloo: {1})", Store.kind(),
+                             Store.explain(Text)),
+                     -1);
+  // What the ranks know of the cause: the refusal a rank posted (the first
+  // failure, which it saw), else a peer that ended after it posted its
+  // address (Gloo could not connect to it), named as a wait names one that
+  // ended before. Not the peer this rank's connect waited for, which may
+  // have failed and ended for that same cause.
+  try {
+    Group.throwKnownCause();
+  } catch (const PeerGone &X) {
+    return JoinError(ErrorKind::PeerLost, formatv(": {0} (gloo: {1})", X.what(), Text),
+                     int64_t(X.Rank));
+  } catch (const JoinRefused &X) {
+    return JoinError(ErrorKind::InvalidArgument, formatv(": {0} (gloo: {1})", X.what(), Text),
+                     X.Blamed ? int64_t(*X.Blamed) : -1);
+  } catch (const std::exception &) {
+    // The store failed too: the error says what Gloo said.
+  }
+  int64_t Spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - Began)
+                      .count();
+  // Gloo's check of a peer's address fails on bytes that no rank's
+  // transport wrote, whenever it reads them.
+  if (StringRef(Text).contains("sizeof(impl_) == bytes.size()"))
+    return JoinError(ErrorKind::Backend,
+                     ": a peer's address in the rendezvous is not one that Gloo wrote (keys "
+                     "written by something other than the ranks of this run?) (gloo: " +
+                         Text + ")",
+                     -1);
+  // A join that gave up at its timeout, whatever Gloo's words for it,
+  // naming the ranks no process claimed (killed or never started).
+  if (F.Kind == ErrorKind::Timeout || (F.Kind == ErrorKind::Backend && Spent >= Limit * 9 / 10)) {
+    std::vector<size_t> Absent;
+    try {
+      Absent = Group.unclaimedRanks();
+    } catch (const std::exception &) {
+      // The store failed too: the error says what Gloo said.
+    }
+    auto Name = [](size_t R) { return std::to_string(R); };
+    std::string Missing =
+        Absent.empty() ? ""
+                       : formatv("{0} {1} never came; ", Absent.size() == 1 ? "rank" : "ranks",
+                                 llvm::join(map_range(Absent, Name), ", "))
+                             .str();
+    return JoinError(ErrorKind::Timeout,
+                     formatv(" within {0} ms (every rank must join; {1}gloo: {2})", Limit,
+                             Missing, Text),
+                     Absent.size() == 1 ? int64_t(Absent[0]) : -1);
+  }
+  // Otherwise nothing timed out (each wait of a join has the whole
+  // timeout, so a join may fail later than it).
+  return JoinError(F.Kind,
+                   formatv(": Gloo failed after {0} ms (the timeout is {1} ms) (gloo: {2})",
+                           Spent, Limit, Text),
+                   -1);
+}
+
 } // namespace
 
 Expected<GlooDriver::UniqueId> GlooDriver::groupId(const CommunicationId &Id) {
@@ -342,40 +460,15 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     } catch (const std::exception &) {
       // The store failed too: the others wait out their timeout.
     }
-    return std::move(E);
+    return E;
   }
-  // Every failure of the join, in one form: "rank R of N could not join
-  // gloo group 'G'" and then \p Rest.
-  auto JoinError = [&](ErrorKind Kind, const Twine &Rest, int64_t Peer = -1) {
+  auto JoinError = [&](ErrorKind Kind, const Twine &Rest, int64_t Peer) {
     return makeError(
         Kind, formatv("rank {0} of {1} could not join gloo group '{2}'", Rank, Ranks, Id) + Rest,
         Peer);
   };
   try {
-    Group.claimRank(Rank, Ranks);
-    auto Mesh = std::make_shared<WatchedMeshContext>(int(Rank), int(Ranks));
-    Mesh->setTimeout(M->timeout());
-    Mesh->connectWatched(Group, *Device);
-    M->Ctx = std::move(Mesh);
-    // The address each peer's pair to this rank listens on (one per pair),
-    // which Gloo's errors about that pair quote: to name peers in errors.
-    M->Addresses.assign(Ranks, "");
-    auto Key = [](size_t From, size_t To) {
-      return "collc.address." + std::to_string(From) + "." + std::to_string(To);
-    };
-    for (size_t R = 0; R != Ranks; ++R) {
-      if (R == Rank)
-        continue;
-      std::string Mine = listeningAddress(M->Ctx->getPair(int(R))->address().str());
-      Group.set(Key(Rank, R), std::vector<char>(Mine.begin(), Mine.end()));
-    }
-    for (size_t R = 0; R != Ranks; ++R) {
-      if (R == Rank)
-        continue;
-      std::vector<char> A = Group.get(Key(R, Rank));
-      M->Addresses[R].assign(A.begin(), A.end());
-    }
-    M->PeersHere = Group.peersSeenFromHere();
+    connectMember(*M, Group, *Device, Rank, Ranks);
     return M;
   } catch (const PeerGone &X) {
     return JoinError(ErrorKind::PeerLost, ": " + Twine(X.what()), int64_t(X.Rank));
@@ -383,82 +476,14 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
     return JoinError(ErrorKind::InvalidArgument, ": " + Twine(X.what()),
                      X.Blamed ? int64_t(*X.Blamed) : -1);
   } catch (const StoreWriteFailed &X) {
-    return JoinError(ErrorKind::Backend, formatv(": the rendezvous {0} cannot be written ({1})",
-                                                 (*Store)->kind(), X.what()));
+    return JoinError(ErrorKind::Backend,
+                     formatv(": the rendezvous {0} cannot be written ({1})", (*Store)->kind(),
+                             X.what()),
+                     -1);
   } catch (const std::exception &X) {
     Text = X.what();
   }
-  GlooFailure F = classifyFailure(Text, {});
-  // Gloo's FileStore never overwrites a key: a directory that served an
-  // earlier run with the same plan holds its keys.
-  if (StringRef(Text).contains("File already exists"))
-    return JoinError(ErrorKind::InvalidArgument,
-                     ": the rendezvous directory holds the keys of an earlier run (give each run "
-                     "a new or empty directory; gloo: " +
-                         Text + ")");
-  // Nor is a key it cannot write a peer that did not come.
-  if (StringRef(Text).contains("File cannot be created"))
-    return JoinError(ErrorKind::Backend,
-                     ": the rendezvous directory cannot be written (gloo: " + Text + ")");
-  // The store failed (a key it wrote empty on a full disk, a Redis server
-  // that went away, the program's store: ExternalProbedStore.h): no rank
-  // is late.
-  if ((StringRef(Text).contains("file_store.cc") || StringRef(Text).contains("redis_store.cc") ||
-       StringRef(Text).startswith("store:")) &&
-      !StringRef(Text).contains("Wait timeout"))
-    return JoinError(ErrorKind::Backend, formatv(": the rendezvous {0} failed (gloo: {1})",
-                                                 (*Store)->kind(), (*Store)->explain(Text)));
-  // What the ranks know of the cause: the refusal a rank posted (the first
-  // failure, which it saw), else a peer that ended after it posted its
-  // address (Gloo could not connect to it), named as a wait names one that
-  // ended before. Not the peer this rank's connect waited for, which may
-  // have failed and ended for that same cause.
-  try {
-    Group.throwKnownCause();
-  } catch (const PeerGone &X) {
-    return JoinError(ErrorKind::PeerLost, formatv(": {0} (gloo: {1})", X.what(), Text),
-                     int64_t(X.Rank));
-  } catch (const JoinRefused &X) {
-    return JoinError(ErrorKind::InvalidArgument, formatv(": {0} (gloo: {1})", X.what(), Text),
-                     X.Blamed ? int64_t(*X.Blamed) : -1);
-  } catch (const std::exception &) {
-    // The store failed too: the error says what Gloo said.
-  }
-  int64_t Spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - Began)
-                      .count(),
-          Limit = M->TimeoutMs.load();
-  // Gloo's check of a peer's address fails on bytes that no rank's
-  // transport wrote, whenever it reads them.
-  if (StringRef(Text).contains("sizeof(impl_) == bytes.size()"))
-    return JoinError(ErrorKind::Backend,
-                     ": a peer's address in the rendezvous is not one that Gloo wrote (keys "
-                     "written by something other than the ranks of this run?) (gloo: " +
-                         Text + ")");
-  // A join that gave up at its timeout, whatever Gloo's words for it,
-  // naming the ranks no process claimed (killed or never started).
-  if (F.Kind == ErrorKind::Timeout || (F.Kind == ErrorKind::Backend && Spent >= Limit * 9 / 10)) {
-    std::vector<size_t> Absent;
-    try {
-      Absent = Group.unclaimedRanks();
-    } catch (const std::exception &) {
-      // The store failed too: the error says what Gloo said.
-    }
-    auto Name = [](size_t R) { return std::to_string(R); };
-    std::string Missing =
-        Absent.empty() ? ""
-                       : formatv("{0} {1} never came; ", Absent.size() == 1 ? "rank" : "ranks",
-                                 llvm::join(map_range(Absent, Name), ", "))
-                             .str();
-    return JoinError(ErrorKind::Timeout,
-                     formatv(" within {0} ms (every rank must join; {1}gloo: {2})", Limit,
-                             Missing, Text),
-                     Absent.size() == 1 ? int64_t(Absent[0]) : -1);
-  }
-  // Otherwise nothing timed out (each wait of a join has the whole
-  // timeout, so a join may fail later than it).
-  return JoinError(F.Kind, formatv(": Gloo failed after {0} ms (the timeout is {1} ms) (gloo: {2})",
-                                   Spent, Limit, Text));
+  return explainJoinFailure(Text, Group, **Store, Began, M->TimeoutMs.load(), JoinError);
 }
 
 Error GlooDriver::allReduceScaled(const Communicator &C, const Resource &Src, const Resource &Dst,
@@ -730,6 +755,6 @@ std::shared_ptr<::gloo::Context> GlooDriver::context(const Communicator &C) {
   return C ? C->Ctx : nullptr;
 }
 
-static_assert(CollectiveDriver<GlooDriver>, "the gloo driver implements the seed interface");
+static_assert(CollectiveDriver<GlooDriver>, "the gloo driver implements the driver interface");
 
 } // namespace collc::rt::gloo

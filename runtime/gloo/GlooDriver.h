@@ -69,7 +69,7 @@ struct GlooDriver : HostDriverBase<GlooDriver> {
 
   // --- beyond the driver's operations ------------------------------------------
   /// This process's rank in \p C and its size (the communicator is opaque
-  /// here; the seed communicator asks them of a split's result).
+  /// here; the Communicator asks them of a split's result).
   static size_t rankOf(const Communicator &C);
   static size_t sizeOf(const Communicator &C);
   /// The connected Gloo context under \p C (null for none), for

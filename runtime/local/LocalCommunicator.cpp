@@ -3,8 +3,8 @@
 #include "runtime/local/LocalCommunicator.h"
 
 #include "runtime/local/LocalDriver.h"
-#include "runtime/seeds/DriverCommunicator.h"
-#include "runtime/seeds/HostEagerComm.h"
+#include "runtime/interfaces/DriverCommunicator.h"
+#include "runtime/interfaces/HostEagerComm.h"
 
 using namespace llvm;
 

@@ -3,8 +3,8 @@
 #ifndef COLLC_RUNTIME_LOCAL_LOCALCOMMUNICATOR_H
 #define COLLC_RUNTIME_LOCAL_LOCALCOMMUNICATOR_H
 
-#include "runtime/seeds/Communicator.h"
-#include "runtime/seeds/EagerComm.h"
+#include "runtime/interfaces/Communicator.h"
+#include "runtime/interfaces/EagerComm.h"
 
 #include <chrono>
 #include <memory>
@@ -17,7 +17,7 @@ llvm::Expected<std::shared_ptr<Communicator>>
 createLocalCommunicator(llvm::StringRef GroupName, size_t Size, size_t Rank,
                         CommunicatorOptions Opts = {});
 
-/// This process's eager communicator (runtime/seeds/EagerComm.h) in group
+/// This process's eager communicator (runtime/interfaces/EagerComm.h) in group
 /// \p GroupName, every wait bounded by \p Timeout.
 llvm::Expected<std::unique_ptr<EagerComm>> createLocalEagerComm(llvm::StringRef GroupName,
                                                                 size_t Size, size_t Rank,

@@ -24,7 +24,7 @@ struct Registry {
   std::mutex M;
   std::map<std::string, uint64_t> Ids;
   std::map<uint64_t, std::string> Names;
-  std::map<uint64_t, std::weak_ptr<Rendezvous>> Groups;
+  std::map<uint64_t, std::weak_ptr<MeetingPoint>> Groups;
   uint64_t Next = 1;
 };
 Registry &registry() {
@@ -36,7 +36,7 @@ std::mutex FaultMutex;
 std::optional<FaultPlan> Faults;
 std::atomic<bool> FaultsOn{false}; // skip the lock when no test asked for faults
 
-std::optional<FaultPlan> faultsFor(const Rendezvous &G) {
+std::optional<FaultPlan> faultsFor(const MeetingPoint &G) {
   if (!FaultsOn.load(std::memory_order_acquire))
     return std::nullopt;
   std::lock_guard<std::mutex> L(FaultMutex);
@@ -80,7 +80,7 @@ OpHeader headerOf(const Post &P) { return {P.Code, P.Elem, P.Op, P.Scale, P.Coun
 
 /// Everyone posted the same kind of operation with the same shape, or the
 /// error every rank reports alike (all ranks check all posts).
-Error validatePosts(const Rendezvous &G, int Self, uint64_t Seq) {
+Error validatePosts(const MeetingPoint &G, int Self, uint64_t Seq) {
   const Post &A = G.post(0, Seq);
   for (int R = 1; R != G.size(); ++R) {
     std::string What = opMismatch(headerOf(A), 0, headerOf(G.post(R, Seq)), R);
@@ -113,12 +113,12 @@ uint64_t inputBytes(const Post &P, int N) {
 /// the copies (nobody touches a peer's buffers, so no second rendezvous).
 bool isInline(const Post &P, int N) {
   static const bool Off = getenv("COLLC_NO_INLINE") != nullptr;
-  return !Off && P.Code != OpCode::AllToAllV && inputBytes(P, N) <= Rendezvous::InlineBytes;
+  return !Off && P.Code != OpCode::AllToAllV && inputBytes(P, N) <= MeetingPoint::InlineBytes;
 }
 
 /// What every rank posted for \p Seq, as rank \p R's share sees it, the
 /// sources being \p Srcs (the posts' own, or copies of them).
-void runShareOf(const Rendezvous &G, int R, uint64_t Seq, const char *const *Srcs, bool Whole) {
+void runShareOf(const MeetingPoint &G, int R, uint64_t Seq, const char *const *Srcs, bool Whole) {
   int N = G.size();
   const Post &Me = G.post(R, Seq);
   SmallVector<char *, 16> Dsts;
@@ -141,7 +141,7 @@ void runShareOf(const Rendezvous &G, int R, uint64_t Seq, const char *const *Src
 /// This rank's share of the work (Shares.h). Large: reads the peers'
 /// buffers and, for all_reduce, writes its chunk into every peer's output.
 /// Inline: computes its own whole output from the inline copies.
-void doShare(const Rendezvous &G, int R, uint64_t Seq, bool Inline) {
+void doShare(const MeetingPoint &G, int R, uint64_t Seq, bool Inline) {
   SmallVector<const char *, 16> Srcs;
   for (int I = 0; I != G.size(); ++I)
     Srcs.push_back(G.post(I, Seq).Src);
@@ -150,10 +150,10 @@ void doShare(const Rendezvous &G, int R, uint64_t Seq, bool Inline) {
 
 /// The latency path: the payload fits in the mailbox line.
 bool isTiny(const Post &P, int N) {
-  return P.Code != OpCode::AllToAllV && inputBytes(P, N) <= Rendezvous::MailboxBytes;
+  return P.Code != OpCode::AllToAllV && inputBytes(P, N) <= MeetingPoint::MailboxBytes;
 }
 
-Error runTiny(Membership &C, Rendezvous &G, uint64_t Seq, const Post &P) {
+Error runTiny(Membership &C, MeetingPoint &G, uint64_t Seq, const Post &P) {
   uint64_t Bytes = P.Src ? inputBytes(P, G.size()) : 0;
   if (Error E = G.arriveTiny(C.rank(), Seq, P, P.Src, Bytes, C.Wait))
     return E;
@@ -185,7 +185,7 @@ Error runCollective(Membership &C, Post P) {
   if (C.Killed.load())
     return killedError(C);
   uint64_t Seq = C.nextSeq();
-  Rendezvous &G = C.group();
+  MeetingPoint &G = C.group();
   if (isTiny(P, G.size()))
     return runTiny(C, G, Seq, P);
   bool Inline = isInline(P, G.size());
@@ -270,16 +270,16 @@ Expected<LocalDriver::Communicator> LocalDriver::join(UniqueId Id, size_t Ranks,
   if (Error E = checkJoin("a local", MaxRanks, Ranks, Rank))
     return E;
   Registry &R = registry();
-  std::shared_ptr<Rendezvous> G;
+  std::shared_ptr<MeetingPoint> G;
   {
     std::lock_guard<std::mutex> L(R.M);
     auto Name = R.Names.find(Id);
     if (Name == R.Names.end())
       return invalidArgument(formatv("unknown group id {0} (get one from groupId)", Id));
-    std::weak_ptr<Rendezvous> &Slot = R.Groups[Id];
+    std::weak_ptr<MeetingPoint> &Slot = R.Groups[Id];
     G = Slot.lock();
     if (!G) {
-      G = std::make_shared<Rendezvous>(Name->second, int(Ranks));
+      G = std::make_shared<MeetingPoint>(Name->second, int(Ranks));
       Slot = G;
     } else if (size_t(G->size()) != Ranks) {
       return invalidArgument(formatv("group '{0}' has {1} ranks; rank {2} joined it with {3}",
@@ -481,6 +481,6 @@ void LocalDriver::setTimeout(const Communicator &C, std::chrono::milliseconds T)
     C->Wait.Timeout = T;
 }
 
-static_assert(CollectiveDriver<LocalDriver>, "the local driver implements the seed interface");
+static_assert(CollectiveDriver<LocalDriver>, "the local driver implements the driver interface");
 
 } // namespace collc::rt::local

@@ -7,7 +7,7 @@
 // non-temporal stores for large results; a collective is two rendezvous
 // (arrive, complete) that spin briefly before sleeping.
 //
-// Beyond the seed's CollectiveDriver: all_to_all_v, barrier, words,
+// Beyond CollectiveDriver: all_to_all_v, barrier, words,
 // split, health, and fault injection for tests.
 //
 //===----------------------------------------------------------------------===//
@@ -15,7 +15,7 @@
 #define COLLC_RUNTIME_LOCAL_LOCALDRIVER_H
 
 #include "runtime/exec/HostDriverBase.h"
-#include "runtime/local/Rendezvous.h"
+#include "runtime/local/MeetingPoint.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -28,13 +28,13 @@ namespace collc::rt::local {
 /// One rank's membership of one group.
 class Membership {
 public:
-  Membership(std::shared_ptr<Rendezvous> G, int Rank) : G(std::move(G)), Rank(Rank) {}
+  Membership(std::shared_ptr<MeetingPoint> G, int Rank) : G(std::move(G)), Rank(Rank) {}
   /// Waits for the operations already enqueued (they hold a plain pointer),
   /// as ncclCommDestroy finishes what was issued.
   ~Membership();
   Membership(const Membership &) = delete;
   Membership &operator=(const Membership &) = delete;
-  Rendezvous &group() const { return *G; }
+  MeetingPoint &group() const { return *G; }
   int rank() const { return Rank; }
   int size() const { return G->size(); }
   WaitPolicy Wait;
@@ -72,7 +72,7 @@ private:
     return Next;
   }
   std::atomic<uint64_t> Seq{0}, Ops{0}, Enqueued{0}, Retired{0};
-  std::shared_ptr<Rendezvous> G;
+  std::shared_ptr<MeetingPoint> G;
   int Rank;
 };
 

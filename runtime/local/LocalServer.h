@@ -4,7 +4,7 @@
 #define COLLC_RUNTIME_LOCAL_LOCALSERVER_H
 
 #include "runtime/local/LocalDriver.h"
-#include "runtime/seeds/HostServer.h"
+#include "runtime/interfaces/HostServer.h"
 
 namespace collc::rt {
 

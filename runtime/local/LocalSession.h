@@ -4,7 +4,7 @@
 #define COLLC_RUNTIME_LOCAL_LOCALSESSION_H
 
 #include "runtime/local/LocalDriver.h"
-#include "runtime/seeds/HostSession.h"
+#include "runtime/interfaces/HostSession.h"
 
 namespace collc::rt {
 

@@ -1,9 +1,9 @@
-//===- runtime/mpi/MpiAdapters.cpp - The seeds 001-003 on the mpi backend -===//
+//===- runtime/mpi/MpiAdapters.cpp - The three interfaces on the mpi backend -===//
 
 #include "runtime/mpi/MpiAdapters.h"
 
-#include "runtime/seeds/DriverCommunicator.h"
-#include "runtime/seeds/HostEagerComm.h"
+#include "runtime/interfaces/DriverCommunicator.h"
+#include "runtime/interfaces/HostEagerComm.h"
 
 #include <mpi.h>
 

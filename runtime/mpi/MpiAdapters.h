@@ -1,12 +1,12 @@
-//===- runtime/mpi/MpiAdapters.h - The seeds 001-003 on the mpi backend -*- C++ -*-===//
+//===- runtime/mpi/MpiAdapters.h - The three interfaces on the mpi backend -*- C++ -*-===//
 //
-// The three seed adapters, instantiated on the mpi driver (one process per
+// The three interface adapters, instantiated on the mpi driver (one process per
 // rank; an MpiSession must be held, runtime/mpi/MpiSession.h):
-//   - createMpiCommunicator: seed 002 over MPI_COMM_WORLD; split() is
+//   - createMpiCommunicator: a Communicator over MPI_COMM_WORLD; split() is
 //     MPI_Comm_split, so any subgroup is one call away;
-//   - MpiDistributedSession: seed 003 (MpiSession already names MPI's
+//   - MpiDistributedSession: the DistributedSession (MpiSession already names MPI's
 //     lifetime in this directory);
-//   - MpiServer: seed 001, one server per process.
+//   - MpiServer: the ServerCommunication, one server per process.
 //
 // Groups: MPI builds a group other than its world only by a split that
 // every process calls. The communicator and the session are the world (a
@@ -19,10 +19,10 @@
 #define COLLC_RUNTIME_MPI_MPIADAPTERS_H
 
 #include "runtime/mpi/MpiDriver.h"
-#include "runtime/seeds/Communicator.h"
-#include "runtime/seeds/EagerComm.h"
-#include "runtime/seeds/HostServer.h"
-#include "runtime/seeds/HostSession.h"
+#include "runtime/interfaces/Communicator.h"
+#include "runtime/interfaces/EagerComm.h"
+#include "runtime/interfaces/HostServer.h"
+#include "runtime/interfaces/HostSession.h"
 
 #include <chrono>
 #include <memory>
@@ -48,7 +48,7 @@ public:
   explicit MpiServer(DeviceId Device);
 };
 
-/// This process's eager communicator (runtime/seeds/EagerComm.h) in group
+/// This process's eager communicator (runtime/interfaces/EagerComm.h) in group
 /// \p GroupName, every wait bounded by \p Timeout.
 llvm::Expected<std::unique_ptr<EagerComm>> createMpiEagerComm(llvm::StringRef GroupName,
                                                               size_t Size, size_t Rank,

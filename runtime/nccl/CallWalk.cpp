@@ -14,7 +14,7 @@ std::vector<const Call *> callsOf(const std::vector<Call> &List) {
   return Out;
 }
 
-std::vector<const Call *> stepCalls(const Lowering &L) {
+std::vector<const Call *> stepCalls(const NcclRankPlan &L) {
   std::vector<const Call *> Out;
   for (const Call &S : L.Step) {
     if (S.Kind != CallKind::GraphLaunch) {

@@ -1,6 +1,6 @@
 //===- runtime/nccl/CallWalk.h - Issuing a lowering's calls in order -*- C++ -*-===//
 //
-// How the executor walks the lists of a Lowering, free of CUDA so that the
+// How the executor walks the lists of a NcclRankPlan, free of CUDA so that the
 // rules are tested on any machine (tests/runtime/NcclCallWalkTest.cpp):
 //  - stepCalls(): one step as individual calls (runEager, enqueueInto):
 //    each graph's captured calls where the step launches that graph, and
@@ -29,7 +29,7 @@ namespace collc::rt::nccl {
 std::vector<const Call *> callsOf(const std::vector<Call> &List);
 
 /// One step of \p L as calls, in issue order (graph boundaries dropped).
-std::vector<const Call *> stepCalls(const Lowering &L);
+std::vector<const Call *> stepCalls(const NcclRankPlan &L);
 
 /// Issues \p Calls through \p Issue, GroupStart and GroupEnd included. On
 /// the first failure, issues a GroupEnd for every group still open

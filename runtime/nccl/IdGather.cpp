@@ -84,7 +84,7 @@ Expected<ncclUniqueId> mintUniqueId(StringRef Key) {
   return Id;
 }
 
-Expected<std::vector<KeyedId>> mintLedIds(const Lowering &L, StringRef Prefix, IdMinter Mint) {
+Expected<std::vector<KeyedId>> mintLedIds(const NcclRankPlan &L, StringRef Prefix, IdMinter Mint) {
   std::vector<KeyedId> Out;
   if (L.Root.Rank != 0)
     return Out;
@@ -96,7 +96,7 @@ Expected<std::vector<KeyedId>> mintLedIds(const Lowering &L, StringRef Prefix, I
   return Out;
 }
 
-Expected<std::unique_ptr<UniqueIdExchange>> gatherUniqueIds(const Lowering &L, StringRef Prefix,
+Expected<std::unique_ptr<UniqueIdExchange>> gatherUniqueIds(const NcclRankPlan &L, StringRef Prefix,
                                                             WorldGather &World, IdMinter Mint) {
   std::string RootKey = commKey(Prefix, L.Root.Key);
   Expected<std::vector<KeyedId>> Mine = mintLedIds(L, Prefix, Mint);

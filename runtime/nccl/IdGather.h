@@ -49,7 +49,7 @@ llvm::Expected<ncclUniqueId> mintUniqueId(llvm::StringRef Key);
 
 /// The id of \p L's root communicator if this rank leads it (world rank
 /// 0), keyed by commKey(\p Prefix, ...); none otherwise.
-llvm::Expected<std::vector<KeyedId>> mintLedIds(const Lowering &L, llvm::StringRef Prefix,
+llvm::Expected<std::vector<KeyedId>> mintLedIds(const NcclRankPlan &L, llvm::StringRef Prefix,
                                                 IdMinter Mint = mintUniqueId);
 
 /// Mints this rank's ids (or names the key it needs), gathers every rank's
@@ -57,7 +57,7 @@ llvm::Expected<std::vector<KeyedId>> mintLedIds(const Lowering &L, llvm::StringR
 /// communicator. Every rank of the world calls it. An error names a rank
 /// that derived another key, a key two ranks minted, or the root's when no
 /// rank minted it.
-llvm::Expected<std::unique_ptr<UniqueIdExchange>> gatherUniqueIds(const Lowering &L,
+llvm::Expected<std::unique_ptr<UniqueIdExchange>> gatherUniqueIds(const NcclRankPlan &L,
                                                                   llvm::StringRef Prefix,
                                                                   WorldGather &World,
                                                                   IdMinter Mint = mintUniqueId);

@@ -1,11 +1,11 @@
-//===- runtime/nccl/NcclCommunicator.cpp - seed 002 on NCCL ---------------===//
+//===- runtime/nccl/NcclCommunicator.cpp - the Communicator on NCCL ---------------===//
 
 #include "runtime/nccl/NcclCommunicator.h"
 
 #include "runtime/exec/GroupJoin.h"
+#include "runtime/interfaces/DriverCommunicator.h"
 #include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclDriver.h"
-#include "runtime/seeds/DriverCommunicator.h"
 
 namespace collc::rt::nccl {
 

@@ -1,4 +1,4 @@
-//===- runtime/nccl/NcclCommunicator.h - seed 002 on NCCL -------*- C++ -*-===//
+//===- runtime/nccl/NcclCommunicator.h - the Communicator on NCCL -------*- C++ -*-===//
 //
 // The Communicator adapter over the NCCL driver: one per rank, each on its
 // own GPU and thread in this process (ranks in other processes join through
@@ -12,8 +12,8 @@
 #ifndef COLLC_RUNTIME_NCCL_NCCLCOMMUNICATOR_H
 #define COLLC_RUNTIME_NCCL_NCCLCOMMUNICATOR_H
 
-#include "runtime/seeds/Communicator.h"
 #include "runtime/exec/Timeout.h"
+#include "runtime/interfaces/Communicator.h"
 
 namespace collc::rt::nccl {
 

@@ -155,7 +155,7 @@ Error need(const NcclDriver::Resource &R, uint64_t Bytes, const char *Role, cons
 
 } // namespace
 
-// --- the seed's interface ---------------------------------------------------------
+// --- the driver interface -----------------------------------------------------------
 
 Expected<ncclUniqueId> NcclDriver::groupId(const CommunicationId &Id) {
   return inProcessIds().idFor(Id.Name, /*Mints=*/true);
@@ -357,7 +357,7 @@ Error NcclDriver::recv(const Communicator &C, const Resource &Dst, Elems E, size
   return pointToPoint(C, Dst, E, Peer, S, /*IsSend=*/false);
 }
 
-// --- beyond the seed ------------------------------------------------------------------
+// --- beyond the driver interface -------------------------------------------------------
 
 Error NcclDriver::allToAllV(const Communicator &C, const Resource &Src, const Resource &Dst,
                             ElemType T, ArrayRef<uint64_t> SendCounts,

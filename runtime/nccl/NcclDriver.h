@@ -1,6 +1,6 @@
 //===- runtime/nccl/NcclDriver.h - The driver layer over NCCL ----*- C++ -*-===//
 //
-// The CollectiveDriver (seed 000) on NCCL: communicators are NCCL
+// The CollectiveDriver on NCCL: communicators are NCCL
 // communicators created eagerly and non-blocking (ncclCommInitRankConfig
 // with blocking = 0: every call of theirs that waits on the host returns
 // ncclInProgress and is polled within the timeout; no graph holds them, so

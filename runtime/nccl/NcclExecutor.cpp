@@ -51,7 +51,7 @@ Error inContext(Error E, const Twine &Where) {
 
 class CapturedExecutor final : public NcclExecutor {
 public:
-  CapturedExecutor(const plan::Plan &P, int64_t Rank, NcclExecutorOptions Opts, Lowering L)
+  CapturedExecutor(const plan::Plan &P, int64_t Rank, NcclExecutorOptions Opts, NcclRankPlan L)
       : P(P), Rank(Rank), Opts(std::move(Opts)), L(std::move(L)) {
     Issuer.Abort = [this](const std::string &Why) { Breaker(Why); };
     Issuer.Dog = &Dog;
@@ -224,7 +224,7 @@ public:
 
   // --- what only nccl has -------------------------------------------------------
 
-  const Lowering &lowering() const override { return L; }
+  const NcclRankPlan &rankPlan() const override { return L; }
   cudaStream_t commStream() const override { return R.Stream; }
 
   Expected<cudaEvent_t> readyEvent(StringRef Compute) const override {
@@ -427,7 +427,7 @@ private:
   const plan::Plan &P;
   int64_t Rank;
   NcclExecutorOptions Opts;
-  Lowering L;
+  NcclRankPlan L;
   NcclResources R{P, Rank, L, Opts};
   TensorBindings Bindings{P, Rank};
   NcclCallIssuer Issuer{R, Bindings};
@@ -464,14 +464,14 @@ Error checkBeforeSetup(const NcclExecutorOptions &Opts) {
 
 Expected<std::unique_ptr<NcclExecutor>> NcclExecutor::create(const plan::Plan &P, int64_t Rank,
                                                              NcclExecutorOptions Opts) {
-  Expected<Lowering> L = lowerRunnableForRank(P, Rank);
+  Expected<NcclRankPlan> L = lowerRunnableForRank(P, Rank);
   if (!L)
     return L.takeError();
   return create(P, Rank, std::move(*L), std::move(Opts));
 }
 
-Expected<std::unique_ptr<NcclExecutor>> NcclExecutor::create(const plan::Plan &P, int64_t Rank,
-                                                             Lowering L, NcclExecutorOptions Opts) {
+Expected<std::unique_ptr<NcclExecutor>>
+NcclExecutor::create(const plan::Plan &P, int64_t Rank, NcclRankPlan L, NcclExecutorOptions Opts) {
   if (Error E = checkBeforeSetup(Opts))
     return E;
   auto X = std::make_unique<CapturedExecutor>(P, Rank, std::move(Opts), std::move(L));

@@ -75,14 +75,14 @@ public:
   /// The same with \p L, lowerForRank(P, Rank), of a plan its caller has
   /// checked already (checkStreamOrder, as checkProcessPlan does).
   static llvm::Expected<std::unique_ptr<NcclExecutor>>
-  create(const plan::Plan &P, int64_t Rank, Lowering L, NcclExecutorOptions Opts);
+  create(const plan::Plan &P, int64_t Rank, NcclRankPlan L, NcclExecutorOptions Opts);
   ~NcclExecutor() override;
 
   static constexpr llvm::StringLiteral Name = "nccl";
   /// LLVM-style RTTI over the one executor interface.
   static bool classof(const Executor *X) { return X->backend() == Name; }
 
-  virtual const Lowering &lowering() const = 0;
+  virtual const NcclRankPlan &rankPlan() const = 0;
   virtual cudaStream_t commStream() const = 0;
 
   /// The event the model records after compute \p Compute (without '@').

@@ -11,7 +11,7 @@ using namespace llvm;
 
 namespace collc::rt::nccl {
 
-Error NcclGraphs::capture(const Lowering &L, function_ref<Error(const Call &)> Record) {
+Error NcclGraphs::capture(const NcclRankPlan &L, function_ref<Error(const Call &)> Record) {
   destroy();
   Graphs.assign(L.Graphs, nullptr);
   Execs.assign(L.Graphs, nullptr);

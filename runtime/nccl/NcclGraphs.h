@@ -37,7 +37,7 @@ public:
   /// Destroys the graphs there are, then records \p L's capture list: the
   /// begin, end and instantiate calls here, every other call through
   /// \p Record (which issues it into the open capture).
-  llvm::Error capture(const Lowering &L, llvm::function_ref<llvm::Error(const Call &)> Record);
+  llvm::Error capture(const NcclRankPlan &L, llvm::function_ref<llvm::Error(const Call &)> Record);
   /// Launches graph \p C.Graph on the comm stream; \p Step names it in errors.
   llvm::Error launch(const Call &C, uint64_t Step);
   /// Destroys every graph and its instantiation (an instantiation in flight

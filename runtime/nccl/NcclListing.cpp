@@ -15,7 +15,7 @@ namespace {
 
 class Printer {
 public:
-  Printer(const plan::Plan &P, const Lowering &L, raw_ostream &OS) : P(P), L(L), OS(OS) {}
+  Printer(const plan::Plan &P, const NcclRankPlan &L, raw_ostream &OS) : P(P), L(L), OS(OS) {}
 
   void print() {
     OS << formatv("# NCCL calls of rank {0} of {1} for @{2} (plan {3})\n", L.Rank, P.World,
@@ -222,13 +222,13 @@ private:
   }
 
   const plan::Plan &P;
-  const Lowering &L;
+  const NcclRankPlan &L;
   raw_ostream &OS;
 };
 
 } // namespace
 
-void printLowering(const plan::Plan &P, const Lowering &L, raw_ostream &OS) {
+void printRankPlan(const plan::Plan &P, const NcclRankPlan &L, raw_ostream &OS) {
   Printer(P, L, OS).print();
 }
 

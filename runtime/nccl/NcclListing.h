@@ -1,7 +1,7 @@
 //===- runtime/nccl/NcclListing.h - One rank's CUDA/NCCL calls as text -*- C++ -*-===//
 //
 // The listing `collc dump PLAN --format nccl --rank R` prints: every call of
-// a Lowering (NcclLowering.h) with its arguments, in issue order, under the
+// a NcclRankPlan (NcclLowering.h) with its arguments, in issue order, under the
 // plan step it comes from, section by section (setup, warm-up, capture,
 // every step). CUDA-free, so that the GPU path is golden-tested everywhere
 // (tests/lit/compile/nccl*.test).
@@ -18,7 +18,7 @@
 namespace collc::rt::nccl {
 
 /// Prints \p L, the lowering of \p P for one rank, to \p OS.
-void printLowering(const plan::Plan &P, const Lowering &L, llvm::raw_ostream &OS);
+void printRankPlan(const plan::Plan &P, const NcclRankPlan &L, llvm::raw_ostream &OS);
 
 } // namespace collc::rt::nccl
 

@@ -46,7 +46,7 @@ class Lowerer {
 public:
   Lowerer(const plan::Plan &P, int64_t Rank) : P(P), Rank(Rank) { L.Rank = Rank; }
 
-  Expected<Lowering> run() {
+  Expected<NcclRankPlan> run() {
     if (Rank < 0 || Rank >= P.World)
       return makeError(ErrorKind::InvalidArgument,
                        formatv("rank {0} is not in 0..{1} of plan @{2}", Rank, P.World - 1,
@@ -580,7 +580,7 @@ private:
 
   const plan::Plan &P;
   int64_t Rank;
-  Lowering L;
+  NcclRankPlan L;
   int32_t WorldComm = -1;
   std::vector<int32_t> GroupComm;
   std::vector<int64_t> Producer;   ///< tensor -> compute on this rank, or -1
@@ -618,7 +618,7 @@ RuntimeSlice runtimeSlice(const Call &C, ArrayRef<uint64_t> Rows) {
   return {Before * C.RowElems * elemTypeBytes(C.Elem), Rows[C.Peer] * C.RowElems};
 }
 
-Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank) {
+Expected<NcclRankPlan> lowerForRank(const plan::Plan &P, int64_t Rank) {
   return Lowerer(P, Rank).run();
 }
 

@@ -109,7 +109,7 @@ struct Call {
   Call() = default;
   Call(CallKind K) : Kind(K) {} // so that `{CallKind::GroupStart}` is a call
   CallKind Kind = CallKind::SetDevice;
-  int32_t Comm = -1; ///< index into Lowering::Comms (CommSplit: -1, none)
+  int32_t Comm = -1; ///< index into NcclRankPlan::Comms (CommSplit: -1, none)
   /// CommSplit: the plan group split (-1: the world's traffic).
   int32_t SplitGroup = -1;
   Ref SendBuf, RecvBuf;
@@ -122,7 +122,7 @@ struct Call {
   uint64_t RowElems = 0;
   ElemType Elem = ElemType::F32;
   ReduceOp Op = ReduceOp::Sum;
-  int32_t PreMulSum = -1; ///< index into Lowering::PreMulSums
+  int32_t PreMulSum = -1; ///< index into NcclRankPlan::PreMulSums
   int64_t Peer = -1;      ///< root (broadcast) or peer (send/recv), a rank of Comm
   uint32_t Compute = 0;   ///< WaitReady: the compute whose event it waits on
   uint32_t Tensor = 0;    ///< CountsToHost: the counts tensor
@@ -149,7 +149,8 @@ struct PreMulSumDesc {
   double Scale;
 };
 
-struct Lowering {
+/// One rank's plan as NCCL communicators and calls (lowerForRank).
+struct NcclRankPlan {
   int64_t Rank = 0;
   /// The world's communicator made from a unique id, non-blocking, only to
   /// be split: the one id a run shares.
@@ -184,7 +185,7 @@ RuntimeSlice runtimeSlice(const Call &C, llvm::ArrayRef<uint64_t> Rows);
 /// Lowers \p P for rank \p Rank (an error for a rank outside the world).
 /// It does not judge whether every rank's issue order can run together:
 /// checkStreamOrder does, once per plan (StreamOrderCheck.h).
-llvm::Expected<Lowering> lowerForRank(const plan::Plan &P, int64_t Rank);
+llvm::Expected<NcclRankPlan> lowerForRank(const plan::Plan &P, int64_t Rank);
 
 } // namespace collc::rt::nccl
 

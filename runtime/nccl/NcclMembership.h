@@ -1,6 +1,6 @@
 //===- runtime/nccl/NcclMembership.h - One device's NCCL communicator -*- C++ -*-===//
 //
-// What the driver, the executor and the seed adapters hold of an NCCL
+// What the driver, the executor and the interface adapters hold of an NCCL
 // communicator: the communicator of one device (one rank of it), its
 // health, its abort, and what is made for it once and freed with it (the
 // premul_sum ops, the barrier's scratch). A communicator that failed or was

@@ -38,7 +38,7 @@ Expected<std::unique_ptr<Executor>> createNcclRankExecutor(const plan::Plan &P,
                      formatv("device {0}: expected 0..{1} (the CUDA devices this process sees) "
                              "or -1",
                              Device, *Devices - 1));
-  Expected<Lowering> L = lowerForRank(P, Place.Rank);
+  Expected<NcclRankPlan> L = lowerForRank(P, Place.Rank);
   if (!L)
     return L.takeError();
   Expected<std::unique_ptr<WorldGather>> World = Join();

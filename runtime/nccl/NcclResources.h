@@ -34,7 +34,7 @@
 namespace collc::rt::nccl {
 
 struct NcclResources {
-  NcclResources(const plan::Plan &P, int64_t Rank, const Lowering &L,
+  NcclResources(const plan::Plan &P, int64_t Rank, const NcclRankPlan &L,
                 const NcclExecutorOptions &Opts)
       : P(P), Rank(Rank), L(L), Opts(Opts) {}
   /// Frees everything; the communicators last (finalized, or aborted past
@@ -57,7 +57,7 @@ struct NcclResources {
 
   const plan::Plan &P;
   int64_t Rank;
-  const Lowering &L;
+  const NcclRankPlan &L;
   const NcclExecutorOptions &Opts;
 
   int SMs = 1;
@@ -67,9 +67,9 @@ struct NcclResources {
   cudaEvent_t Fork = nullptr, Join = nullptr;
   /// The world's communicator from its unique id, only to split from.
   std::shared_ptr<NcclMembership> Root;
-  /// Lowering::Comms, split from Root: the world's traffic first.
+  /// NcclRankPlan::Comms, split from Root: the world's traffic first.
   std::vector<std::shared_ptr<NcclMembership>> Comms;
-  std::vector<ncclRedOp_t> PreMulOps; ///< per Lowering::PreMulSums
+  std::vector<ncclRedOp_t> PreMulOps; ///< per NcclRankPlan::PreMulSums
   std::map<int32_t, char *> Buffers;
   /// Pinned host memory for every rank's split sizes (runtime all_to_all_v).
   char *HostCounts = nullptr;

@@ -2,9 +2,9 @@
 
 #include "runtime/nccl/NcclServer.h"
 
-#include "runtime/seeds/ServerCore.h"
-#include "runtime/nccl/CudaError.h"
+#include "runtime/interfaces/ServerCore.h"
 #include "runtime/nccl/CommStreamWait.h"
+#include "runtime/nccl/CudaError.h"
 #include "runtime/nccl/NcclDriver.h"
 
 #include "llvm/Support/FormatVariadic.h"

@@ -13,8 +13,8 @@
 #ifndef COLLC_RUNTIME_NCCL_NCCLSERVER_H
 #define COLLC_RUNTIME_NCCL_NCCLSERVER_H
 
-#include "runtime/seeds/ServerCommunication.h"
 #include "runtime/exec/Timeout.h"
+#include "runtime/interfaces/ServerCommunication.h"
 
 #include <chrono>
 #include <memory>

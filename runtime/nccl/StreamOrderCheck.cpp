@@ -267,8 +267,8 @@ Error checkStreamOrder(const plan::Plan &P) {
   return StreamOrderChecker(P).run();
 }
 
-Expected<Lowering> lowerRunnableForRank(const plan::Plan &P, int64_t Rank) {
-  Expected<Lowering> L = lowerForRank(P, Rank);
+Expected<NcclRankPlan> lowerRunnableForRank(const plan::Plan &P, int64_t Rank) {
+  Expected<NcclRankPlan> L = lowerForRank(P, Rank);
   if (!L)
     return L.takeError();
   if (Error E = checkStreamOrder(P))

@@ -43,7 +43,7 @@ llvm::Error checkStreamOrder(const plan::Plan &P);
 
 /// lowerForRank(\p P, \p Rank) of a plan checkStreamOrder accepts: what the
 /// listing prints and NcclExecutor::create runs.
-llvm::Expected<Lowering> lowerRunnableForRank(const plan::Plan &P, int64_t Rank);
+llvm::Expected<NcclRankPlan> lowerRunnableForRank(const plan::Plan &P, int64_t Rank);
 
 } // namespace collc::rt::nccl
 

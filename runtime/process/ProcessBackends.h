@@ -16,7 +16,7 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/launch/ProcessPlace.h"
 #include "runtime/launch/RendezvousAddress.h"
-#include "runtime/seeds/EagerComm.h"
+#include "runtime/interfaces/EagerComm.h"
 #include "runtime/verify/ReductionBound.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -86,7 +86,7 @@ llvm::Expected<std::unique_ptr<Executor>>
 createProcessExecutor(llvm::StringRef Backend, const plan::Plan &P, const ProcessPlace &Place,
                       const RendezvousAddress &Where, ExecutorOptions Opts);
 
-/// This process's eager communicator (runtime/seeds/EagerComm.h: what a
+/// This process's eager communicator (runtime/interfaces/EagerComm.h: what a
 /// torch.distributed process group runs on) as \p Place's rank of group
 /// \p Name on \p Backend, its peers met through \p Where (the session of
 /// startSessionFor held), every wait bounded by \p Timeout. A backend

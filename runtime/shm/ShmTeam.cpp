@@ -15,6 +15,7 @@
 
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/local/Kernels.h"
+#include "runtime/local/MailboxFill.h"
 #include "runtime/shm/SharedArena.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -227,19 +228,8 @@ void ShmTeam::publish(uint64_t S, const SharedPost &P, const char *Data, uint64_
                       bool Wake) {
   MemberSlot &M = slot(Index);
   M.Posts[S & 1] = P;
-  // Every arrival fills both the post and the mailbox, so a peer that took
-  // another path (their sizes differ) still sees this member arrive and
-  // reports the mismatch instead of timing out.
-  Mailbox &B = M.Boxes[S & 1];
-  B.Code = P.Code;
-  B.Elem = P.Elem;
-  B.Op = P.Op;
-  B.Root = P.Root;
-  B.Count = P.Count;
-  B.Scale = P.Scale;
-  if (Bytes)
-    std::memcpy(B.Data, Data, Bytes);
-  B.Seq.store(S, std::memory_order_release);
+  // Every arrival fills both the post and the mailbox (MailboxFill.h).
+  local::fillMailbox(M.Boxes[S & 1], P, Data, Bytes, S);
   M.Arrived.store(S, std::memory_order_release);
   if (Wake)
     ring(header().Bell, BellScope::Shared);

@@ -74,9 +74,9 @@ TEST_F(CApiDump, EveryFormatIsTheToolsText) {
   O.format = collcDumpNccl;
   O.link = nullptr;
   O.rank = 1;
-  llvm::Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(Want, 1);
+  llvm::Expected<rt::nccl::NcclRankPlan> L = rt::nccl::lowerForRank(Want, 1);
   ASSERT_TRUE(bool(L));
-  rt::nccl::printLowering(Want, *L, OS);
+  rt::nccl::printRankPlan(Want, *L, OS);
   EXPECT_EQ(dumpOf(P, O), OS.str());
 }
 

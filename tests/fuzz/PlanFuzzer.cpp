@@ -109,12 +109,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   // The stream-order check once, as every consumer of the listing runs it.
   llvm::consumeError(rt::nccl::checkStreamOrder(*P));
   for (int64_t R = 0; R != std::min(P->World, MaxRanksExamined); ++R) {
-    llvm::Expected<rt::nccl::Lowering> L = rt::nccl::lowerForRank(*P, R);
+    llvm::Expected<rt::nccl::NcclRankPlan> L = rt::nccl::lowerForRank(*P, R);
     if (!L) {
       llvm::consumeError(L.takeError());
       continue;
     }
-    rt::nccl::printLowering(*P, *L, llvm::nulls());
+    rt::nccl::printRankPlan(*P, *L, llvm::nulls());
   }
   DumpOptions Opts;
   Opts.Explain = true;

@@ -68,9 +68,9 @@ llvm::Expected<StepTimes> timeSteps(const plan::Plan &P, unsigned Steps, const c
   if (llvm::Error E = (*X)->capture())
     return E;
   StepTimes T{};
-  for (const Call &C : (*X)->lowering().Capture)
+  for (const Call &C : (*X)->rankPlan().Capture)
     T.NcclCalls += C.Kind >= CallKind::AllReduce && C.Kind <= CallKind::Recv;
-  T.Graphs = (*X)->lowering().Graphs;
+  T.Graphs = (*X)->rankPlan().Graphs;
   for (bool Graph : {false, true}) {
     std::vector<double> Host, Whole;
     for (unsigned S = 0; S != Steps + 3; ++S) {

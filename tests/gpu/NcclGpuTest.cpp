@@ -282,7 +282,7 @@ TEST(GpuComm, AvgAndPremulSumThroughAOneRankCommunicator) {
 
 TEST(GpuComm, SeedCommunicatorOnOneGpu) {
   REQUIRE_GPU();
-  auto C = createNcclCommunicator("gpu-test-seed002", 1, 0, /*Device=*/0);
+  auto C = createNcclCommunicator("gpu-test-communicator", 1, 0, /*Device=*/0);
   ASSERT_TRUE(bool(C)) << errorText(C.takeError());
   DeviceBuffer B(64 * 4);
   std::vector<int32_t> In(64, 7), Out(64);
@@ -372,7 +372,7 @@ TEST(GpuCapture, CaptureAndReplayMatchEagerAndTheReference) {
   ASSERT_TRUE(bool(X)) << errorText(X.takeError());
   gpu::DeviceTensors Mem;
   ASSERT_FALSE(bool(Mem.bindAll(*P, **X)));
-  EXPECT_EQ((*X)->lowering().Graphs, 2u) << "the runtime all_to_all_v splits the step";
+  EXPECT_EQ((*X)->rankPlan().Graphs, 2u) << "the runtime all_to_all_v splits the step";
   ASSERT_FALSE(bool(gpu::resetTensors(*P, 0, **X)));
 
   ASSERT_FALSE(bool((*X)->runEager()));

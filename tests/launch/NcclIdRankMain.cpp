@@ -83,7 +83,7 @@ int main() {
       rt::joinCpuWorld(*Place, *Where, "nccl-id-test/#cpu-world", *Timeout);
   if (!World)
     return fail(llvm::toString(World.takeError()));
-  Expected<nccl::Lowering> L = nccl::lowerForRank(*P, Rank);
+  Expected<nccl::NcclRankPlan> L = nccl::lowerForRank(*P, Rank);
   if (!L)
     return fail(llvm::toString(L.takeError()));
 

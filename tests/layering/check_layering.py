@@ -28,7 +28,7 @@ IR_VOCABULARY = ["ir/Types.h", "ir/PremulFactor.h", "ir/Collectives.def", "ir/El
 
 # What the tool's layers see of the libraries: everything but the C API.
 BELOW_TOOLS = ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis",
-               "compiler/dump", "runtime/exec", "runtime/verify", "runtime/seeds",
+               "compiler/dump", "runtime/exec", "runtime/verify", "runtime/interfaces",
                "runtime/launch", "runtime/local", "runtime/shm", "runtime/mpi", "runtime/gloo",
                "runtime/nccl", "runtime/process", "runtime/diagnose"]
 
@@ -59,37 +59,37 @@ LAYERS = [
     # reads the dumps runtime/exec writes and checks them against a plan,
     # for `collc diagnose`.
     ("runtime/diagnose", [*IR_VOCABULARY, "plan", "runtime/exec"]),
-    ("runtime/seeds", [*IR_VOCABULARY, "runtime/exec"]),
+    ("runtime/interfaces", [*IR_VOCABULARY, "runtime/exec"]),
     # Where a process learns its rank and world and how to meet its peers
     # (launcher environment, rendezvous address): shared by the process
     # backends and the tool.
     ("runtime/launch", [*IR_VOCABULARY, "runtime/exec"]),
-    ("runtime/local", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds"]),
+    ("runtime/local", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/interfaces"]),
     # The shared-memory transport: the local backend's algorithms and kernels
     # across the processes of a host, under the process backends.
     ("runtime/shm", [*IR_VOCABULARY, "runtime/exec", "runtime/local"]),
-    ("runtime/mpi", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/seeds",
+    ("runtime/mpi", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/interfaces",
                      "runtime/launch", "runtime/local", "runtime/shm"]),
     # ir/Quoting.h: bytes read from the rendezvous store are quoted in
     # messages as the IR quotes a string (GroupStore.h).
-    ("runtime/gloo", [*IR_VOCABULARY, "ir/Quoting.h", "plan", "runtime/exec", "runtime/seeds",
+    ("runtime/gloo", [*IR_VOCABULARY, "ir/Quoting.h", "plan", "runtime/exec", "runtime/interfaces",
                       "runtime/launch", "runtime/local", "runtime/shm"]),
     # runtime/launch: the unique ids travel over the run's CPU world, seen
     # only through its neutral WorldGather (never runtime/mpi or runtime/gloo).
     # ir/RankSimulation.h: the one cross-rank simulation (it sees no program),
     # which the stream-order check runs over the NCCL issue order.
     ("runtime/nccl", [*IR_VOCABULARY, "ir/RankSimulation.h", "ir/Ids.h", "plan",
-                      "runtime/exec", "runtime/seeds", "runtime/launch"]),
+                      "runtime/exec", "runtime/interfaces", "runtime/launch"]),
     # The table of process backends (mpi, gloo, nccl) that the tool and the C
     # API create executors from, and the CPU world a run's processes meet in.
-    # runtime/seeds: the eager communicator (EagerComm.h) each backend makes.
+    # runtime/interfaces: the eager communicator (EagerComm.h) each backend makes.
     ("runtime/process", [*IR_VOCABULARY, "plan", "runtime/exec", "runtime/verify",
-                         "runtime/seeds", "runtime/launch", "runtime/mpi", "runtime/gloo",
+                         "runtime/interfaces", "runtime/launch", "runtime/mpi", "runtime/gloo",
                          "runtime/nccl", "runtime/shm"]),
     # The C API (collc.h) over the compiler and the runtime: a library, so it
     # sits below the tool and sees none of it.
     ("api", ["ir", "passes", "passes/analysis", "compiler", "plan", "plan/analysis", "compiler/dump",
-             "runtime/exec", "runtime/seeds", "runtime/launch", "runtime/local", "runtime/nccl",
+             "runtime/exec", "runtime/interfaces", "runtime/launch", "runtime/local", "runtime/nccl",
              "runtime/process"]),
     # The bench harness is a library below the commands: it sees the run
     # harness (LocalRun.h) and the input helpers (ToolSupport.h) of the

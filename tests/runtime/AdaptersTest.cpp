@@ -1,4 +1,4 @@
-//===- tests/runtime/AdaptersTest.cpp - The seed interfaces over `local` ---===//
+//===- tests/runtime/AdaptersTest.cpp - The runtime's interfaces over `local` ---===//
 
 #include "tests/runtime/RuntimeTestUtil.h"
 
@@ -18,7 +18,7 @@ using llvm::Expected;
 
 namespace {
 
-// --- Communicator (seed 002) -------------------------------------------------
+// --- Communicator -------------------------------------------------
 
 TEST(CommunicatorTest, CollectivesPointToPointAndSplit) {
   constexpr int World = 3;
@@ -103,7 +103,7 @@ TEST(CommunicatorTest, WrongSizesAreErrorsNotCrashes) {
   }
 }
 
-// --- DistributedSession (seed 003) ------------------------------------------
+// --- DistributedSession ------------------------------------------
 
 HostValue valueOf(std::vector<float> V, llvm::SmallVector<int64_t, 4> Shape) {
   HostValue H = HostValue::zeros({ElemType::F32, Shape});
@@ -225,7 +225,7 @@ TEST(LocalSessionTest, SubmissionsCompleteWithTheirResults) {
     EXPECT_EQ(Errors[R], "") << "rank " << R;
 }
 
-// --- ServerCommunication (seed 001) -----------------------------------------
+// --- ServerCommunication -----------------------------------------
 
 TEST(ServerCommunicationTest, AServerWithoutCommunicationRefuses) {
   ServerCommunication Plain;

@@ -1,6 +1,6 @@
-//===- tests/runtime/GlooAdaptersTest.cpp - The seed adapters on `gloo` ----===//
+//===- tests/runtime/GlooAdaptersTest.cpp - The interface adapters on `gloo` ----===//
 //
-// The seed adapters on the gloo backend, one rank per process: ctest starts
+// The interface adapters on the gloo backend, one rank per process: ctest starts
 // 2 processes (file: rendezvous) and 4 (a redis-server of the spawner's
 // own) through tests/launch/spawn_ranks.py (label gloo). Gloo joins any
 // group by name, so the server's group of devices {0, 1} is built at 4

@@ -1,6 +1,6 @@
-//===- tests/runtime/MpiAdaptersTest.cpp - The seed adapters on `mpi` ------===//
+//===- tests/runtime/MpiAdaptersTest.cpp - The interface adapters on `mpi` ------===//
 //
-// The seed adapters on the mpi backend, one process per rank: ctest runs
+// The interface adapters on the mpi backend, one process per rank: ctest runs
 // this binary under `mpirun -np 2` and `-np 4` (label mpi). Its main holds
 // the MpiSession. The server's group of devices {0, 1} is the world at 2
 // processes and refused as Unsupported at 4 (mpi builds other groups only

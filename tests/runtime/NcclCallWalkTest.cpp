@@ -61,7 +61,7 @@ struct FakeIssuer {
   }
 };
 
-llvm::Expected<Lowering> lowerTwoGroups(int64_t Rank) {
+llvm::Expected<NcclRankPlan> lowerTwoGroups(int64_t Rank) {
   auto P = compileProgramText(TwoGroups);
   if (!P)
     return P.takeError();

@@ -51,7 +51,7 @@ TEST_P(NcclLoweringTest, RanksAgreeCallByCall) {
   // (comm key, from, to) -> counts sent, and received, in order.
   std::map<std::tuple<std::string, int64_t, int64_t>, std::vector<uint64_t>> Sent, Received;
   for (int64_t R = 0; R != P.World; ++R) {
-    Expected<Lowering> L = lowerForRank(P, R);
+    Expected<NcclRankPlan> L = lowerForRank(P, R);
     ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
     for (const CommDesc &C : L->Comms) {
       auto [It, New] = SizeOf.insert({C.Key, C.Size});
@@ -135,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(Examples, NcclLoweringTest,
 
 TEST(NcclLowering, RefusesARankOutsideTheWorld) {
   plan::Plan P = compileExample("gpt2_ddp");
-  Expected<Lowering> L = lowerForRank(P, 8);
+  Expected<NcclRankPlan> L = lowerForRank(P, 8);
   ASSERT_FALSE(bool(L));
   EXPECT_NE(llvm::toString(L.takeError()).find("rank 8 is not in 0..7"), std::string::npos);
 }
@@ -166,7 +166,7 @@ TEST(NcclLowering, RuntimeAllToAllVOfAViewKnowsItsRows) {
 }
 )");
   ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-  Expected<Lowering> L = lowerForRank(*P, 0);
+  Expected<NcclRankPlan> L = lowerForRank(*P, 0);
   ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
   unsigned Sends = 0, Recvs = 0;
   std::vector<uint64_t> Rows = {3, 5};

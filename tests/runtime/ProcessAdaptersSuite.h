@@ -1,7 +1,7 @@
-//===- tests/runtime/ProcessAdaptersSuite.h - The seed adapters, one rank per process -*- C++
+//===- tests/runtime/ProcessAdaptersSuite.h - The interface adapters, one rank per process -*- C++
 //-*-===//
 //
-// The three seed adapters (Communicator, DistributedSession,
+// The three interface adapters (Communicator, DistributedSession,
 // ServerCommunication) on a backend whose ranks are processes: each process
 // runs its own rank and checks its own results, at any world of 2 or more.
 // Written once over a backend's traits B:
@@ -18,9 +18,9 @@
 
 #include "tests/runtime/RuntimeTestUtil.h"
 
-#include "runtime/seeds/Communicator.h"
-#include "runtime/seeds/DistributedSession.h"
-#include "runtime/seeds/ServerCommunication.h"
+#include "runtime/interfaces/Communicator.h"
+#include "runtime/interfaces/DistributedSession.h"
+#include "runtime/interfaces/ServerCommunication.h"
 
 #include "gtest/gtest.h"
 
@@ -32,7 +32,7 @@ namespace collc::test {
 template <typename B> void communicatorOnProcesses() {
   using namespace rt;
   const int R = B::rank(), W = B::world();
-  auto C = B::communicator("seeds.comm", W, R);
+  auto C = B::communicator("interfaces.comm", W, R);
   ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
   Communicator &Comm = **C;
   EXPECT_EQ(Comm.rank(), size_t(R));
@@ -104,7 +104,7 @@ inline rt::HostValue waited(llvm::Expected<rt::Submission<rt::HostValue>> S) {
 template <typename B> void sessionOnProcesses() {
   using namespace rt;
   const int R = B::rank(), W = B::world();
-  auto S = B::Session::create("seeds.session", W, R);
+  auto S = B::Session::create("interfaces.session", W, R);
   ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
   DistributedSessionDescriptor D = (*S)->descriptor();
   EXPECT_EQ(D.Backend, B::name());

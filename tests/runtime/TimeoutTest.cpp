@@ -6,8 +6,8 @@
 #include "runtime/exec/Timeout.h"
 
 #include "runtime/exec/Executor.h"
-#include "runtime/local/Rendezvous.h"
-#include "runtime/seeds/Communicator.h"
+#include "runtime/interfaces/Communicator.h"
+#include "runtime/local/MeetingPoint.h"
 
 #include <gtest/gtest.h>
 
@@ -58,7 +58,7 @@ TEST(Timeout, TheEnvironmentReplacesTheDefault) {
 }
 
 // Every backend's options take the one default: the local executor's, the
-// seed communicator's and the local rendezvous's waits as much as NCCL's.
+// Communicator's and the local meeting point's waits as much as NCCL's.
 TEST(Timeout, EveryDefaultOfTheRuntimeFollowsTheEnvironment) {
   ASSERT_EQ(setenv(kTimeoutVariable, "2500", 1), 0);
   EXPECT_EQ(ExecutorOptions().Timeout, milliseconds(2500));

@@ -135,10 +135,10 @@ int run_dumpCommand() {
       return reportError("dump", std::move(E));
     break;
   case Format::Nccl: {
-    Expected<rt::nccl::Lowering> L = rt::nccl::lowerRunnableForRank(*P, Rank);
+    Expected<rt::nccl::NcclRankPlan> L = rt::nccl::lowerRunnableForRank(*P, Rank);
     if (!L)
       return reportError("dump", L.takeError());
-    rt::nccl::printLowering(*P, *L, (*Out)->os());
+    rt::nccl::printRankPlan(*P, *L, (*Out)->os());
     break;
   }
   }

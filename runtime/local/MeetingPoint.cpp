@@ -1,6 +1,8 @@
-//===- runtime/local/Rendezvous.cpp - Rendezvous of threads ---------------------===//
+//===- runtime/local/MeetingPoint.cpp - Where a local group's threads meet ---===//
 
-#include "runtime/local/Rendezvous.h"
+#include "runtime/local/MeetingPoint.h"
+
+#include "runtime/local/MailboxFill.h"
 
 #include "runtime/local/Kernels.h"
 
@@ -33,11 +35,11 @@ static int usableCpus() {
   return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-Rendezvous::Rendezvous(std::string N, int S)
+MeetingPoint::MeetingPoint(std::string N, int S)
     : Name(std::move(N)), Size(S), Oversubscribed(S > usableCpus()), Slots(new Slot[S]),
       Channels(new Channel[size_t(S) * S]) {}
 
-Error Rendezvous::claim(int Rank) {
+Error MeetingPoint::claim(int Rank) {
   std::lock_guard<std::mutex> L(M);
   if (Slots[Rank].Claimed)
     return makeError(ErrorKind::InvalidArgument,
@@ -46,7 +48,7 @@ Error Rendezvous::claim(int Rank) {
   return Error::success();
 }
 
-Error Rendezvous::brokenError(bool InFlight) const {
+Error MeetingPoint::brokenError(bool InFlight) const {
   std::lock_guard<std::mutex> L(M);
   // A wait the failure interrupted reports the cause's kind ("rank 2 timed
   // out"); later operations are refused as Broken. Both blame the cause's
@@ -55,7 +57,7 @@ Error Rendezvous::brokenError(bool InFlight) const {
                    "group '" + Name + "' is broken: " + BrokenWhy, BrokenPeer);
 }
 
-void Rendezvous::fail(Error Why) {
+void MeetingPoint::fail(Error Why) {
   ErrorParts Cause = takeErrorParts(std::move(Why), ErrorKind::Broken);
   {
     std::lock_guard<std::mutex> L(M);
@@ -69,12 +71,12 @@ void Rendezvous::fail(Error Why) {
   wake();
 }
 
-void Rendezvous::markDead(int Rank, const std::string &Why) {
+void MeetingPoint::markDead(int Rank, const std::string &Why) {
   Slots[Rank].Dead.store(true, std::memory_order_seq_cst);
   fail(makeError(ErrorKind::PeerLost, formatv("rank {0} is gone: {1}", Rank, Why), Rank));
 }
 
-Error Rendezvous::health(int Rank) const {
+Error MeetingPoint::health(int Rank) const {
   if (broken())
     return brokenError();
   for (int R = 0; R != Size; ++R)
@@ -83,13 +85,13 @@ Error Rendezvous::health(int Rank) const {
   return Error::success();
 }
 
-Error Rendezvous::waitUntil(function_ref<bool()> Ready, function_ref<std::vector<int>()> Missing,
-                            const WaitPolicy &W, function_ref<std::string()> What) {
-  Expected<WaitOutcome> Outcome = waitAtDoorbell(
-      Bell, BellScope::ThisProcess, Ready, W, Oversubscribed,
-      [&](std::chrono::steady_clock::time_point) {
-        return broken() ? brokenError(/*InFlight=*/true) : Error::success();
-      });
+Error MeetingPoint::waitUntil(function_ref<bool()> Ready, function_ref<std::vector<int>()> Missing,
+                              const WaitPolicy &W, function_ref<std::string()> What) {
+  Expected<WaitOutcome> Outcome =
+      waitAtDoorbell(Bell, BellScope::ThisProcess, Ready, W, Oversubscribed,
+                     [&](std::chrono::steady_clock::time_point) {
+                       return broken() ? brokenError(/*InFlight=*/true) : Error::success();
+                     });
   if (!Outcome)
     return Outcome.takeError();
   if (*Outcome == WaitOutcome::Ready)
@@ -106,29 +108,18 @@ Error Rendezvous::waitUntil(function_ref<bool()> Ready, function_ref<std::vector
   return makeError(ErrorKind::Timeout, Msg, Blame);
 }
 
-void Rendezvous::publish(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
-                    bool Wake) {
+void MeetingPoint::publish(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
+                           bool Wake) {
   Slot &S = Slots[Rank];
   S.P[Seq & 1] = P;
-  // Every arrival fills both the post and the mailbox, so a peer that took
-  // the other path (their sizes differ) still sees this rank arrive and
-  // reports the mismatch instead of timing out.
-  Mailbox &B = S.Box[Seq & 1];
-  B.Code = uint8_t(P.Code);
-  B.Elem = uint8_t(P.Elem);
-  B.Op = uint8_t(P.Op);
-  B.Root = int32_t(P.Root);
-  B.Count = P.Count;
-  B.Scale = P.Scale;
-  if (Bytes)
-    std::memcpy(B.Data, Data, Bytes);
-  B.Seq.store(Seq, std::memory_order_release);
+  // Every arrival fills both the post and the mailbox (MailboxFill.h).
+  fillMailbox(S.Box[Seq & 1], P, Data, Bytes, Seq);
   S.Arrived.store(Seq, std::memory_order_release);
   if (Wake)
     wake();
 }
 
-Error Rendezvous::arrive(int Rank, uint64_t Seq, const Post &P, const WaitPolicy &W) {
+Error MeetingPoint::arrive(int Rank, uint64_t Seq, const Post &P, const WaitPolicy &W) {
   if (broken())
     return brokenError();
   publish(Rank, Seq, P, nullptr, 0, /*Wake=*/true);
@@ -149,8 +140,8 @@ Error Rendezvous::arrive(int Rank, uint64_t Seq, const Post &P, const WaitPolicy
                    [&] { return formatv("{0} #{1}", opCodeName(P.Code), Seq).str(); });
 }
 
-Error Rendezvous::arriveTiny(int Rank, uint64_t Seq, const Post &P, const char *Data, uint64_t Bytes,
-                        const WaitPolicy &W) {
+Error MeetingPoint::arriveTiny(int Rank, uint64_t Seq, const Post &P, const char *Data,
+                               uint64_t Bytes, const WaitPolicy &W) {
   if (broken())
     return brokenError();
   // No fence and wake-up before waiting: the fence would stall until the
@@ -179,7 +170,7 @@ Error Rendezvous::arriveTiny(int Rank, uint64_t Seq, const Post &P, const char *
   return E;
 }
 
-int Rendezvous::firstMailboxMismatch(uint64_t Seq) const {
+int MeetingPoint::firstMailboxMismatch(uint64_t Seq) const {
   const Mailbox &A = Slots[0].Box[Seq & 1];
   for (int R = 1; R != Size; ++R) {
     const Mailbox &B = Slots[R].Box[Seq & 1];
@@ -190,7 +181,7 @@ int Rendezvous::firstMailboxMismatch(uint64_t Seq) const {
   return -1;
 }
 
-Error Rendezvous::complete(int Rank, uint64_t Seq, const WaitPolicy &W) {
+Error MeetingPoint::complete(int Rank, uint64_t Seq, const WaitPolicy &W) {
   storeFence(); // streaming stores land before anyone reads them
   Slots[Rank].Done.store(Seq, std::memory_order_seq_cst);
   wake();
@@ -212,8 +203,8 @@ Error Rendezvous::complete(int Rank, uint64_t Seq, const WaitPolicy &W) {
   });
 }
 
-Error Rendezvous::send(int From, int To, const char *Data, uint64_t Bytes, ElemType T,
-                  const WaitPolicy &W) {
+Error MeetingPoint::send(int From, int To, const char *Data, uint64_t Bytes, ElemType T,
+                         const WaitPolicy &W) {
   if (broken())
     return brokenError();
   Channel &C = Channels[size_t(From) * Size + To];
@@ -237,7 +228,8 @@ Error Rendezvous::send(int From, int To, const char *Data, uint64_t Bytes, ElemT
   return Error::success();
 }
 
-Error Rendezvous::recv(int To, int From, char *Data, uint64_t Bytes, ElemType T, const WaitPolicy &W) {
+Error MeetingPoint::recv(int To, int From, char *Data, uint64_t Bytes, ElemType T,
+                         const WaitPolicy &W) {
   if (broken())
     return brokenError();
   Channel &C = Channels[size_t(From) * Size + To];

@@ -1,4 +1,4 @@
-//===- runtime/seeds/HostEagerComm.h - EagerComm over any host driver -*- C++ -*-===//
+//===- runtime/interfaces/HostEagerComm.h - EagerComm over any host driver -*- C++ -*-===//
 //
 // The EagerComm adapter (EagerComm.h), written once over a driver whose
 // memory is the host's and whose comm stream is a HostStream (local, mpi,
@@ -9,12 +9,12 @@
 // createHostEagerComm (runtime/gloo/GlooAdapters.h, ...).
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SEEDS_HOSTEAGERCOMM_H
-#define COLLC_RUNTIME_SEEDS_HOSTEAGERCOMM_H
+#ifndef COLLC_RUNTIME_INTERFACES_HOSTEAGERCOMM_H
+#define COLLC_RUNTIME_INTERFACES_HOSTEAGERCOMM_H
 
 #include "runtime/exec/GroupJoin.h"
-#include "runtime/seeds/EagerComm.h"
-#include "runtime/seeds/HostSession.h"
+#include "runtime/interfaces/EagerComm.h"
+#include "runtime/interfaces/HostSession.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

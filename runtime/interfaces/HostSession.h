@@ -1,25 +1,25 @@
-//===- runtime/seeds/HostSession.h - seed 003 over any host driver -*- C++ -*-===//
+//===- runtime/interfaces/HostSession.h - DistributedSession over any host driver -*- C++ -*-===//
 //
 // The DistributedSession adapter, written once over a driver whose memory
 // is the host's and whose comm stream is a HostStream (local, mpi, gloo).
 // Values are HostValues; each submission is enqueued on the session's own
 // comm stream and kicked, and its completion holds the input and the result
 // until waited for. The session runs over its world only: any other scope
-// is refused as Unsupported (fail-closed, as the seed asks).
+// is refused as Unsupported (fail-closed, as the interface asks).
 //
 // Backends instantiate it (runtime/local/LocalSession.h, ...); create()
 // joins the world by name, so a backend whose join accepts only its whole
 // world (mpi) works unchanged.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SEEDS_HOSTSESSION_H
-#define COLLC_RUNTIME_SEEDS_HOSTSESSION_H
+#ifndef COLLC_RUNTIME_INTERFACES_HOSTSESSION_H
+#define COLLC_RUNTIME_INTERFACES_HOSTSESSION_H
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/GroupJoin.h"
 #include "runtime/exec/HostStream.h"
 #include "runtime/exec/Timeout.h"
-#include "runtime/seeds/DistributedSession.h"
+#include "runtime/interfaces/DistributedSession.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,6 +1,6 @@
-//===- runtime/seeds/HostSession.cpp - seed 003's checks and completion ---===//
+//===- runtime/interfaces/HostSession.cpp - DistributedSession's checks and completion ---===//
 
-#include "runtime/seeds/HostSession.h"
+#include "runtime/interfaces/HostSession.h"
 
 using namespace llvm;
 

@@ -1,4 +1,4 @@
-//===- runtime/seeds/Communicator.h - Eager collectives over host memory (seed 002) -*- C++ -*-===//
+//===- runtime/interfaces/Communicator.h - Eager collectives over host memory -*- C++ -*-===//
 //
 // The transport of a group as a virtual class: every rank calls the same
 // operations in the same order; each call returns when it is done. Buffers
@@ -12,8 +12,8 @@
 //     ...  // names the rank that failed, or the mismatch
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SEEDS_COMMUNICATOR_H
-#define COLLC_RUNTIME_SEEDS_COMMUNICATOR_H
+#ifndef COLLC_RUNTIME_INTERFACES_COMMUNICATOR_H
+#define COLLC_RUNTIME_INTERFACES_COMMUNICATOR_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"

@@ -1,6 +1,6 @@
-//===- runtime/seeds/HostEagerComm.cpp - EagerComm over any host driver ---===//
+//===- runtime/interfaces/HostEagerComm.cpp - EagerComm over any host driver ---===//
 
-#include "runtime/seeds/HostEagerComm.h"
+#include "runtime/interfaces/HostEagerComm.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,6 +1,6 @@
-//===- runtime/local/Rendezvous.h - Rendezvous of threads ------------*- C++ -*-===//
+//===- runtime/local/MeetingPoint.h - Where a local group's threads meet -*- C++ -*-===//
 //
-// The shared state of one local group (a Rendezvous; the IR's and the plan's
+// The shared state of one local group (a MeetingPoint; the IR's and the plan's
 // Group say who is in a group, this is where its threads meet): a slot per
 // rank where it posts what it brings to each collective, sequence counters
 // for arrival and completion, and a channel per ordered pair of ranks for
@@ -15,8 +15,8 @@
 // hanging or reading stale data.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_LOCAL_RENDEZVOUS_H
-#define COLLC_RUNTIME_LOCAL_RENDEZVOUS_H
+#ifndef COLLC_RUNTIME_LOCAL_MEETINGPOINT_H
+#define COLLC_RUNTIME_LOCAL_MEETINGPOINT_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"
@@ -48,9 +48,9 @@ struct Post {
   const uint64_t *RecvCounts = nullptr;
 };
 
-class Rendezvous {
+class MeetingPoint {
 public:
-  Rendezvous(std::string Name, int Size);
+  MeetingPoint(std::string Name, int Size);
 
   const std::string &name() const { return Name; }
   int size() const { return Size; }
@@ -87,7 +87,7 @@ public:
   /// until everyone has.
   llvm::Error complete(int Rank, uint64_t Seq, const WaitPolicy &W);
 
-  /// Rendezvous send: posts the data and waits until the receiver copied it.
+  /// A rendezvous send: posts the data and waits until the receiver copied it.
   llvm::Error send(int From, int To, const char *Data, uint64_t Bytes, ElemType T,
                    const WaitPolicy &W);
   /// Waits for the matching send, checks it brings exactly \p Bytes of \p T,

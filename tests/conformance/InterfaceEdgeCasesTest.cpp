@@ -1,6 +1,6 @@
-//===- tests/conformance/SeedEdgeCasesTest.cpp - The seeds' corner cases ---===//
+//===- tests/conformance/InterfaceEdgeCasesTest.cpp - The interfaces' corner cases===//
 //
-// What the seed interfaces promise beyond plain collectives, checked at the
+// What the runtime's interfaces promise beyond plain collectives, checked at the
 // driver level (the adapters forward to it): split ordering by key with a
 // color of one rank, a receive of exactly the bytes sent, all_gather_words
 // in rank order, and arguments refused as error values.
@@ -22,7 +22,7 @@ using llvm::Expected;
 
 namespace {
 
-template <typename H> class SeedEdgeCases : public testing::Test {
+template <typename H> class InterfaceEdgeCases : public testing::Test {
 protected:
   using D = typename H::Driver;
 
@@ -60,9 +60,9 @@ protected:
 };
 
 using Harnesses = testing::Types<test::DriverHarness<local::LocalDriver>>;
-TYPED_TEST_SUITE(SeedEdgeCases, Harnesses);
+TYPED_TEST_SUITE(InterfaceEdgeCases, Harnesses);
 
-TYPED_TEST(SeedEdgeCases, GroupIdIsMintedOnceAndRemembered) {
+TYPED_TEST(InterfaceEdgeCases, GroupIdIsMintedOnceAndRemembered) {
   using D = typename TestFixture::D;
   std::string Name = TestFixture::uniqueName();
   Expected<typename D::UniqueId> A = D::groupId({Name});
@@ -73,7 +73,7 @@ TYPED_TEST(SeedEdgeCases, GroupIdIsMintedOnceAndRemembered) {
   EXPECT_NE(*A, *Other);
 }
 
-TYPED_TEST(SeedEdgeCases, JoinRefusesBadRanks) {
+TYPED_TEST(InterfaceEdgeCases, JoinRefusesBadRanks) {
   using D = typename TestFixture::D;
   Expected<typename D::UniqueId> Id = D::groupId({TestFixture::uniqueName()});
   ASSERT_TRUE(bool(Id));
@@ -85,7 +85,7 @@ TYPED_TEST(SeedEdgeCases, JoinRefusesBadRanks) {
   llvm::consumeError(Empty.takeError());
 }
 
-TYPED_TEST(SeedEdgeCases, ElementsIsAnErrorValueNotFatal) {
+TYPED_TEST(InterfaceEdgeCases, ElementsIsAnErrorValueNotFatal) {
   using D = typename TestFixture::D;
   Expected<Elements<typename D::DataType>> Whole = D::elements(ElemType::F32, 64);
   ASSERT_TRUE(bool(Whole)) << llvm::toString(Whole.takeError());
@@ -99,7 +99,7 @@ TYPED_TEST(SeedEdgeCases, ElementsIsAnErrorValueNotFatal) {
   llvm::consumeError(Unknown.takeError());
 }
 
-TYPED_TEST(SeedEdgeCases, SplitOrdersByKeyAndAllowsAOneRankColor) {
+TYPED_TEST(InterfaceEdgeCases, SplitOrdersByKeyAndAllowsAOneRankColor) {
   using D = typename TestFixture::D;
   // Five ranks: 0..3 take color 0 with keys that reverse them; rank 4 is
   // alone in color 1. A negative color gets no communicator.
@@ -144,7 +144,7 @@ TYPED_TEST(SeedEdgeCases, SplitOrdersByKeyAndAllowsAOneRankColor) {
   EXPECT_EQ(Seen[4], (std::vector<uint32_t>{104}));
 }
 
-TYPED_TEST(SeedEdgeCases, SplitBreaksKeyTiesByRank) {
+TYPED_TEST(InterfaceEdgeCases, SplitBreaksKeyTiesByRank) {
   using D = typename TestFixture::D;
   std::vector<int> NewRank(3, -1);
   this->withGroup(3, [&](int R, auto &C, auto) {
@@ -155,7 +155,7 @@ TYPED_TEST(SeedEdgeCases, SplitBreaksKeyTiesByRank) {
   EXPECT_EQ(NewRank, (std::vector<int>{0, 1, 2}));
 }
 
-TYPED_TEST(SeedEdgeCases, RecvOfExactlyTheSentBytes) {
+TYPED_TEST(InterfaceEdgeCases, RecvOfExactlyTheSentBytes) {
   using D = typename TestFixture::D;
   std::vector<std::string> Errors(2);
   std::vector<uint32_t> Got(16, 0);
@@ -175,7 +175,7 @@ TYPED_TEST(SeedEdgeCases, RecvOfExactlyTheSentBytes) {
     EXPECT_EQ(Got[I], 1000 + I);
 }
 
-TYPED_TEST(SeedEdgeCases, RecvOfOtherBytesFailsOnBothSidesAndWritesNothing) {
+TYPED_TEST(InterfaceEdgeCases, RecvOfOtherBytesFailsOnBothSidesAndWritesNothing) {
   using D = typename TestFixture::D;
   std::vector<ErrorKind> Kinds(2, ErrorKind::Backend);
   std::vector<char> Failed(2, 0); // not vector<bool>: ranks write their own
@@ -208,7 +208,7 @@ TYPED_TEST(SeedEdgeCases, RecvOfOtherBytesFailsOnBothSidesAndWritesNothing) {
     EXPECT_EQ(V, 0xdeadu) << "a refused receive wrote its buffer";
 }
 
-TYPED_TEST(SeedEdgeCases, AllGatherWordsInRankOrder) {
+TYPED_TEST(InterfaceEdgeCases, AllGatherWordsInRankOrder) {
   using D = typename TestFixture::D;
   std::vector<std::vector<uint32_t>> Seen(3);
   this->withGroup(3, [&](int R, auto &C, auto) {
@@ -221,7 +221,7 @@ TYPED_TEST(SeedEdgeCases, AllGatherWordsInRankOrder) {
     EXPECT_EQ(Seen[R], (std::vector<uint32_t>{0, 40, 1, 41, 2, 44}));
 }
 
-TYPED_TEST(SeedEdgeCases, AllGatherWordsOfDifferentLengthsIsAMismatch) {
+TYPED_TEST(InterfaceEdgeCases, AllGatherWordsOfDifferentLengthsIsAMismatch) {
   using D = typename TestFixture::D;
   std::vector<std::string> Errors(2);
   this->withGroup(2, [&](int R, auto &C, auto) {
@@ -233,7 +233,7 @@ TYPED_TEST(SeedEdgeCases, AllGatherWordsOfDifferentLengthsIsAMismatch) {
   EXPECT_NE(Errors[1], "");
 }
 
-TYPED_TEST(SeedEdgeCases, OnlyTheBroadcastRootHasASource) {
+TYPED_TEST(InterfaceEdgeCases, OnlyTheBroadcastRootHasASource) {
   using D = typename TestFixture::D;
   Expected<typename D::UniqueId> Id = D::groupId({TestFixture::uniqueName()});
   ASSERT_TRUE(bool(Id));

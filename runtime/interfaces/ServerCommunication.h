@@ -1,4 +1,4 @@
-//===- runtime/seeds/ServerCommunication.h - Collectives by device id (seed 001) -*- C++ -*-===//
+//===- runtime/interfaces/ServerCommunication.h - Collectives by device id -*- C++ -*-===//
 //
 // One server per device in one process (a compute runtime's per-device
 // server), communicating with the servers of other devices by device id.
@@ -13,8 +13,8 @@
 //   S.syncCollective(0);
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SEEDS_SERVERCOMMUNICATION_H
-#define COLLC_RUNTIME_SEEDS_SERVERCOMMUNICATION_H
+#ifndef COLLC_RUNTIME_INTERFACES_SERVERCOMMUNICATION_H
+#define COLLC_RUNTIME_INTERFACES_SERVERCOMMUNICATION_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"

@@ -1,11 +1,11 @@
-//===- runtime/seeds/EagerComm.h - Eager collectives as asynchronous work -*- C++ -*-===//
+//===- runtime/interfaces/EagerComm.h - Eager collectives as asynchronous work -*- C++ -*-===//
 //
 // What a framework's process group asks of a communication library, op by
 // op, as c10d's Backend does (torch.distributed's all_reduce, all_gather,
 // reduce_scatter, broadcast, all_to_all, send, recv, barrier): each call
 // checks its arguments, enqueues the operation and returns a ticket at
 // once; the caller waits for the ticket (or asks whether it is done) and
-// keeps the memory alive until then. Where Communicator (seed 002) blocks
+// keeps the memory alive until then. Where Communicator blocks
 // per call, this lets a process group overlap its work with compute, and
 // lets a send and a recv to one peer progress together.
 //
@@ -24,8 +24,8 @@
 //     ...
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SEEDS_EAGERCOMM_H
-#define COLLC_RUNTIME_SEEDS_EAGERCOMM_H
+#ifndef COLLC_RUNTIME_INTERFACES_EAGERCOMM_H
+#define COLLC_RUNTIME_INTERFACES_EAGERCOMM_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"

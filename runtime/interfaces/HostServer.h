@@ -1,4 +1,4 @@
-//===- runtime/seeds/HostServer.h - seed 001 over any host driver -*- C++ -*-===//
+//===- runtime/interfaces/HostServer.h - ServerCommunication over any host driver -*- C++ -*-===//
 //
 // The ServerCommunication adapter, written once over a driver whose comm
 // stream is a HostStream (local, mpi, gloo): ServerCore's groups and checks,
@@ -7,11 +7,11 @@
 // (runtime/local/LocalServer.h, ...).
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SEEDS_HOSTSERVER_H
-#define COLLC_RUNTIME_SEEDS_HOSTSERVER_H
+#ifndef COLLC_RUNTIME_INTERFACES_HOSTSERVER_H
+#define COLLC_RUNTIME_INTERFACES_HOSTSERVER_H
 
-#include "runtime/seeds/HostSession.h"
-#include "runtime/seeds/ServerCore.h"
+#include "runtime/interfaces/HostSession.h"
+#include "runtime/interfaces/ServerCore.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,6 +1,6 @@
-//===- runtime/seeds/ServerCommunication.cpp - seed 001 (defaults) ----===//
+//===- runtime/interfaces/ServerCommunication.cpp - ServerCommunication defaults ----===//
 
-#include "runtime/seeds/ServerCommunication.h"
+#include "runtime/interfaces/ServerCommunication.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

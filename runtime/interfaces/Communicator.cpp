@@ -1,6 +1,6 @@
-//===- runtime/seeds/Communicator.cpp - Eager collectives (seed 002) -------------===//
+//===- runtime/interfaces/Communicator.cpp - Eager collectives -------------===//
 
-#include "runtime/seeds/Communicator.h"
+#include "runtime/interfaces/Communicator.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,4 +1,4 @@
-//===- runtime/seeds/ServerCore.h - seed 001's logic over any driver ---*- C++ -*-===//
+//===- runtime/interfaces/ServerCore.h - ServerCommunication over any driver -*- C++ -*-===//
 //
 // What every ServerCommunication backend shares: groups named by their
 // sorted device lists and joined on first use (a device's rank is its place
@@ -14,11 +14,11 @@
 // as Unsupported.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SEEDS_SERVERCORE_H
-#define COLLC_RUNTIME_SEEDS_SERVERCORE_H
+#ifndef COLLC_RUNTIME_INTERFACES_SERVERCORE_H
+#define COLLC_RUNTIME_INTERFACES_SERVERCORE_H
 
 #include "runtime/exec/CollectiveDriver.h"
-#include "runtime/seeds/ServerCommunication.h"
+#include "runtime/interfaces/ServerCommunication.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"

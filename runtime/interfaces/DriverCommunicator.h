@@ -1,4 +1,4 @@
-//===- runtime/seeds/DriverCommunicator.h - seed 002 over any driver ---*- C++ -*-===//
+//===- runtime/interfaces/DriverCommunicator.h - Communicator over any driver ---*- C++ -*-===//
 //
 // The Communicator adapter, written once over the driver concept: every call
 // validates through the driver, enqueues on the communicator's comm stream
@@ -7,12 +7,12 @@
 // createDriverCommunicator below.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SEEDS_DRIVERCOMMUNICATOR_H
-#define COLLC_RUNTIME_SEEDS_DRIVERCOMMUNICATOR_H
+#ifndef COLLC_RUNTIME_INTERFACES_DRIVERCOMMUNICATOR_H
+#define COLLC_RUNTIME_INTERFACES_DRIVERCOMMUNICATOR_H
 
 #include "runtime/exec/CollectiveDriver.h"
 #include "runtime/exec/GroupJoin.h"
-#include "runtime/seeds/Communicator.h"
+#include "runtime/interfaces/Communicator.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

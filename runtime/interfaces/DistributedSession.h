@@ -1,4 +1,4 @@
-//===- runtime/seeds/DistributedSession.h - Submissions over a session (seed 003) -*- C++ -*-===//
+//===- runtime/interfaces/DistributedSession.h - Submissions over a session -*- C++ -*-===//
 //
 // The optional collective capability of a model runtime's session: a few
 // asynchronous submissions over backend-owned values, each with a completion
@@ -12,8 +12,8 @@
 //   Expected<HostValue> Sum = Sub->Done.wait();
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_RUNTIME_SEEDS_DISTRIBUTEDSESSION_H
-#define COLLC_RUNTIME_SEEDS_DISTRIBUTEDSESSION_H
+#ifndef COLLC_RUNTIME_INTERFACES_DISTRIBUTEDSESSION_H
+#define COLLC_RUNTIME_INTERFACES_DISTRIBUTEDSESSION_H
 
 #include "ir/Types.h"
 #include "runtime/exec/RuntimeError.h"

@@ -1,6 +1,6 @@
-//===- runtime/seeds/DistributedSession.cpp - seed 003 values -----===//
+//===- runtime/interfaces/DistributedSession.cpp - DistributedSession values -----===//
 
-#include "runtime/seeds/DistributedSession.h"
+#include "runtime/interfaces/DistributedSession.h"
 
 
 #include "llvm/Support/FormatVariadic.h"
