@@ -149,6 +149,10 @@ def main():
         opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
         data = batches("frozen", rank, 5)
         for s, b in enumerate(data):
+            if s == 3:
+                # Both ranks are past step 2 (its end included: a peer seen
+                # gone then would fail step 2 on rank 0 instead).
+                dist.barrier()
             if s == 3 and rank == 1:
                 os._exit(3)  # gone mid-run, without a word
             if s == 3:
