@@ -58,25 +58,35 @@ struct Placement {
   int64_t ResultIndex = -1; // which result of the anchor it waits for
 };
 
-Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
-  std::vector<Op> &Ops = P.ops();
-  size_t N = Ops.size();
-  std::vector<int64_t> SkeletonIndex(N, -1);
-  std::vector<OpId> Skeleton;
-  for (OpId I = 0; I != N; ++I)
-    if (!isMovable(Ops[I])) {
-      SkeletonIndex[I] = Skeleton.size();
-      Skeleton.push_back(I);
-    }
+/// The skeleton: the ops that keep their order, and each op's index in it
+/// (-1 for a movable op).
+struct Skeleton {
+  std::vector<OpId> Ops;
+  std::vector<int64_t> IndexOf;
+};
 
-  // Placement of each movable op, in program order (operands come first).
-  std::vector<Placement> Place(N);
+Skeleton findSkeleton(const std::vector<Op> &Ops) {
+  Skeleton S;
+  S.IndexOf.assign(Ops.size(), -1);
+  for (OpId I = 0; I != Ops.size(); ++I)
+    if (!isMovable(Ops[I])) {
+      S.IndexOf[I] = S.Ops.size();
+      S.Ops.push_back(I);
+    }
+  return S;
+}
+
+/// The placement of each movable op, in program order (operands come
+/// first): its anchor, chain depth and the anchor's result it waits for.
+std::vector<Placement> placeMovable(const Program &P, const Skeleton &Sk) {
+  const std::vector<Op> &Ops = P.ops();
+  std::vector<Placement> Place(Ops.size());
   int64_t LastBarrier = -1;
-  for (OpId I = 0; I != N; ++I) {
+  for (OpId I = 0; I != Ops.size(); ++I) {
     const Op &O = Ops[I];
     if (!isMovable(O)) {
       if (isOrderBarrier(O))
-        LastBarrier = SkeletonIndex[I];
+        LastBarrier = Sk.IndexOf[I];
       continue;
     }
     Placement Pl;
@@ -90,7 +100,7 @@ Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
         From.Depth += 1;
         From.ResultIndex = -1;
       } else {
-        From.Anchor = SkeletonIndex[Def];
+        From.Anchor = Sk.IndexOf[Def];
         From.ResultIndex = llvm::find(D.Results, V) - D.Results.begin();
       }
       if (From.Anchor > Pl.Anchor) {
@@ -102,79 +112,92 @@ Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
     }
     Place[I] = Pl;
   }
+  return Place;
+}
 
-  // The skeleton op that first needs each movable op's results, through
-  // chains of collectives; users come after their producers, so one
-  // backward sweep settles it.
-  constexpr int64_t NeverNeeded = INT64_MAX;
-  std::vector<int64_t> Need(N, NeverNeeded);
-  for (OpId U = N; U-- > 0;) {
-    int64_t At = isMovable(Ops[U]) ? Need[U] : SkeletonIndex[U];
+constexpr int64_t NeverNeeded = INT64_MAX;
+
+/// The skeleton op that first needs each movable op's results, through
+/// chains of collectives; users come after their producers, so one
+/// backward sweep settles it.
+std::vector<int64_t> firstNeeds(const Program &P, const Skeleton &Sk) {
+  const std::vector<Op> &Ops = P.ops();
+  std::vector<int64_t> Need(Ops.size(), NeverNeeded);
+  for (OpId U = Ops.size(); U-- > 0;) {
+    int64_t At = isMovable(Ops[U]) ? Need[U] : Sk.IndexOf[U];
     for (ValueId V : Ops[U].Operands) {
       OpId Def = P.value(V).Def;
       if (Def != InvalidId && isMovable(Ops[Def]))
         Need[Def] = std::min(Need[Def], At);
     }
   }
+  return Need;
+}
 
-  // Bucket the movable ops by anchor and sort each bucket by the rule. The
-  // keys are copied next to each op first: sorting a million ops of one
-  // anchor by chasing Place, Ops and value names was cache-bound (22x the
-  // time of 100k).
-  struct Keyed {
-    int64_t Depth, Need, ResultIndex;
-    GroupId Group;
-    OpKind Kind;
-    /// The name's first 8 bytes, big-endian and zero-padded: it orders as
-    /// the name does wherever the two differ there, so the full compare
-    /// runs only on ties.
-    uint64_t NamePrefix;
-    StringRef Name;
-    OpId Op;
-    bool operator<(const Keyed &O) const {
-      return std::tie(Depth, Need, ResultIndex, Group, Kind, NamePrefix, Name) <
-             std::tie(O.Depth, O.Need, O.ResultIndex, O.Group, O.Kind, O.NamePrefix, O.Name);
-    }
-  };
-  auto PrefixOf = [](StringRef Name) {
-    uint64_t X = 0;
-    for (size_t K = 0; K != 8; ++K)
-      X = X << 8 | (K < Name.size() ? uint8_t(Name[K]) : 0);
-    return X;
-  };
-  std::vector<std::vector<Keyed>> ByAnchor(Skeleton.size() + 1);
-  for (OpId I = 0; I != N; ++I)
+/// A movable op with its sort keys copied next to it: sorting a million ops
+/// of one anchor by chasing Place, Ops and value names was cache-bound (22x
+/// the time of 100k).
+struct Keyed {
+  int64_t Depth, Need, ResultIndex;
+  GroupId Group;
+  OpKind Kind;
+  /// The name's first 8 bytes, big-endian and zero-padded: it orders as the
+  /// name does wherever the two differ there, so the full compare runs only
+  /// on ties.
+  uint64_t NamePrefix;
+  StringRef Name;
+  OpId Op;
+  bool operator<(const Keyed &O) const {
+    return std::tie(Depth, Need, ResultIndex, Group, Kind, NamePrefix, Name) <
+           std::tie(O.Depth, O.Need, O.ResultIndex, O.Group, O.Kind, O.NamePrefix, O.Name);
+  }
+};
+
+uint64_t prefixOf(StringRef Name) {
+  uint64_t X = 0;
+  for (size_t K = 0; K != 8; ++K)
+    X = X << 8 | (K < Name.size() ? uint8_t(Name[K]) : 0);
+  return X;
+}
+
+/// The new order: the movable ops bucketed by anchor, each bucket sorted by
+/// the rule and placed right after its anchor.
+std::vector<OpId> newOrder(const Program &P, const Skeleton &Sk,
+                           const std::vector<Placement> &Place,
+                           const std::vector<int64_t> &Need) {
+  const std::vector<Op> &Ops = P.ops();
+  std::vector<std::vector<Keyed>> ByAnchor(Sk.Ops.size() + 1);
+  for (OpId I = 0; I != Ops.size(); ++I)
     if (isMovable(Ops[I])) {
       const Placement &Pl = Place[I];
       StringRef Name = P.value(Ops[I].Results.front()).Name;
       ByAnchor[Pl.Anchor + 1].push_back(
-          {Pl.Depth, Need[I], Pl.ResultIndex, Ops[I].Group, Ops[I].Kind, PrefixOf(Name), Name, I});
+          {Pl.Depth, Need[I], Pl.ResultIndex, Ops[I].Group, Ops[I].Kind, prefixOf(Name), Name, I});
     }
   for (auto &List : ByAnchor)
     llvm::sort(List);
-
-  std::vector<OpId> NewOrder;
-  NewOrder.reserve(N);
+  std::vector<OpId> Order;
+  Order.reserve(Ops.size());
   auto Append = [&](const std::vector<Keyed> &List) {
     for (const Keyed &K : List)
-      NewOrder.push_back(K.Op);
+      Order.push_back(K.Op);
   };
   Append(ByAnchor[0]);
-  for (size_t S = 0; S != Skeleton.size(); ++S) {
-    NewOrder.push_back(Skeleton[S]);
+  for (size_t S = 0; S != Sk.Ops.size(); ++S) {
+    Order.push_back(Sk.Ops[S]);
     Append(ByAnchor[S + 1]);
   }
-  bool Moved = false;
-  for (size_t K = 0; K != N; ++K)
-    Moved |= NewOrder[K] != K;
-  if (!Moved)
-    return false;
-  // Apply the permutation in place, cycle by cycle: position K receives the
-  // op at NewOrder[K]. No second op table.
+  return Order;
+}
+
+/// Applies the permutation in place, cycle by cycle: position K receives
+/// the op at Order[K]. No second op table. Returns how many ops moved.
+int64_t permute(std::vector<Op> &Ops, const std::vector<OpId> &Order) {
+  size_t N = Ops.size();
   int64_t Count = 0;
   std::vector<uint8_t> Done(N, 0);
   for (size_t Start = 0; Start != N; ++Start) {
-    if (Done[Start] || NewOrder[Start] == Start) {
+    if (Done[Start] || Order[Start] == Start) {
       Done[Start] = 1;
       continue;
     }
@@ -183,7 +206,7 @@ Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
     while (true) {
       Done[K] = 1;
       ++Count;
-      size_t From = NewOrder[K];
+      size_t From = Order[K];
       if (From == Start) {
         Ops[K] = std::move(Held);
         break;
@@ -192,6 +215,18 @@ Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
       K = From;
     }
   }
+  return Count;
+}
+
+Expected<bool> OrderPass::run(Program &P, PassContext &Ctx) {
+  Skeleton Sk = findSkeleton(P.ops());
+  std::vector<OpId> Order = newOrder(P, Sk, placeMovable(P, Sk), firstNeeds(P, Sk));
+  bool Moved = false;
+  for (size_t K = 0; K != Order.size(); ++K)
+    Moved |= Order[K] != K;
+  if (!Moved)
+    return false;
+  int64_t Count = permute(P.ops(), Order);
   P.recomputeDefs();
   Ctx.addStat("order", "ops-moved", Count);
   return true;

@@ -67,7 +67,10 @@ private:
   /// Per buffer, (tensor, slot index) sorted by tensor; see bufferOf.
   std::vector<std::vector<std::pair<uint32_t, size_t>>> SlotTensors;
   int64_t LastBatch = -1; ///< the highest p2p batch of the comms so far
+  /// The steps in order: what each reads is there, each comm side launched
+  /// once and waited for, p2p batches kept together (StepWalk).
   Error steps();
+  class StepWalk;
 
   /// Calls \p F on every rank of \p S (the world when All), until it fails.
   template <typename F> Error forRanks(const RankSet &S, F Fn) const {
@@ -700,34 +703,196 @@ std::string Validator::producerOf(uint32_t T) const {
   return "nothing";
 }
 
-Error Validator::steps() {
-  // Dataflow: a tensor some step produces (a compute's output, a comm's
-  // once it is waited for) is there only after that step; one nothing
-  // produces is there from the start. Every step may read only what is
-  // there, or a compute would read a comm's results while they are written.
-  // A wait that names its ranks produces on those ranks only.
-  enum : uint8_t { Absent, Everywhere, OnSomeRanks };
-  std::vector<uint8_t> Produced(P.Tensors.size(), Everywhere);
-  std::map<uint32_t, RankSet> ProducedOn; // the tensors that are OnSomeRanks
-  for (const Compute &C : P.Computes)
-    for (uint32_t T : C.Outputs)
-      Produced[T] = Absent;
-  for (const Comm &C : P.Comms)
-    for (size_t K = 0; K != C.numSides(); ++K)
-      for (uint32_t T : C.side(K).Outputs)
+/// One walk over the steps. Dataflow: a tensor some step produces (a
+/// compute's output, a comm's once it is waited for) is there only after
+/// that step; one nothing produces is there from the start. Every step may
+/// read only what is there, or a compute would read a comm's results while
+/// they are written. A wait that names its ranks produces on those ranks
+/// only.
+class Validator::StepWalk {
+public:
+  explicit StepWalk(const Validator &V) : V(V), P(V.P) {
+    Produced.assign(P.Tensors.size(), Everywhere);
+    for (const Compute &C : P.Computes)
+      for (uint32_t T : C.Outputs)
         Produced[T] = Absent;
-  auto ReadsAll = [&](const std::string &Entity, StringRef Reader, const RankSet &On,
-                      ArrayRef<uint32_t> Ts) -> Error {
+    for (const Comm &C : P.Comms)
+      for (size_t K = 0; K != C.numSides(); ++K)
+        for (uint32_t T : C.side(K).Outputs)
+          Produced[T] = Absent;
+    ComputeSeen.assign(P.Computes.size(), 0);
+    size_t Sides = 0;
+    for (const Comm &C : P.Comms) {
+      SideBase.push_back(Sides);
+      Sides += C.numSides();
+    }
+    State.assign(Sides, NotLaunched);
+    BatchSize.assign(size_t(V.LastBatch + 1), 0); // comm() checked the numbering
+    for (const Comm &C : P.Comms)
+      if (C.Batch >= 0)
+        ++BatchSize[C.Batch];
+  }
+
+  Error run() {
+    for (size_t I = 0; I != P.Steps.size(); ++I)
+      if (Error E = step(I))
+        return E;
+    return everythingRan();
+  }
+
+private:
+  Error step(size_t I) {
+    const Step &S = P.Steps[I];
+    std::string Entity = "step " + std::to_string(I) + " (" + stepKindName(S.Kind).str() + " " +
+                         std::to_string(S.Index) + ")";
+    if (Error E = stepRanks(Entity, S))
+      return E;
+    if (S.Kind == StepKind::Compute)
+      return compute(Entity, S);
+    if (S.Index >= P.Comms.size())
+      return V.fail(Entity, formatv("comm {0} is not in 0..{1}", S.Index,
+                                    int64_t(P.Comms.size()) - 1)
+                                .str());
+    const Comm &C = P.Comms[S.Index];
+    Expected<size_t> K = sideOf(Entity, S, C);
+    if (!K)
+      return K.takeError();
+    size_t Flat = SideBase[S.Index] + *K;
+    if (Error E = batchOrder(Entity, S, C, Flat))
+      return E;
+    if (S.Kind == StepKind::Launch)
+      return launch(Entity, P.ranksOf(S), C.side(*K), Flat);
+    return wait(Entity, P.ranksOf(S), C.side(*K), Flat);
+  }
+
+  /// A step that names its ranks names some, and is not a compute's.
+  Error stepRanks(const std::string &Entity, const Step &S) const {
+    if (S.Ranks == Step::AllRanks)
+      return Error::success();
+    if (S.Ranks >= P.StepRanks.size())
+      return V.fail(Entity, formatv("rank set {0} is not in 0..{1}", S.Ranks,
+                                    int64_t(P.StepRanks.size()) - 1)
+                                .str());
+    if (Error E = V.rankSet(Entity, P.StepRanks[S.Ranks]))
+      return E;
+    if (P.StepRanks[S.Ranks].size(P.World) == 0)
+      return V.fail(Entity, "names no rank");
+    if (S.Kind == StepKind::Compute)
+      return V.fail(Entity, "names ranks, but a compute step runs on its compute's ranks");
+    return Error::success();
+  }
+
+  Error compute(const std::string &Entity, const Step &S) {
+    if (S.Index >= P.Computes.size())
+      return V.fail(Entity, formatv("compute {0} is not in 0..{1}", S.Index,
+                                    int64_t(P.Computes.size()) - 1)
+                                .str());
+    if (ComputeSeen[S.Index]++)
+      return V.fail(Entity, "runs its compute a second time");
+    const Compute &C = P.Computes[S.Index];
+    if (Error E = readsAll(Entity, "compute @" + C.Name, C.Ranks, C.Inputs))
+      return E;
+    produce(C.Ranks, C.Ranks, C.Outputs);
+    return Error::success();
+  }
+
+  /// The side of \p C the step runs (its ranks are all of it).
+  Expected<size_t> sideOf(const std::string &Entity, const Step &S, const Comm &C) const {
+    const RankSet &On = P.ranksOf(S);
+    size_t K = 0;
+    if (C.isJoint()) {
+      if (S.Ranks == Step::AllRanks)
+        return V.fail(Entity, "names no ranks, but its comm is joint: each side has steps of "
+                              "its own");
+      while (K + 1 < C.numSides() && !C.side(K).Ranks.contains(On.Ranks.front()))
+        ++K;
+    }
+    const CommSide &Side = C.side(K);
+    if (!On.isSubsetOf(Side.Ranks, P.World))
+      return V.fail(Entity, formatv("runs on ranks {0}, which do not all issue {1} through one "
+                                    "side",
+                                    On.str(), C.isJoint() ? "its joint comm" : "its comm")
+                                .str());
+    if (S.Kind == StepKind::Launch && !Side.Ranks.isSubsetOf(On, P.World))
+      return V.fail(Entity, formatv("launches its comm on ranks {0} of the {1}: a side is "
+                                    "launched by one step on all its ranks",
+                                    On.str(), Side.Ranks.str())
+                                .str());
+    return K;
+  }
+
+  /// A p2p batch: its launches are consecutive steps, and the waits for
+  /// exactly its comms follow them at once (where NCCL's group ends).
+  Error batchOrder(const std::string &Entity, const Step &S, const Comm &C, size_t Flat) {
+    int32_t B = C.Batch;
+    auto Broken = [&](int32_t Batch) {
+      return V.fail(Entity, formatv("breaks p2p batch {0}: its comms are launched in "
+                                    "consecutive steps and waited for, each once, right after "
+                                    "them",
+                                    Batch)
+                                .str());
+    };
+    if (OpenBatch >= 0 && !(S.Kind == StepKind::Launch && B == OpenBatch && !BatchWaits)) {
+      if (S.Kind != StepKind::Wait || B != OpenBatch || State[Flat] != Launched ||
+          BatchLaunches != BatchSize[OpenBatch])
+        return Broken(OpenBatch);
+      ++BatchWaits;
+      if (BatchWaits == BatchLaunches)
+        OpenBatch = -1;
+    } else if (S.Kind == StepKind::Launch && B >= 0 && B != OpenBatch) {
+      if (!BatchSeen.insert(B).second)
+        return Broken(B);
+      OpenBatch = B;
+      BatchLaunches = BatchWaits = 0;
+    }
+    if (S.Kind == StepKind::Launch && B >= 0)
+      ++BatchLaunches;
+    return Error::success();
+  }
+
+  Error launch(const std::string &Entity, const RankSet &On, const CommSide &Side, size_t Flat) {
+    uint8_t &St = State[Flat];
+    if (St != NotLaunched)
+      return V.fail(Entity, "launches its comm a second time");
+    St = Launched;
+    if (Error E = readsAll(Entity, "its comm", On, Side.Inputs))
+      return E;
+    // An all_to_all_v reads its split sizes from its counts tensor.
+    if (Side.Counts >= 0)
+      return readsAll(Entity, "its comm", On, {uint32_t(Side.Counts)});
+    return Error::success();
+  }
+
+  /// A comm whose results are waited for in two `wait` ops has two wait
+  /// steps; the second finds it complete.
+  Error wait(const std::string &Entity, const RankSet &On, const CommSide &Side, size_t Flat) {
+    uint8_t &St = State[Flat];
+    if (St == NotLaunched)
+      return V.fail(Entity, "waits for its comm before it is launched");
+    if (St != Waited) {
+      RankSet &Now = WaitedOn[Flat];
+      Now = St == WaitedOnSome ? RankSet::unite(Now, On, P.World) : On;
+      St = Side.Ranks.isSubsetOf(Now, P.World) ? Waited : WaitedOnSome;
+      if (St == Waited)
+        WaitedOn.erase(Flat);
+    }
+    produce(On, Side.Ranks, Side.Outputs);
+    return Error::success();
+  }
+
+  Error readsAll(const std::string &Entity, StringRef Reader, const RankSet &On,
+                 ArrayRef<uint32_t> Ts) {
     for (uint32_t T : Ts)
       if (Produced[T] == Absent ||
           (Produced[T] == OnSomeRanks && !On.isSubsetOf(ProducedOn[T], P.World)))
-        return fail(Entity, formatv("{0} reads %{1} before it is produced (by {2}): a step reads "
-                                    "only what earlier steps produced",
-                                    Reader, P.Tensors[T].Name, producerOf(T))
-                                .str());
+        return V.fail(Entity, formatv("{0} reads %{1} before it is produced (by {2}): a step "
+                                      "reads only what earlier steps produced",
+                                      Reader, P.Tensors[T].Name, V.producerOf(T))
+                                  .str());
     return Error::success();
-  };
-  auto Produce = [&](const RankSet &On, const RankSet &Everyone, ArrayRef<uint32_t> Ts) {
+  }
+
+  void produce(const RankSet &On, const RankSet &Everyone, ArrayRef<uint32_t> Ts) {
     bool All = Everyone.isSubsetOf(On, P.World);
     for (uint32_t T : Ts) {
       if (Produced[T] == Everywhere)
@@ -744,158 +909,57 @@ Error Validator::steps() {
         Now = RankSet::unite(Now, On, P.World);
       Produced[T] = OnSomeRanks;
     }
-  };
-  std::vector<uint8_t> ComputeSeen(P.Computes.size(), 0);
-  // Per side of each comm (SideBase: comm -> its first), whether it was
-  // launched, and the ranks that waited for it so far.
-  std::vector<size_t> SideBase;
-  size_t Sides = 0;
-  for (const Comm &C : P.Comms) {
-    SideBase.push_back(Sides);
-    Sides += C.numSides();
   }
+
+  /// At the end: no batch open, every compute run, every side launched and
+  /// waited for by all its ranks.
+  Error everythingRan() {
+    if (OpenBatch >= 0)
+      return V.fail(formatv("p2p batch {0}", OpenBatch),
+                    "its comms are not all waited for at its end");
+    for (size_t I = 0; I != P.Computes.size(); ++I)
+      if (!ComputeSeen[I])
+        return V.fail(formatv("compute {0} @{1}", I, P.Computes[I].Name), "no step runs it");
+    for (size_t I = 0; I != P.Comms.size(); ++I)
+      for (size_t K = 0; K != P.Comms[I].numSides(); ++K) {
+        size_t Flat = SideBase[I] + K;
+        if (State[Flat] == NotLaunched)
+          return V.fail(V.sideName(I, K), "no step launches it");
+        if (State[Flat] == Launched)
+          return V.fail(V.sideName(I, K), "it is launched but never waited for");
+        if (State[Flat] == WaitedOnSome) {
+          const RankSet &Ranks = P.Comms[I].side(K).Ranks, &Waiters = WaitedOn[Flat];
+          int64_t Missing = 0;
+          while (!Ranks.contains(Missing) || Waiters.contains(Missing))
+            ++Missing; // some rank of the side did not wait
+          return V.fail(V.sideName(I, K), formatv("it is launched, but rank {0} never waits for "
+                                                  "it (ranks {1} do)",
+                                                  Missing, Waiters.str())
+                                              .str());
+        }
+      }
+    return Error::success();
+  }
+
+  const Validator &V;
+  const Plan &P;
+  enum : uint8_t { Absent, Everywhere, OnSomeRanks };
+  std::vector<uint8_t> Produced;
+  std::map<uint32_t, RankSet> ProducedOn; ///< the tensors that are OnSomeRanks
+  std::vector<uint8_t> ComputeSeen;
+  /// Per side of each comm (SideBase: comm -> its first), whether it was
+  /// launched, and the ranks that waited for it so far.
+  std::vector<size_t> SideBase;
   enum : uint8_t { NotLaunched, Launched, Waited, WaitedOnSome };
-  std::vector<uint8_t> State(Sides, NotLaunched);
-  std::map<size_t, RankSet> WaitedOn; // the sides that are WaitedOnSome
+  std::vector<uint8_t> State;
+  std::map<size_t, RankSet> WaitedOn; ///< the sides that are WaitedOnSome
   int32_t OpenBatch = -1;
   size_t BatchLaunches = 0, BatchWaits = 0;
   std::set<int32_t> BatchSeen;
-  std::vector<size_t> BatchSize(size_t(LastBatch + 1), 0); // comm() checked the numbering
-  for (const Comm &C : P.Comms)
-    if (C.Batch >= 0)
-      ++BatchSize[C.Batch];
-  for (size_t I = 0; I != P.Steps.size(); ++I) {
-    const Step &S = P.Steps[I];
-    std::string Entity = "step " + std::to_string(I) + " (" + stepKindName(S.Kind).str() + " " +
-                         std::to_string(S.Index) + ")";
-    if (S.Ranks != Step::AllRanks) {
-      if (S.Ranks >= P.StepRanks.size())
-        return fail(Entity, formatv("rank set {0} is not in 0..{1}", S.Ranks,
-                                    int64_t(P.StepRanks.size()) - 1)
-                                .str());
-      if (Error E = rankSet(Entity, P.StepRanks[S.Ranks]))
-        return E;
-      if (P.StepRanks[S.Ranks].size(P.World) == 0)
-        return fail(Entity, "names no rank");
-      if (S.Kind == StepKind::Compute)
-        return fail(Entity, "names ranks, but a compute step runs on its compute's ranks");
-    }
-    if (S.Kind == StepKind::Compute) {
-      if (S.Index >= P.Computes.size())
-        return fail(Entity, formatv("compute {0} is not in 0..{1}", S.Index,
-                                    int64_t(P.Computes.size()) - 1)
-                                .str());
-      if (ComputeSeen[S.Index]++)
-        return fail(Entity, "runs its compute a second time");
-      const Compute &C = P.Computes[S.Index];
-      if (Error E = ReadsAll(Entity, "compute @" + C.Name, C.Ranks, C.Inputs))
-        return E;
-      Produce(C.Ranks, C.Ranks, C.Outputs);
-      continue;
-    }
-    if (S.Index >= P.Comms.size())
-      return fail(Entity, formatv("comm {0} is not in 0..{1}", S.Index,
-                                  int64_t(P.Comms.size()) - 1)
-                              .str());
-    const Comm &C = P.Comms[S.Index];
-    // The side the step runs, and its ranks there.
-    const RankSet &On = P.ranksOf(S);
-    size_t K = 0;
-    if (C.isJoint()) {
-      if (S.Ranks == Step::AllRanks)
-        return fail(Entity, "names no ranks, but its comm is joint: each side has steps of its "
-                            "own");
-      while (K + 1 < C.numSides() && !C.side(K).Ranks.contains(On.Ranks.front()))
-        ++K;
-    }
-    const CommSide &Side = C.side(K);
-    if (!On.isSubsetOf(Side.Ranks, P.World))
-      return fail(Entity, formatv("runs on ranks {0}, which do not all issue {1} through one "
-                                  "side",
-                                  On.str(), C.isJoint() ? "its joint comm" : "its comm")
-                              .str());
-    if (S.Kind == StepKind::Launch && !Side.Ranks.isSubsetOf(On, P.World))
-      return fail(Entity, formatv("launches its comm on ranks {0} of the {1}: a side is launched "
-                                  "by one step on all its ranks",
-                                  On.str(), Side.Ranks.str())
-                              .str());
-    size_t Flat = SideBase[S.Index] + K;
-    // A p2p batch: its launches are consecutive steps, and the waits for
-    // exactly its comms follow them at once (where NCCL's group ends).
-    int32_t B = C.Batch;
-    if (OpenBatch >= 0 && !(S.Kind == StepKind::Launch && B == OpenBatch && !BatchWaits)) {
-      if (S.Kind != StepKind::Wait || B != OpenBatch || State[Flat] != Launched ||
-          BatchLaunches != BatchSize[OpenBatch])
-        return fail(Entity, formatv("breaks p2p batch {0}: its comms are launched in consecutive "
-                                    "steps and waited for, each once, right after them",
-                                    OpenBatch)
-                                .str());
-      ++BatchWaits;
-      if (BatchWaits == BatchLaunches)
-        OpenBatch = -1;
-    } else if (S.Kind == StepKind::Launch && B >= 0 && B != OpenBatch) {
-      if (BatchSeen.count(B))
-        return fail(Entity, formatv("breaks p2p batch {0}: its comms are launched in consecutive "
-                                    "steps and waited for, each once, right after them",
-                                    B)
-                                .str());
-      BatchSeen.insert(B);
-      OpenBatch = B;
-      BatchLaunches = BatchWaits = 0;
-    }
-    if (S.Kind == StepKind::Launch && B >= 0)
-      ++BatchLaunches;
-    uint8_t &St = State[Flat];
-    if (S.Kind == StepKind::Launch) {
-      if (St != NotLaunched)
-        return fail(Entity, "launches its comm a second time");
-      St = Launched;
-      if (Error E = ReadsAll(Entity, "its comm", On, Side.Inputs))
-        return E;
-      // An all_to_all_v reads its split sizes from its counts tensor.
-      if (Side.Counts >= 0)
-        if (Error E = ReadsAll(Entity, "its comm", On, {uint32_t(Side.Counts)}))
-          return E;
-      continue;
-    }
-    // A comm whose results are waited for in two `wait` ops has two wait
-    // steps; the second finds it complete.
-    if (St == NotLaunched)
-      return fail(Entity, "waits for its comm before it is launched");
-    if (St != Waited) {
-      RankSet &Now = WaitedOn[Flat];
-      Now = St == WaitedOnSome ? RankSet::unite(Now, On, P.World) : On;
-      St = Side.Ranks.isSubsetOf(Now, P.World) ? Waited : WaitedOnSome;
-      if (St == Waited)
-        WaitedOn.erase(Flat);
-    }
-    Produce(On, Side.Ranks, Side.Outputs);
-  }
-  if (OpenBatch >= 0)
-    return fail(formatv("p2p batch {0}", OpenBatch), "its comms are not all waited for at its end");
-  for (size_t I = 0; I != P.Computes.size(); ++I)
-    if (!ComputeSeen[I])
-      return fail(formatv("compute {0} @{1}", I, P.Computes[I].Name), "no step runs it");
-  for (size_t I = 0; I != P.Comms.size(); ++I)
-    for (size_t K = 0; K != P.Comms[I].numSides(); ++K) {
-      size_t Flat = SideBase[I] + K;
-      if (State[Flat] == NotLaunched)
-        return fail(sideName(I, K), "no step launches it");
-      if (State[Flat] == Launched)
-        return fail(sideName(I, K), "it is launched but never waited for");
-      if (State[Flat] == WaitedOnSome) {
-        const RankSet &Ranks = P.Comms[I].side(K).Ranks, &Waiters = WaitedOn[Flat];
-        int64_t Missing = 0;
-        while (!Ranks.contains(Missing) || Waiters.contains(Missing))
-          ++Missing; // some rank of the side did not wait
-        return fail(sideName(I, K), formatv("it is launched, but rank {0} never waits for it "
-                                            "(ranks {1} do)",
-                                            Missing, Waiters.str())
-                                        .str());
-      }
-    }
-  return Error::success();
-}
+  std::vector<size_t> BatchSize;
+};
+
+Error Validator::steps() { return StepWalk(*this).run(); }
 
 Error Validator::run() {
   if (Error E = header())

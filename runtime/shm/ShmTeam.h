@@ -1,7 +1,7 @@
 //===- runtime/shm/ShmTeam.h - The processes of one group on one host -*- C++ -*-===//
 //
 // A team's members meet in their segment (TeamLayout.h) as the local
-// backend's threads meet in a Rendezvous, and run the local backend's
+// backend's threads meet in a MeetingPoint, and run the local backend's
 // algorithms and kernels (runtime/local/Shares.h, Kernels.h) across their
 // processes:
 //  - up to 32 bytes of input, the payload travels in the arrival line
@@ -146,6 +146,9 @@ private:
   /// \p Across: the hierarchical all_reduce's middle (allReduceAround).
   llvm::Error runLarge(const TeamOp &Op, uint64_t Seq, const local::WaitPolicy &W,
                        AcrossHosts Across);
+  /// One run of the large path: its post, the peers' operands, its rounds
+  /// (TeamRounds.cpp).
+  class LargeRun;
 
   /// Writes this member's post (and mailbox) for \p Seq and arrives.
   void publish(uint64_t Seq, const SharedPost &P, const char *Data, uint64_t Bytes, bool Wake);
