@@ -19,7 +19,14 @@ if(NOT COLLC_TORCH_PYTHON)
     endif()
   endforeach()
 endif()
-if(NOT Torch_FOUND)
+# Not in sanitizer or fuzzer builds (the interpreter that would load it is
+# not instrumented, and the Python tests do not run there), nor with clang:
+# Debian's libtorch 1.13 headers do not compile with clang 14.
+if(COLLC_SANITIZE OR COLLC_ENABLE_FUZZER)
+  set(COLLC_TORCH_BACKEND_REASON "a sanitizer or fuzzer build (the Release build has it)")
+elseif(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(COLLC_TORCH_BACKEND_REASON "${CMAKE_CXX_COMPILER_ID} (libtorch 1.13's headers need GCC)")
+elseif(NOT Torch_FOUND)
   set(COLLC_TORCH_BACKEND_REASON "no libtorch (apt-get install libtorch-dev)")
 elseif(NOT COLLC_PYBIND11_INCLUDE)
   set(COLLC_TORCH_BACKEND_REASON "no pybind11 (apt-get install pybind11-dev)")
