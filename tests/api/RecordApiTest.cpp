@@ -7,10 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "ApiTestUtil.h"
+#include "tests/support/JsonPaths.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <array>
@@ -33,19 +32,15 @@ struct ScratchDir {
   }
 };
 
-/// The dump's top-level object, or null (the test fails, saying why).
-std::optional<llvm::json::Value> readDump(const std::string &Path) {
-  auto Buf = llvm::MemoryBuffer::getFile(Path);
-  if (!Buf) {
-    ADD_FAILURE() << "no dump at " << Path;
+/// The dump at \p Path by JSON pointer, or none (the test fails, saying
+/// why).
+std::optional<collc::test::JsonPaths> readDump(const std::string &Path) {
+  llvm::Expected<collc::test::JsonPaths> J = collc::test::JsonPaths::read(Path);
+  if (!J) {
+    ADD_FAILURE() << llvm::toString(J.takeError());
     return std::nullopt;
   }
-  llvm::Expected<llvm::json::Value> V = llvm::json::parse((*Buf)->getBuffer());
-  if (!V) {
-    ADD_FAILURE() << llvm::toString(V.takeError());
-    return std::nullopt;
-  }
-  return std::move(*V);
+  return std::move(*J);
 }
 
 TEST(RecordApiTest, AStepReplayedIsInTheDumpOnDemandAndAtTheEnd) {
@@ -72,16 +67,14 @@ TEST(RecordApiTest, AStepReplayedIsInTheDumpOnDemandAndAtTheEnd) {
   ASSERT_EQ(R[0], collcSuccess) << collcGetLastError();
   ASSERT_EQ(R[1], collcSuccess);
   for (int Rank : {0, 1}) {
-    std::optional<llvm::json::Value> Now = readDump(OnDemand.file(Rank));
-    std::optional<llvm::json::Value> End = readDump(AtEnd.file(Rank));
+    std::optional<collc::test::JsonPaths> Now = readDump(OnDemand.file(Rank));
+    std::optional<collc::test::JsonPaths> End = readDump(AtEnd.file(Rank));
     ASSERT_TRUE(Now && End);
-    EXPECT_EQ(Now->getAsObject()->getString("reason")->str(), "request");
-    EXPECT_EQ(End->getAsObject()->getString("reason")->str(), "exit");
-    const llvm::json::Array *Events = Now->getAsObject()->getArray("events");
-    ASSERT_TRUE(Events);
-    ASSERT_EQ(Events->size(), 1u);
-    EXPECT_EQ((*Events)[0].getAsObject()->getString("op")->str(), "all_reduce");
-    EXPECT_EQ((*Events)[0].getAsObject()->getString("state")->str(), "completed");
+    EXPECT_EQ(Now->str("/reason"), "request");
+    EXPECT_EQ(End->str("/reason"), "exit");
+    ASSERT_EQ(Now->size("/events"), 1);
+    EXPECT_EQ(Now->str("/events/0/op"), "all_reduce");
+    EXPECT_EQ(Now->str("/events/0/state"), "completed");
   }
   collcPlanDestroy(P);
 }
@@ -106,14 +99,13 @@ TEST(RecordApiTest, ACaptureRefusedForOtherPlansLeavesItsDump) {
   EXPECT_NE(R[0], collcSuccess);
   EXPECT_NE(R[1], collcSuccess);
   for (int Rank : {0, 1}) {
-    std::optional<llvm::json::Value> V = readDump(Dir.file(Rank));
-    ASSERT_TRUE(V);
-    const llvm::json::Object *O = V->getAsObject();
-    EXPECT_EQ(O->getString("reason")->str(), "failure");
-    EXPECT_EQ(O->getObject("error")->getString("kind")->str(), "mismatch");
+    std::optional<collc::test::JsonPaths> J = readDump(Dir.file(Rank));
+    ASSERT_TRUE(J);
+    EXPECT_EQ(J->str("/reason"), "failure");
+    EXPECT_EQ(J->str("/error/kind"), "mismatch");
     const char *Digest = nullptr;
     ASSERT_OK(collcPlanDigest(Rank == 0 ? Mine : Other, &Digest));
-    EXPECT_EQ(O->getObject("plan")->getString("digest")->str(), Digest);
+    EXPECT_EQ(J->str("/plan/digest"), Digest);
   }
   collcPlanDestroy(Mine);
   collcPlanDestroy(Other);

@@ -1,6 +1,7 @@
 //===- tests/runtime/FlightRecordTest.cpp - The flight record and its dumps ===//
 
 #include "tests/runtime/RuntimeTestUtil.h"
+#include "tests/support/JsonPaths.h"
 
 #include "compiler/Compile.h"
 #include "runtime/exec/FlightRecord.h"
@@ -10,8 +11,6 @@
 #include "runtime/local/LocalExecutor.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 
@@ -55,30 +54,15 @@ struct ScratchDir {
   ~ScratchDir() { llvm::sys::fs::remove_directories(Path); }
 };
 
-std::string str(const llvm::json::Object *O, llvm::StringRef Key) {
-  if (!O || !O->getString(Key))
-    return "<no " + Key.str() + ">";
-  return O->getString(Key)->str();
-}
-
-int64_t num(const llvm::json::Object *O, llvm::StringRef Key) {
-  if (!O || !O->getInteger(Key))
-    return INT64_MIN;
-  return *O->getInteger(Key);
-}
-
-llvm::json::Value readJson(llvm::StringRef Path) {
-  auto Buf = llvm::MemoryBuffer::getFile(Path);
-  if (!Buf) {
-    ADD_FAILURE() << "cannot read " << Path.str();
-    return nullptr;
+/// The dump at \p Path by JSON pointer; an unreadable one fails the test
+/// (and reads as empty).
+JsonPaths readDump(llvm::StringRef Path) {
+  Expected<JsonPaths> J = JsonPaths::read(Path);
+  if (!J) {
+    ADD_FAILURE() << llvm::toString(J.takeError());
+    return JsonPaths();
   }
-  Expected<llvm::json::Value> V = llvm::json::parse((*Buf)->getBuffer());
-  if (!V) {
-    ADD_FAILURE() << llvm::toString(V.takeError());
-    return nullptr;
-  }
-  return std::move(*V);
+  return std::move(*J);
 }
 
 TEST_F(FlightRecordTest, KeepsTheLastEventsOfTheRingInOrder) {
@@ -255,30 +239,25 @@ TEST_F(FlightRecordTest, AnExecutorDumpsItsRecordAtItsEndWhenAsked) {
   std::vector<std::string> Errors = runTwoOps(P, Opts, 3);
   ASSERT_EQ(Errors, std::vector<std::string>(2));
   for (int64_t Rank : {0, 1}) {
-    llvm::json::Value V = readJson(flightRecordPath(Dir.Path, Rank));
-    const llvm::json::Object *O = V.getAsObject();
-    ASSERT_TRUE(O);
-    EXPECT_EQ(str(O, "format"), "collc-flight-record");
-    EXPECT_EQ(num(O, "version"), 1);
-    EXPECT_EQ(num(O, "rank"), Rank);
-    EXPECT_EQ(str(O, "reason"), "exit");
-    EXPECT_EQ(str(O, "backend"), "local");
-    EXPECT_EQ(str(O->getObject("plan"), "digest"), P.Digest);
-    EXPECT_EQ(num(O, "replays"), 3);
-    EXPECT_FALSE(O->getObject("error"));
-    const llvm::json::Array *Events = O->getArray("events");
-    ASSERT_TRUE(Events);
-    ASSERT_EQ(Events->size(), 6u); // two comms a step, three steps
-    const llvm::json::Object *Last = (*Events)[5].getAsObject();
-    EXPECT_EQ(num(Last, "replay"), 3);
-    EXPECT_EQ(str(Last, "state"), "completed");
-    EXPECT_EQ(str(Last, "group"), "dp");
-    EXPECT_EQ(str(Last, "op"), "all_gather");
-    EXPECT_EQ(str(Last, "dtype"), "i32");
-    EXPECT_EQ(num(Last, "bytes"), 256);
-    EXPECT_NE(str(Last, "loc"), "");
-    EXPECT_GE(num(Last, "ended_ns"), num(Last, "issued_ns"));
-    EXPECT_GT(num(Last, "issued_ns"), 0);
+    JsonPaths J = readDump(flightRecordPath(Dir.Path, Rank));
+    EXPECT_EQ(J.str("/format"), "collc-flight-record");
+    EXPECT_EQ(J.num("/version"), 1);
+    EXPECT_EQ(J.num("/rank"), Rank);
+    EXPECT_EQ(J.str("/reason"), "exit");
+    EXPECT_EQ(J.str("/backend"), "local");
+    EXPECT_EQ(J.str("/plan/digest"), P.Digest);
+    EXPECT_EQ(J.num("/replays"), 3);
+    EXPECT_FALSE(J.has("/error"));
+    ASSERT_EQ(J.size("/events"), 6); // two comms a step, three steps
+    EXPECT_EQ(J.num("/events/5/replay"), 3);
+    EXPECT_EQ(J.str("/events/5/state"), "completed");
+    EXPECT_EQ(J.str("/events/5/group"), "dp");
+    EXPECT_EQ(J.str("/events/5/op"), "all_gather");
+    EXPECT_EQ(J.str("/events/5/dtype"), "i32");
+    EXPECT_EQ(J.num("/events/5/bytes"), 256);
+    EXPECT_NE(J.str("/events/5/loc"), "");
+    EXPECT_GE(J.num("/events/5/ended_ns"), J.num("/events/5/issued_ns"));
+    EXPECT_GT(J.num("/events/5/issued_ns"), 0);
   }
 }
 
@@ -298,22 +277,19 @@ TEST_F(FlightRecordTest, AFailedStepDumpsTheFailingRankWithItsError) {
   std::vector<std::string> Errors = runTwoOps(P, Opts, 3);
   local::setFaultPlan(std::nullopt);
   ASSERT_FALSE(Errors[0].empty());
-  llvm::json::Value V = readJson(flightRecordPath(Dir.Path, 0));
-  const llvm::json::Object *O = V.getAsObject();
-  ASSERT_TRUE(O);
-  EXPECT_EQ(str(O, "reason"), "failure");
-  const llvm::json::Object *Err = O->getObject("error");
-  ASSERT_TRUE(Err);
+  JsonPaths J = readDump(flightRecordPath(Dir.Path, 0));
+  EXPECT_EQ(J.str("/reason"), "failure");
+  ASSERT_TRUE(J.has("/error"));
   // Lost, or broken by the loss (the group learns it while rank 0 waits).
-  EXPECT_TRUE(str(Err, "kind") == "peer_lost" || str(Err, "kind") == "broken")
-      << str(Err, "kind");
-  EXPECT_EQ(num(Err, "peer"), 1);
-  const llvm::json::Array *Events = O->getArray("events");
-  ASSERT_TRUE(Events && !Events->empty());
-  const llvm::json::Object *Last = Events->back().getAsObject();
-  EXPECT_EQ(str(Last, "state"), "failed");
-  EXPECT_EQ(str(Last, "error"), str(Err, "kind"));
-  EXPECT_EQ(num(Last, "blamed"), 1);
+  std::string Kind = J.str("/error/kind");
+  EXPECT_TRUE(Kind == "peer_lost" || Kind == "broken") << Kind;
+  EXPECT_EQ(J.num("/error/peer"), 1);
+  int64_t Events = J.size("/events");
+  ASSERT_GT(Events, 0);
+  std::string Last = "/events/" + std::to_string(Events - 1);
+  EXPECT_EQ(J.str(Last + "/state"), "failed");
+  EXPECT_EQ(J.str(Last + "/error"), Kind);
+  EXPECT_EQ(J.num(Last + "/blamed"), 1);
 }
 
 TEST_F(FlightRecordTest, SigUsr1DumpsEveryEnrolledRecordWithoutStoppingTheRun) {
@@ -331,10 +307,9 @@ TEST_F(FlightRecordTest, SigUsr1DumpsEveryEnrolledRecordWithoutStoppingTheRun) {
     for (int I = 0; I != 400 && !llvm::sys::fs::exists(Path); ++I)
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  llvm::json::Value V = readJson(Path);
-  ASSERT_TRUE(V.getAsObject());
-  EXPECT_EQ(str(V.getAsObject(), "reason"), "signal");
-  EXPECT_EQ(str(V.getAsObject()->getObject("position"), "activity"), "launch");
+  JsonPaths J = readDump(Path);
+  EXPECT_EQ(J.str("/reason"), "signal");
+  EXPECT_EQ(J.str("/position/activity"), "launch");
   // Withdrawn: a later dump of the enrolled records leaves it alone.
   ASSERT_FALSE(llvm::sys::fs::remove(Path));
   EXPECT_FALSE(dumpEnrolledRecords(DumpReason::Request));
