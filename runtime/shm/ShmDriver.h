@@ -110,6 +110,14 @@ struct PreparedTraitOf<E> {
     return E::prepareAllReduce(C->Engine, Src, Dst, El, Op, T, Scale);
   }
 };
+
+/// \p P is the all_reduce that engine \p Eng sets up at capture (where it
+/// has one). A concept of its own: written inline in the requires-clause of
+/// a member template, clang substitutes it when ShmDriver<Eng> is
+/// instantiated, and fails for an engine without one.
+template <class P, class Eng>
+concept PreparedAllReduceOf = requires { typename Eng::PreparedAllReduce; } &&
+                              std::same_as<P, typename Eng::PreparedAllReduce>;
 } // namespace detail
 
 template <ExecutorDriver E>
@@ -175,8 +183,7 @@ struct ShmDriver : HostDriverBase<ShmDriver<E>>,
   using Base::allReduce;
   /// An all_reduce the engine set up at capture (engine path only).
   template <class P>
-    requires requires { typename E::PreparedAllReduce; } &&
-             std::same_as<P, typename E::PreparedAllReduce>
+    requires detail::PreparedAllReduceOf<P, E>
   static llvm::Error allReduce(const P &Call, CommStream S) {
     return E::allReduce(Call, S);
   }
