@@ -60,16 +60,17 @@ Expected<std::unique_ptr<rt::Executor>> createOn(StringRef Backend, StringRef Re
     return rt::createLocalExecutor(P, Rank, std::move(Opts));
   }
   Opts.CommPrefix = nextCommPrefix(P, Rank);
-  Expected<rt::RendezvousAddress> Where = prepareProcessBackend(Backend, Rendezvous, Session);
-  if (!Where)
-    return Where.takeError();
-  rt::ProcessPlace Place;
-  Place.Rank = Rank;
-  Place.World = P.World;
-  Place.Source = "collcExecutorCreate";
-  // What the backend refuses of a plan alone (nccl: comm streams that would
-  // wait for each other), judged alike on every rank.
   Expected<std::unique_ptr<rt::Executor>> X = [&]() -> Expected<std::unique_ptr<rt::Executor>> {
+    // (A backend this build lacks is refused here.)
+    Expected<rt::RendezvousAddress> Where = prepareProcessBackend(Backend, Rendezvous, Session);
+    if (!Where)
+      return Where.takeError();
+    rt::ProcessPlace Place;
+    Place.Rank = Rank;
+    Place.World = P.World;
+    Place.Source = "collcExecutorCreate";
+    // What the backend refuses of a plan alone (nccl: comm streams that
+    // would wait for each other), judged alike on every rank.
     if (Error E = rt::checkProcessPlan(Backend, P))
       return E;
     return rt::createProcessExecutor(Backend, P, Place, *Where, std::move(Opts));

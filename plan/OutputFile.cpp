@@ -2,6 +2,8 @@
 
 #include "plan/OutputFile.h"
 
+#include "plan/SignalHandlerThread.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
@@ -104,6 +106,7 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::create(StringRef Path, ArrayRe
     sys::path::append(Short, ".collc-tmp-%%%%%%%%");
     Model = std::string(Short);
   }
+  installSignalHandlersFromALastingThread(); // TempFile's removal on a signal
   Expected<sys::fs::TempFile> T = sys::fs::TempFile::create(Model);
   if (!T)
     return cannotWrite(Path, toString(T.takeError()));

@@ -2,6 +2,8 @@
 
 #include "runtime/exec/RecordSignal.h"
 
+#include "plan/SignalHandlerThread.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
@@ -90,6 +92,7 @@ void startOnce(Registry &R) {
   // LLVM Support owns the process's signal handlers (a temporary file it
   // writes installs them, SIGUSR1 among them, and would replace one of
   // ours): its "info" signal is SIGUSR1, and it calls this function there.
+  installSignalHandlersFromALastingThread();
   sys::SetInfoSignalFunction(wake);
 }
 

@@ -28,6 +28,10 @@ if config.have_nccl:
 for backend in ("mpi", "gloo"):
     if getattr(config, "have_" + backend, False):
         config.available_features.add(backend)
+# AddressSanitizer reserves terabytes of address space for its shadow: a
+# test that limits a process's address space (ulimit -v) cannot run there.
+if "address" in config.sanitize:
+    config.available_features.add("asan")
 # Process-backend tests start their processes with mpirun, as the ctest
 # tests do (tests/CMakeLists.txt: COLLC_MPIRUN).
 config.substitutions.append(("%mpirun", config.mpirun))
