@@ -34,6 +34,7 @@ if [ "${COLLC_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake --build build-tsan -j "$jobs" --target collc_conformance_local collc_conformance_shm \
     collc_runtime_tests collc_shm_tests
   echo "== tests (clang, TSan: conformance and runtime)"
-  COLLC_CONFORMANCE_BIG_BYTES=65536 TSAN_OPTIONS=halt_on_error=1 \
+  COLLC_CONFORMANCE_BIG_BYTES=65536 \
+    TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
     ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L 'conformance|runtime'
 fi
