@@ -154,6 +154,10 @@ Error Validator::tensors() {
   for (size_t I = 0; I != P.Tensors.size(); ++I) {
     const Tensor &T = P.Tensors[I];
     std::string Entity = "tensor " + std::to_string(I) + " %" + T.Name;
+    // A binding names a tensor as %g0 or g0 (tensorName drops one '%'): a
+    // name that is empty or begins with '%' could not be bound.
+    if (T.Name.empty() || T.Name.front() == '%')
+      return fail(Entity, "its name is empty or begins with '%': expected a name such as %g0");
     int64_t N = 1;
     for (int64_t D : T.Type.Shape) {
       if (D < 0 || D > MaxDimension)
