@@ -100,4 +100,13 @@ Expected<WaitOutcome> waitAtDoorbell(Doorbell &B, BellScope Scope, function_ref<
   return Outcome;
 }
 
+std::string lateRanks(llvm::ArrayRef<int32_t> Ranks) {
+  std::string S = Ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t I = 0; I != Ranks.size() && I < 8; ++I)
+    S += (I ? ", " : "") + std::to_string(Ranks[I]);
+  if (Ranks.size() > 8)
+    S += ", ...";
+  return S;
+}
+
 } // namespace collc::rt::local

@@ -26,12 +26,14 @@
 
 #include "runtime/exec/Timeout.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace collc::rt::local {
 
@@ -77,6 +79,10 @@ llvm::Expected<WaitOutcome> waitAtDoorbell(Doorbell &B, BellScope Scope,
                                            llvm::function_ref<llvm::Error(
                                                std::chrono::steady_clock::time_point)>
                                                Interrupt);
+
+/// "rank 3" or "ranks 1, 2, ...": the ranks a timed-out wait waited for, as
+/// its error names them (at most eight).
+std::string lateRanks(llvm::ArrayRef<int32_t> Ranks);
 
 /// Spins one polling step (a pause instruction where there is one).
 inline void cpuRelax() {

@@ -18,15 +18,6 @@ using namespace llvm;
 
 namespace collc::rt::local {
 
-static std::string rankList(const std::vector<int> &Ranks) {
-  std::string S = Ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t I = 0; I != Ranks.size() && I < 8; ++I)
-    S += (I ? ", " : "") + std::to_string(Ranks[I]);
-  if (Ranks.size() > 8)
-    S += ", ...";
-  return S;
-}
-
 /// CPUs this process may run on.
 static int usableCpus() {
   cpu_set_t Allowed;
@@ -101,7 +92,7 @@ Error MeetingPoint::waitUntil(function_ref<bool()> Ready, function_ref<std::vect
   std::string Msg = toString(makeError(ErrorKind::Timeout,
                                        formatv("{0} of group '{1}' did not arrive at {2} within "
                                                "{3} ms",
-                                               rankList(Late), Name, What(), W.Timeout.count()),
+                                               lateRanks(Late), Name, What(), W.Timeout.count()),
                                        Blame));
   // Everyone else waiting on this group learns the same cause.
   fail(makeError(ErrorKind::Timeout, Msg, Blame));

@@ -71,15 +71,6 @@ bool inRange(uint8_t Code, uint8_t Elem, uint8_t Op) {
   return Code < NumOpCodes && Elem < NumElemTypes && Op < NumReduceOps;
 }
 
-std::string rankList(ArrayRef<int32_t> Ranks) {
-  std::string S = Ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t I = 0; I != Ranks.size() && I < 8; ++I)
-    S += (I ? ", " : "") + std::to_string(Ranks[I]);
-  if (Ranks.size() > 8)
-    S += ", ...";
-  return S;
-}
-
 } // namespace
 
 ShmTeam::ShmTeam(std::string G, uint32_t I, std::vector<Member> Ms, SharedSegment S, TeamLayout L,
@@ -218,7 +209,7 @@ Error ShmTeam::waitAll(Counter C, uint64_t S, const WaitPolicy &W,
     Ranks.push_back(Members[Q].GroupRank);
   int64_t Blame = Ranks.empty() ? -1 : Ranks.front();
   std::string Msg = formatv("{0} of group '{1}' did not arrive at {2} within {3} ms",
-                            rankList(Ranks), Group, What(), W.Timeout.count());
+                            local::lateRanks(Ranks), Group, What(), W.Timeout.count());
   // Every other member waiting on the team learns the same cause.
   fail(makeError(ErrorKind::Timeout, Msg, Blame));
   return makeError(ErrorKind::Timeout, Msg, Blame);
