@@ -4,6 +4,7 @@
 
 #include "runtime/exec/RuntimeError.h"
 #include "runtime/gloo/ExternalProbedStore.h"
+#include "runtime/gloo/LoopFailureExit.h"
 #include "runtime/gloo/LoopSpinner.h"
 #include "runtime/gloo/ProbedStore.h"
 #include "runtime/launch/ExternalStore.h"
@@ -139,6 +140,8 @@ Expected<std::shared_ptr<::gloo::transport::Device>> processDevice() {
   struct sigaction Old = {};
   if (sigaction(SIGPIPE, nullptr, &Old) == 0 && Old.sa_handler == SIG_DFL)
     signal(SIGPIPE, SIG_IGN);
+  // What the device's loop thread throws ends the process as a failed rank.
+  endProcessOnGlooLoopFailure();
   ::gloo::transport::tcp::attr Attr;
   Attr.hostname = deviceHostname(S.Where.value_or(RendezvousAddress()));
   // Gloo reads getaddrinfo's result even where the lookup failed (a

@@ -43,7 +43,9 @@ llvm::Expected<std::shared_ptr<ProbedStore>> processStore();
 
 /// The TCP device of this process, created on first use. It sets SIGPIPE
 /// to be ignored when it has no handler (a dead peer must fail an
-/// operation, not kill the process).
+/// operation, not kill the process), and makes a Gloo exception that
+/// escapes the device's loop thread end the process with status 1
+/// (LoopFailureExit.h).
 llvm::Expected<std::shared_ptr<::gloo::transport::Device>> processDevice();
 
 /// The name the device listens on (see above).
