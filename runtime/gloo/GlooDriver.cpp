@@ -436,6 +436,12 @@ Expected<GlooDriver::UniqueId> GlooDriver::groupId(const CommunicationId &Id) {
 }
 
 Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, size_t Rank) {
+  return joinWatching(std::move(Id), Ranks, Rank, {});
+}
+
+Expected<GlooDriver::Communicator>
+GlooDriver::joinWatching(UniqueId Id, size_t Ranks, size_t Rank,
+                         std::vector<std::pair<size_t, ClaimHolder>> KnownPeers) {
   if (Error E = checkJoin("a gloo", MaxRanks, Ranks, Rank))
     return E;
   Expected<std::shared_ptr<ProbedStore>> Store = processStore();
@@ -445,6 +451,7 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   std::lock_guard<std::mutex> L(JoinMutex);
   std::string Text;
   GroupStore Group(**Store, storePrefix(Id), M->timeout());
+  Group.watchKnownPeers(std::move(KnownPeers));
   auto Began = std::chrono::steady_clock::now();
   Expected<std::shared_ptr<::gloo::transport::Device>> Device = processDevice();
   if (!Device) {
@@ -730,8 +737,15 @@ Expected<GlooDriver::Communicator> GlooDriver::split(const Communicator &C, int 
   for (size_t I = 0; I != Members.size(); ++I)
     if (Members[I].second == C->Rank)
       NewRank = I;
+  // The members' processes, known from the parent's join: one killed
+  // since is named at once in the child's.
+  std::vector<std::pair<size_t, ClaimHolder>> Known;
+  for (size_t I = 0; I != Members.size(); ++I)
+    for (const auto &[ParentRank, Process] : C->PeersHere)
+      if (ParentRank == size_t(Members[I].second))
+        Known.emplace_back(I, Process);
   std::string Name = formatv("{0}.split{1}.color{2}", C->Name, Epoch, Color);
-  Expected<Communicator> Child = join(Name, Members.size(), NewRank);
+  Expected<Communicator> Child = joinWatching(Name, Members.size(), NewRank, std::move(Known));
   if (Child)
     setTimeout(*Child, C->timeout());
   return Child;

@@ -24,10 +24,13 @@
 #define COLLC_RUNTIME_GLOO_GLOODRIVER_H
 
 #include "runtime/exec/HostDriverBase.h"
+#include "runtime/gloo/ClaimHolder.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace gloo {
 class Context;
@@ -75,6 +78,13 @@ struct GlooDriver : HostDriverBase<GlooDriver> {
   /// The connected Gloo context under \p C (null for none), for
   /// runtime/gloo/GlooCommContext.h only.
   static std::shared_ptr<::gloo::Context> context(const Communicator &C);
+
+private:
+  /// join, watching \p KnownPeers (rank in the new group, process) from
+  /// the start: a split's members, known from its parent (GroupStore.h).
+  static llvm::Expected<Communicator>
+  joinWatching(UniqueId Id, size_t Ranks, size_t Rank,
+               std::vector<std::pair<size_t, ClaimHolder>> KnownPeers);
 };
 
 static_assert(ExecutorDriver<GlooDriver>);

@@ -200,7 +200,19 @@ std::optional<PeerGone> GroupStore::lookForGoneRank(size_t MaxReads) {
                                  "rendezvous {2} holds the keys of an earlier run (give each run "
                                  "a new or empty {2})",
                                  R, Holder.name(), Inner.kind()));
+  // Ranks known from an earlier group that have not claimed here yet.
+  for (const auto &[R, Holder] : Known)
+    if (R < GroupSize && !Peers->Read[R] && Holder.gone())
+      return PeerGone(R, formatv("rank {0} (process {1}) is not running: it ended before it "
+                                 "joined this group (killed, or failed), after it joined the "
+                                 "group this one was split from",
+                                 R, Holder.name()));
   return std::nullopt;
+}
+
+void GroupStore::watchKnownPeers(std::vector<std::pair<size_t, ClaimHolder>> Holders) {
+  std::lock_guard<std::mutex> L(M);
+  Known = std::move(Holders);
 }
 
 void GroupStore::post(const std::string &Why) {

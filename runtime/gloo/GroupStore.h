@@ -29,6 +29,8 @@
 //   /proc and kill() cannot tell about, is waited for until the timeout, as
 //   Gloo would. A claim is read once (claims never change), at most 16 new
 //   ones a look.
+// - A rank known from an earlier group (a split's parent) is watched so
+//   from the start, before it claims here (watchKnownPeers).
 // - A rank that cannot take part for a reason of its own (it cannot listen
 //   on its address) posts it, naming itself, before it fails: the others
 //   name it at once.
@@ -102,6 +104,12 @@ public:
   /// formed, the ones whose end health() can tell (GlooDriver.h).
   std::vector<std::pair<size_t, ClaimHolder>> peersSeenFromHere();
 
+  /// Watches \p Holders, (rank of this group, its process) known from a
+  /// group they joined before (the parent of a split), before they claim
+  /// here: a rank killed between two joins is named at once, as one killed
+  /// after it claimed, not at this join's deadline. Before claimRank.
+  void watchKnownPeers(std::vector<std::pair<size_t, ClaimHolder>> Holders);
+
   /// Posts, as the group's refusal, that rank \p Rank cannot take part:
   /// \p Why. The ranks waiting fail at once, blaming it.
   void postFailure(size_t Rank, const std::string &Why);
@@ -137,6 +145,8 @@ private:
   /// This process's rank and the group's size, once claimed.
   size_t MyRank = 0, GroupSize = 0;
   std::chrono::steady_clock::time_point NextLivenessCheck;
+  /// Known from an earlier group (watchKnownPeers), by rank of this one.
+  std::vector<std::pair<size_t, ClaimHolder>> Known;
   struct PeerClaims;
   std::unique_ptr<PeerClaims> Peers;
 };

@@ -314,6 +314,46 @@ TEST(GroupStore, AWaitingRankNamesAPeerThatEndedAfterItClaimedItsRank) {
   }
 }
 
+TEST(GroupStore, ARankKnownFromTheParentGroupIsNamedThoughItNeverClaimedHere) {
+  // A split's member killed after the parent's join and before it claimed
+  // its rank in the child's: named at once (it was named only at the
+  // child's deadline, past twice the timeout of the shm kill script).
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  EndedChild Killed;
+  ASSERT_EQ(Killed.state(), 'Z');
+  std::optional<ClaimHolder> Holder = ClaimHolder::parse(claimOf(Killed.Pid));
+  ASSERT_TRUE(Holder);
+  ASSERT_TRUE(Holder->seenFromHere());
+  GroupStore Waiting(*D.Store, "child", seconds(60));
+  Waiting.watchKnownPeers({{1, *Holder}});
+  EXPECT_EQ(thrown([&] { Waiting.claimRank(0, 2); }), "none");
+  auto Start = steady_clock::now();
+  std::optional<size_t> Blamed;
+  std::string Why;
+  try {
+    Waiting.wait({"never"});
+  } catch (const PeerGone &X) {
+    Blamed = X.Rank;
+    Why = X.what();
+  }
+  EXPECT_LT(steady_clock::now() - Start, seconds(50));
+  EXPECT_EQ(Blamed, std::optional<size_t>(1));
+  EXPECT_EQ(Why, "rank 1 (process " + hostName() + ":" + std::to_string(Killed.Pid) +
+                     ") is not running: it ended before it joined this group (killed, or "
+                     "failed), after it joined the group this one was split from");
+}
+
+TEST(GroupStore, ARankKnownFromTheParentGroupThatRunsIsWaitedFor) {
+  // This process is alive: its claim from the parent is no reason to fail.
+  DirectoryStore D;
+  ASSERT_TRUE(D.Store);
+  GroupStore Waiting(*D.Store, "child", milliseconds(300));
+  Waiting.watchKnownPeers({{1, ClaimHolder::thisProcess()}});
+  EXPECT_EQ(thrown([&] { Waiting.claimRank(0, 2); }), "none");
+  EXPECT_EQ(thrown([&] { Waiting.wait({"never"}); }).rfind("IoException: ", 0), 0u);
+}
+
 TEST(GroupStore, ALargeGroupsClaimsAreReadOverSeveralLooks) {
   // 16 claims not yet read a look: rank 90 of 100 (the others not come
   // yet) is found after a few looks, not missed.
