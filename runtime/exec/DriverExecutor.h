@@ -111,9 +111,10 @@ public:
         if (C)
           D::setTimeout(C, Opts.Timeout);
       } else if (Grp.SubgroupOf[Rank] >= 0) {
-        auto J = join(
+        auto J = joinGroupOf<D>(
+            World, Grp.Subgroups[Grp.SubgroupOf[Rank]],
             llvm::formatv("{0}/@{1}/{2}", Opts.CommPrefix, Grp.Name, Grp.SubgroupOf[Rank]).str(),
-            Grp.Subgroups[Grp.SubgroupOf[Rank]].size(), Grp.LocalRank[Rank]);
+            Grp.LocalRank[Rank], Opts.Timeout);
         if (!J)
           return J.takeError();
         C = *J;

@@ -12,6 +12,7 @@
 
 #include "runtime/exec/Timeout.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -32,6 +33,29 @@ llvm::Expected<typename D::Communicator> joinGroup(llvm::StringRef Name, size_t 
   if (C)
     D::setTimeout(*C, Timeout);
   return C;
+}
+
+/// joinGroup for a group whose members all belong to \p Parent, member i
+/// being rank \p ParentRanks[i] of it: a driver that can (joinWatched)
+/// watches the members' processes, known from the parent's join, from the
+/// start, so a member that ended since is named at once, not at the
+/// join's deadline; on another driver, joinGroup.
+template <class D>
+llvm::Expected<typename D::Communicator>
+joinGroupOf(const typename D::Communicator &Parent, llvm::ArrayRef<int32_t> ParentRanks,
+            llvm::StringRef Name, size_t Rank, std::chrono::milliseconds Timeout) {
+  if constexpr (requires { D::joinWatched(Parent, ParentRanks, typename D::UniqueId(), Rank); }) {
+    llvm::Expected<typename D::UniqueId> Id = D::groupId({Name.str()});
+    if (!Id)
+      return Id.takeError();
+    DefaultTimeoutScope Scope(Timeout);
+    llvm::Expected<typename D::Communicator> C = D::joinWatched(Parent, ParentRanks, *Id, Rank);
+    if (C)
+      D::setTimeout(*C, Timeout);
+    return C;
+  } else {
+    return joinGroup<D>(Name, ParentRanks.size(), Rank, Timeout);
+  }
 }
 
 } // namespace collc::rt

@@ -439,6 +439,19 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
   return joinWatching(std::move(Id), Ranks, Rank, {});
 }
 
+Expected<GlooDriver::Communicator> GlooDriver::joinWatched(const Communicator &Parent,
+                                                          ArrayRef<int32_t> ParentRanks,
+                                                          UniqueId Id, size_t Rank) {
+  // The members' processes, known from the parent's join.
+  std::vector<std::pair<size_t, ClaimHolder>> Known;
+  if (Parent)
+    for (size_t I = 0; I != ParentRanks.size(); ++I)
+      for (const auto &[ParentRank, Process] : Parent->PeersHere)
+        if (int64_t(ParentRank) == ParentRanks[I])
+          Known.emplace_back(I, Process);
+  return joinWatching(std::move(Id), ParentRanks.size(), Rank, std::move(Known));
+}
+
 Expected<GlooDriver::Communicator>
 GlooDriver::joinWatching(UniqueId Id, size_t Ranks, size_t Rank,
                          std::vector<std::pair<size_t, ClaimHolder>> KnownPeers) {
@@ -737,15 +750,11 @@ Expected<GlooDriver::Communicator> GlooDriver::split(const Communicator &C, int 
   for (size_t I = 0; I != Members.size(); ++I)
     if (Members[I].second == C->Rank)
       NewRank = I;
-  // The members' processes, known from the parent's join: one killed
-  // since is named at once in the child's.
-  std::vector<std::pair<size_t, ClaimHolder>> Known;
-  for (size_t I = 0; I != Members.size(); ++I)
-    for (const auto &[ParentRank, Process] : C->PeersHere)
-      if (ParentRank == size_t(Members[I].second))
-        Known.emplace_back(I, Process);
+  std::vector<int32_t> ParentRanks;
+  for (const auto &Member : Members)
+    ParentRanks.push_back(Member.second);
   std::string Name = formatv("{0}.split{1}.color{2}", C->Name, Epoch, Color);
-  Expected<Communicator> Child = joinWatching(Name, Members.size(), NewRank, std::move(Known));
+  Expected<Communicator> Child = joinWatched(C, ParentRanks, Name, NewRank);
   if (Child)
     setTimeout(*Child, C->timeout());
   return Child;

@@ -78,6 +78,13 @@ struct GlooDriver : HostDriverBase<GlooDriver> {
   /// The connected Gloo context under \p C (null for none), for
   /// runtime/gloo/GlooCommContext.h only.
   static std::shared_ptr<::gloo::Context> context(const Communicator &C);
+  /// join, for a group whose member i is rank \p ParentRanks[i] of
+  /// \p Parent: the members' processes known from the parent's join are
+  /// watched from the start, so one that ended since is named at once, not
+  /// at the join's deadline (GroupStore.h; GroupJoin.h's joinGroupOf).
+  static llvm::Expected<Communicator> joinWatched(const Communicator &Parent,
+                                                  llvm::ArrayRef<int32_t> ParentRanks,
+                                                  UniqueId Id, size_t Rank);
 
 private:
   /// join, watching \p KnownPeers (rank in the new group, process) from

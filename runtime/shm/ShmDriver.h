@@ -118,6 +118,13 @@ struct PreparedTraitOf<E> {
 template <class P, class Eng>
 concept PreparedAllReduceOf = requires { typename Eng::PreparedAllReduce; } &&
                               std::same_as<P, typename Eng::PreparedAllReduce>;
+
+/// An engine that can join a group watching its members' processes known
+/// from a parent group (runtime/exec/GroupJoin.h's joinGroupOf).
+template <class E>
+concept WatchedJoinOf = requires(const typename E::Communicator &Parent,
+                                 llvm::ArrayRef<int32_t> ParentRanks, typename E::UniqueId Id,
+                                 size_t Rank) { E::joinWatched(Parent, ParentRanks, Id, Rank); };
 } // namespace detail
 
 template <ExecutorDriver E>
@@ -145,6 +152,18 @@ struct ShmDriver : HostDriverBase<ShmDriver<E>>,
   static llvm::Expected<UniqueId> groupId(const CommunicationId &Id) { return E::groupId(Id); }
   static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank) {
     llvm::Expected<typename E::Communicator> C = E::join(Id, Ranks, Rank);
+    if (!C)
+      return C.takeError();
+    return form(std::move(*C), llvm::formatv("{0}", Id).str(), defaultTimeout());
+  }
+  /// The engine's joinWatched, where it has one.
+  static llvm::Expected<Communicator> joinWatched(const Communicator &Parent,
+                                                  llvm::ArrayRef<int32_t> ParentRanks, UniqueId Id,
+                                                  size_t Rank)
+    requires detail::WatchedJoinOf<E>
+  {
+    llvm::Expected<typename E::Communicator> C = E::joinWatched(
+        Parent ? Parent->Engine : typename E::Communicator(), ParentRanks, Id, Rank);
     if (!C)
       return C.takeError();
     return form(std::move(*C), llvm::formatv("{0}", Id).str(), defaultTimeout());
