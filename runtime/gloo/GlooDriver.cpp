@@ -98,7 +98,13 @@ public:
       Msg = formatv("{0} in group '{1}' on rank {2}: rank {3} did not arrive within {4} ms "
                     "(gloo: {5})",
                     What, Name, Rank, F.Peer, TimeoutMs.load(), Text);
-    else if (F.Peer >= 0)
+    else if (int64_t Ended = F.Kind != ErrorKind::Timeout ? endedInstead(F.Peer) : -1; Ended >= 0) {
+      Msg = formatv("{0} in group '{1}' on rank {2}: lost rank {3} (its process is no longer "
+                    "running; rank {4}, whose connection closed, still runs: it failed after "
+                    "rank {3} was lost; gloo: {5})",
+                    What, Name, Rank, Ended, F.Peer, Text);
+      F.Peer = Ended;
+    } else if (F.Peer >= 0)
       Msg = formatv("{0} in group '{1}' on rank {2}: lost rank {3} (gloo: {4})", What, Name, Rank,
                     F.Peer, Text);
     else
@@ -145,6 +151,23 @@ public:
   std::vector<std::pair<size_t, ClaimHolder>> PeersHere;
 
 private:
+  /// A connection closed by peer \p Named may only pass a failure on: a
+  /// rank whose operation failed breaks its group and closes its pairs
+  /// (the ring neighbour of a killed rank, say). Where \p Named still runs
+  /// on this machine and another peer here has ended, the ended one is the
+  /// cause: its rank; else -1.
+  int64_t endedInstead(int64_t Named) const {
+    if (Named < 0)
+      return -1;
+    auto NamedPeer =
+        llvm::find_if(PeersHere, [&](const auto &P) { return int64_t(P.first) == Named; });
+    if (NamedPeer == PeersHere.end() || !NamedPeer->second.runningHere())
+      return -1;
+    for (const auto &[R, Process] : PeersHere)
+      if (Process.gone())
+        return int64_t(R);
+    return -1;
+  }
   /// After a failure that names nobody (a timeout): a pair whose peer is
   /// gone holds its error ("connection closed by peer"), and a send on it
   /// rethrows it at once. A pair can also hold the error of our own timed
@@ -440,8 +463,8 @@ Expected<GlooDriver::Communicator> GlooDriver::join(UniqueId Id, size_t Ranks, s
 }
 
 Expected<GlooDriver::Communicator> GlooDriver::joinWatched(const Communicator &Parent,
-                                                          ArrayRef<int32_t> ParentRanks,
-                                                          UniqueId Id, size_t Rank) {
+                                                           ArrayRef<int32_t> ParentRanks,
+                                                           UniqueId Id, size_t Rank) {
   // The members' processes, known from the parent's join.
   std::vector<std::pair<size_t, ClaimHolder>> Known;
   if (Parent)

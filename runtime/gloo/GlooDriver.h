@@ -83,8 +83,8 @@ struct GlooDriver : HostDriverBase<GlooDriver> {
   /// watched from the start, so one that ended since is named at once, not
   /// at the join's deadline (GroupStore.h; GroupJoin.h's joinGroupOf).
   static llvm::Expected<Communicator> joinWatched(const Communicator &Parent,
-                                                  llvm::ArrayRef<int32_t> ParentRanks,
-                                                  UniqueId Id, size_t Rank);
+                                                  llvm::ArrayRef<int32_t> ParentRanks, UniqueId Id,
+                                                  size_t Rank);
 
 private:
   /// join, watching \p KnownPeers (rank in the new group, process) from

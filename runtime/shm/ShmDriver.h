@@ -124,7 +124,9 @@ concept PreparedAllReduceOf = requires { typename Eng::PreparedAllReduce; } &&
 template <class E>
 concept WatchedJoinOf = requires(const typename E::Communicator &Parent,
                                  llvm::ArrayRef<int32_t> ParentRanks, typename E::UniqueId Id,
-                                 size_t Rank) { E::joinWatched(Parent, ParentRanks, Id, Rank); };
+                                 size_t Rank) {
+  E::joinWatched(Parent, ParentRanks, Id, Rank);
+};
 } // namespace detail
 
 template <ExecutorDriver E>
@@ -159,11 +161,9 @@ struct ShmDriver : HostDriverBase<ShmDriver<E>>,
   /// The engine's joinWatched, where it has one.
   static llvm::Expected<Communicator> joinWatched(const Communicator &Parent,
                                                   llvm::ArrayRef<int32_t> ParentRanks, UniqueId Id,
-                                                  size_t Rank)
-    requires detail::WatchedJoinOf<E>
-  {
-    llvm::Expected<typename E::Communicator> C = E::joinWatched(
-        Parent ? Parent->Engine : typename E::Communicator(), ParentRanks, Id, Rank);
+                                                  size_t Rank) requires detail::WatchedJoinOf<E> {
+    llvm::Expected<typename E::Communicator> C =
+        E::joinWatched(Parent ? Parent->Engine : typename E::Communicator(), ParentRanks, Id, Rank);
     if (!C)
       return C.takeError();
     return form(std::move(*C), llvm::formatv("{0}", Id).str(), defaultTimeout());
