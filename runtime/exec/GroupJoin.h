@@ -20,19 +20,41 @@
 
 namespace collc::rt {
 
+/// A driver that can join a group watching its members' processes, known
+/// from a parent group's join (joinGroupOf).
+template <class D>
+concept WatchedJoinDriver = requires(const typename D::Communicator &Parent,
+                                     llvm::ArrayRef<int32_t> ParentRanks, typename D::UniqueId Id,
+                                     size_t Rank) {
+  D::joinWatched(Parent, ParentRanks, Id, Rank);
+};
+
+namespace detail {
+/// Joins group \p Name on driver \p D as \p Join does, given the group's
+/// id, every wait (the join's included) bounded by \p Timeout.
+template <class D, class JoinFn>
+llvm::Expected<typename D::Communicator> joinBounded(llvm::StringRef Name,
+                                                     std::chrono::milliseconds Timeout,
+                                                     JoinFn Join) {
+  llvm::Expected<typename D::UniqueId> Id = D::groupId({Name.str()});
+  if (!Id)
+    return Id.takeError();
+  DefaultTimeoutScope Scope(Timeout);
+  llvm::Expected<typename D::Communicator> C = Join(*Id);
+  if (C)
+    D::setTimeout(*C, Timeout);
+  return C;
+}
+} // namespace detail
+
 /// Joins group \p Name as rank \p Rank of \p Size on driver \p D, every
 /// wait (the join's included) bounded by \p Timeout.
 template <class D>
 llvm::Expected<typename D::Communicator> joinGroup(llvm::StringRef Name, size_t Size, size_t Rank,
                                                    std::chrono::milliseconds Timeout) {
-  llvm::Expected<typename D::UniqueId> Id = D::groupId({Name.str()});
-  if (!Id)
-    return Id.takeError();
-  DefaultTimeoutScope Scope(Timeout);
-  llvm::Expected<typename D::Communicator> C = D::join(*Id, Size, Rank);
-  if (C)
-    D::setTimeout(*C, Timeout);
-  return C;
+  return detail::joinBounded<D>(Name, Timeout, [&](const typename D::UniqueId &Id) {
+    return D::join(Id, Size, Rank);
+  });
 }
 
 /// joinGroup for a group whose members all belong to \p Parent, member i
@@ -44,18 +66,12 @@ template <class D>
 llvm::Expected<typename D::Communicator>
 joinGroupOf(const typename D::Communicator &Parent, llvm::ArrayRef<int32_t> ParentRanks,
             llvm::StringRef Name, size_t Rank, std::chrono::milliseconds Timeout) {
-  if constexpr (requires { D::joinWatched(Parent, ParentRanks, typename D::UniqueId(), Rank); }) {
-    llvm::Expected<typename D::UniqueId> Id = D::groupId({Name.str()});
-    if (!Id)
-      return Id.takeError();
-    DefaultTimeoutScope Scope(Timeout);
-    llvm::Expected<typename D::Communicator> C = D::joinWatched(Parent, ParentRanks, *Id, Rank);
-    if (C)
-      D::setTimeout(*C, Timeout);
-    return C;
-  } else {
+  if constexpr (WatchedJoinDriver<D>)
+    return detail::joinBounded<D>(Name, Timeout, [&](const typename D::UniqueId &Id) {
+      return D::joinWatched(Parent, ParentRanks, Id, Rank);
+    });
+  else
     return joinGroup<D>(Name, ParentRanks.size(), Rank, Timeout);
-  }
 }
 
 } // namespace collc::rt

@@ -25,6 +25,7 @@
 #ifndef COLLC_RUNTIME_SHM_SHMDRIVER_H
 #define COLLC_RUNTIME_SHM_SHMDRIVER_H
 
+#include "runtime/exec/GroupJoin.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/exec/HostDriverBase.h"
 #include "runtime/local/Kernels.h"
@@ -118,15 +119,6 @@ struct PreparedTraitOf<E> {
 template <class P, class Eng>
 concept PreparedAllReduceOf = requires { typename Eng::PreparedAllReduce; } &&
                               std::same_as<P, typename Eng::PreparedAllReduce>;
-
-/// An engine that can join a group watching its members' processes known
-/// from a parent group (runtime/exec/GroupJoin.h's joinGroupOf).
-template <class E>
-concept WatchedJoinOf = requires(const typename E::Communicator &Parent,
-                                 llvm::ArrayRef<int32_t> ParentRanks, typename E::UniqueId Id,
-                                 size_t Rank) {
-  E::joinWatched(Parent, ParentRanks, Id, Rank);
-};
 } // namespace detail
 
 template <ExecutorDriver E>
@@ -153,20 +145,15 @@ struct ShmDriver : HostDriverBase<ShmDriver<E>>,
 
   static llvm::Expected<UniqueId> groupId(const CommunicationId &Id) { return E::groupId(Id); }
   static llvm::Expected<Communicator> join(UniqueId Id, size_t Ranks, size_t Rank) {
-    llvm::Expected<typename E::Communicator> C = E::join(Id, Ranks, Rank);
-    if (!C)
-      return C.takeError();
-    return form(std::move(*C), llvm::formatv("{0}", Id).str(), defaultTimeout());
+    return formJoined(E::join(Id, Ranks, Rank), Id);
   }
   /// The engine's joinWatched, where it has one.
   static llvm::Expected<Communicator> joinWatched(const Communicator &Parent,
                                                   llvm::ArrayRef<int32_t> ParentRanks, UniqueId Id,
-                                                  size_t Rank) requires detail::WatchedJoinOf<E> {
-    llvm::Expected<typename E::Communicator> C =
-        E::joinWatched(Parent ? Parent->Engine : typename E::Communicator(), ParentRanks, Id, Rank);
-    if (!C)
-      return C.takeError();
-    return form(std::move(*C), llvm::formatv("{0}", Id).str(), defaultTimeout());
+                                                  size_t Rank) requires WatchedJoinDriver<E> {
+    return formJoined(E::joinWatched(Parent ? Parent->Engine : typename E::Communicator(),
+                                     ParentRanks, Id, Rank),
+                      Id);
   }
   static llvm::Expected<Communicator> split(const Communicator &C, int Color, int Key) {
     if (llvm::Error Err = checkCommunicator(C))
@@ -412,6 +399,13 @@ private:
 
   /// Forms the group over the engine's communicator \p Engine: where its
   /// processes are, its path, its team.
+  /// The group over the engine's communicator \p C that joined \p Id.
+  static llvm::Expected<Communicator> formJoined(llvm::Expected<typename E::Communicator> C,
+                                                 const UniqueId &Id) {
+    if (!C)
+      return C.takeError();
+    return form(std::move(*C), llvm::formatv("{0}", Id).str(), defaultTimeout());
+  }
   static llvm::Expected<Communicator> form(typename E::Communicator Engine, std::string Name,
                                            std::chrono::milliseconds Timeout) {
     auto G = std::make_shared<Group>(std::move(Engine), std::move(Name), Timeout);
